@@ -1,0 +1,48 @@
+"""Who may do what: the three roles of the platform, as Django groups."""
+
+from functools import wraps
+
+from django.contrib.auth.models import Group
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+
+ANNOTATOR = "annotator"
+REVIEWER = "reviewer"
+ADMIN = "admin"
+ROLES = (ANNOTATOR, REVIEWER, ADMIN)
+
+
+def ensure_role_groups(**kwargs):
+    for name in ROLES:
+        Group.objects.get_or_create(name=name)
+
+
+def has_role(user, role: str) -> bool:
+    """Admins (and superusers) hold every role; reviewers may also annotate."""
+    if not user.is_authenticated:
+        return False
+    if user.is_superuser:
+        return True
+    names = {g.name for g in user.groups.all()}
+    if ADMIN in names:
+        return True
+    if role == ANNOTATOR:
+        return bool(names & {ANNOTATOR, REVIEWER})
+    return role in names
+
+
+def role_required(role: str):
+    """View decorator: log in first, then hold `role` (else 403)."""
+
+    def decorator(view):
+        @wraps(view)
+        def wrapper(request, *args, **kwargs):
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path())
+            if not has_role(request.user, role):
+                raise PermissionDenied(f"this page needs the {role} role")
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorator

@@ -1,0 +1,351 @@
+"""Reads of gold trajectories: content, the annotation queue, the review queue, exports."""
+
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
+
+from judges import questions as q
+from judges.calibration import DEFAULT_THRESHOLD as DEFAULT_TAU
+from judges.calibration import Agreement, agreement, best_threshold
+from judges.models import JudgeConfig, JudgeDecision
+from judges.selectors import judge_step_from_gold, reviewed_pairs
+from judges.services import get_judge
+from metrics.models import TrajectoryScore
+from trajectories.models import Task
+
+from .agreement import (
+    GoldSide,
+    GroupAgreement,
+    TaskAgreement,
+    by_site,
+    group_agreement,
+    most_disagreeing,
+    pair_agreement,
+)
+from .content import GoldContent
+from .formats import GoldBlock, GoldStepRecord
+from .models import Assignment, GoldStatus, GoldTrajectory
+from .permissions import DONE
+
+NO_GOLD = "none"
+QUEUE_STATUSES = ((NO_GOLD, "No gold"),) + tuple(GoldStatus.choices)
+NEEDS_WORK = (NO_GOLD, GoldStatus.DRAFT, GoldStatus.CHANGES_REQUESTED)
+
+
+def _step_record(step) -> GoldStepRecord:
+    return GoldStepRecord(
+        text=step.text,
+        label=step.source_label,
+        action_type=step.action_type,
+        element_role=step.element_role,
+        element_name=step.element_name,
+        value=step.value,
+    )
+
+
+def gold_content(gold: GoldTrajectory) -> GoldContent:
+    return GoldContent(
+        steps=[_step_record(step) for step in gold.steps.all()],
+        cannot_complete=gold.cannot_complete,
+        cannot_complete_reason=gold.cannot_complete_reason,
+        final_answer=gold.final_answer,
+    )
+
+
+def gold_blocks(queryset: QuerySet) -> list[GoldBlock]:
+    """Gold trajectories as file blocks, in task order, for export."""
+    golds = queryset.select_related("task", "annotator").prefetch_related("steps").order_by(
+        "task__benchmark", "task__number", "task__task_id", "created_at", "pk"
+    )
+    return [
+        GoldBlock(
+            task_id=gold.task.task_id,
+            benchmark=gold.task.benchmark,
+            steps=[_step_record(step) for step in gold.steps.all()],
+            cannot_complete=gold.cannot_complete,
+            cannot_complete_reason=gold.cannot_complete_reason,
+            final_answer=gold.final_answer,
+            annotator=gold.annotator.get_username(),
+            status=gold.status,
+        )
+        for gold in golds
+    ]
+
+
+def my_gold_for_task(user, task: Task) -> GoldTrajectory | None:
+    """The gold the user edits for this task: their web gold, else their newest imported one."""
+    mine = GoldTrajectory.objects.filter(task=task, annotator=user).select_related("task", "annotator")
+    return mine.filter(source_key="").order_by("-updated_at").first() or mine.order_by("-updated_at").first()
+
+
+@dataclass
+class QueueFilters:
+    benchmark: str = ""
+    site: str = ""
+    status: str = ""
+    assigned: bool = False
+    search: str = ""
+
+
+def task_sites() -> list[str]:
+    sites = set()
+    for sites_of_task in Task.objects.values_list("sites", flat=True).distinct():
+        sites.update(sites_of_task or [])
+    return sorted(sites)
+
+
+def task_benchmarks() -> list[str]:
+    return list(Task.objects.order_by("benchmark").values_list("benchmark", flat=True).distinct())
+
+
+def task_queue(user, filters: QueueFilters) -> QuerySet:
+    """Tasks with the user's own gold status (`my_status`, None when they have none yet)."""
+    mine = GoldTrajectory.objects.filter(task=OuterRef("pk"), annotator=user).order_by("-updated_at")
+    tasks = Task.objects.annotate(
+        my_status=Subquery(mine.values("status")[:1]),
+        done_gold=Count("gold_trajectories", filter=Q(gold_trajectories__status__in=DONE), distinct=True),
+        assigned=Exists(Assignment.objects.filter(task=OuterRef("pk"), annotator=user)),
+    ).order_by("benchmark", "number", "task_id")
+    if filters.benchmark:
+        tasks = tasks.filter(benchmark=filters.benchmark)
+    if filters.site:
+        # Sites are a JSON list; its stored text holds each site as a quoted string on every backend.
+        tasks = tasks.filter(sites__icontains=f'"{filters.site}"')
+    if filters.status == NO_GOLD:
+        tasks = tasks.filter(my_status__isnull=True)
+    elif filters.status in GoldStatus.values:
+        tasks = tasks.filter(my_status=filters.status)
+    if filters.assigned:
+        tasks = tasks.filter(assigned=True)
+    if filters.search:
+        search = filters.search.strip()
+        tasks = tasks.filter(Q(task_id=search) | Q(intent__icontains=search))
+    return tasks
+
+
+def next_task(user, filters: QueueFilters, after: Task | None = None) -> Task | None:
+    """The next task of the queue that still needs the user's work: an assigned one first, then
+    the first one after `after` in queue order, wrapping around to the top."""
+    queue = list(task_queue(user, filters).values_list("pk", "my_status", "assigned"))
+    candidates = [(pk, assigned) for pk, status, assigned in queue if (status or NO_GOLD) in NEEDS_WORK]
+    if after is not None:
+        candidates = [(pk, assigned) for pk, assigned in candidates if pk != after.pk]
+    if not candidates:
+        return None
+    chosen = next((pk for pk, assigned in candidates if assigned), None)
+    if chosen is None and after is not None:
+        position = {pk: place for place, (pk, _, _) in enumerate(queue)}
+        after_place = position.get(after.pk, -1)
+        chosen = next((pk for pk, _ in candidates if position[pk] > after_place), None)
+    if chosen is None:
+        chosen = candidates[0][0]
+    return Task.objects.get(pk=chosen)
+
+
+def review_queue(user) -> QuerySet:
+    """Submitted gold waiting for a reviewer, oldest first; the reviewer's own gold is left out."""
+    return (
+        GoldTrajectory.objects.filter(status=GoldStatus.SUBMITTED)
+        .exclude(annotator=user)
+        .select_related("task", "annotator")
+        .annotate(step_count=Count("steps"))
+        .order_by("submitted_at", "pk")
+    )
+
+
+# Agreement between annotators -------------------------------------------------------------------
+
+
+@dataclass
+class AgreementReport:
+    judge: str
+    tau: float
+    tasks: list[TaskAgreement]
+    overall: GroupAgreement
+    sites: list[GroupAgreement]
+    most_disagreeing: list[TaskAgreement]
+
+
+def _side(gold: GoldTrajectory) -> GoldSide:
+    return GoldSide(gold.pk, gold.annotator.get_username(), len(gold.steps.all()), gold.cannot_complete)
+
+
+def agreement_report(*, judge_config: JudgeConfig | None = None, tau: float = DEFAULT_TAU,
+                     benchmark: str = "") -> AgreementReport:
+    """Every task with two or more submitted or approved gold trajectories, each pair of them
+    matched by the judge (whose decisions are cached, so a second look asks nothing new)."""
+    golds = (
+        GoldTrajectory.objects.filter(status__in=DONE)
+        .select_related("task", "annotator")
+        .prefetch_related("steps")
+        .order_by("task__benchmark", "task__number", "task__task_id", "pk")
+    )
+    if benchmark:
+        golds = golds.filter(task__benchmark=benchmark)
+    by_task: dict[int, list[GoldTrajectory]] = {}
+    for gold in golds:
+        by_task.setdefault(gold.task_id, []).append(gold)
+    judge = get_judge(judge_config)
+    tasks = []
+    for group in by_task.values():
+        if len(group) < 2:
+            continue
+        pairs = []
+        for first, second in combinations(group, 2):
+            scores = judge.step_scores(
+                [judge_step_from_gold(step) for step in first.steps.all()],
+                [judge_step_from_gold(step) for step in second.steps.all()],
+            )
+            pairs.append(pair_agreement(_side(first), _side(second), scores.matrix, tau=tau, error=scores.error))
+        task = group[0].task
+        tasks.append(TaskAgreement(task.pk, task.benchmark, task.task_id, task.intent,
+                                   "+".join(task.sites) or "(no site)", tuple(pairs)))
+    name = f"{judge.backend.name}:{judge.backend.model}" if judge.backend.model else judge.backend.name
+    return AgreementReport(
+        judge=name,
+        tau=tau,
+        tasks=tasks,
+        overall=group_agreement("all tasks", tasks),
+        sites=by_site(tasks),
+        most_disagreeing=most_disagreeing(tasks),
+    )
+
+
+# Judge audit ----------------------------------------------------------------------------------
+
+_SIDES = {
+    q.STEP_MATCH: (("Gold step", "gold"), ("Agent step", "agent")),
+    q.TRAJECTORY_MATCH: (("Gold step", "gold"), ("Agent step", "agent")),
+    q.REPETITION: (("Previous agent step", "previous"), ("Agent step", "step")),
+    q.REQUIREMENTS: (("Requirement", "requirement"), ("Final answer", "answer")),
+    q.FUZZY_ANSWER: (("Reference answer", "reference"), ("Final answer", "answer")),
+}
+AUDITED_KINDS = tuple(_SIDES)
+
+
+@dataclass
+class AuditItem:
+    """One judge verdict a reviewer can confirm or overrule: a pair decision, or one cell (the
+    best-scoring agent step for a gold step) of a whole-trajectory decision."""
+
+    decision: JudgeDecision
+    left_label: str
+    left: dict
+    right_label: str
+    right: dict
+    score: float
+    inputs_hash: str
+    gold_step: int | None = None
+    agent_step: int | None = None
+    context: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        cell = f"-{self.gold_step}-{self.agent_step}" if self.gold_step else ""
+        return f"{self.decision.pk}{cell}"
+
+    def judge_says(self, tau: float) -> bool:
+        return self.score >= tau
+
+
+def _side_of(value) -> dict:
+    """A step's inputs as the judge saw them, or a plain text (a requirement, an answer) as {"text": ...}."""
+    return value if isinstance(value, dict) else {"text": "" if value is None else str(value)}
+
+
+def _pair_item(decision: JudgeDecision) -> AuditItem:
+    (left_label, left_key), (right_label, right_key) = _SIDES[decision.kind]
+    return AuditItem(decision, left_label, _side_of(decision.inputs.get(left_key)), right_label,
+                     _side_of(decision.inputs.get(right_key)), decision.score, decision.inputs_hash)
+
+
+def _cell_items(decision: JudgeDecision) -> list[AuditItem]:
+    """Per gold step, the agent step the judge scored highest (the candidate match); among equal
+    scores, the one nearest the gold step's position."""
+    gold, agent = decision.inputs.get("gold", []), decision.inputs.get("agent", [])
+    items = []
+    for j, row in enumerate((decision.output or {}).get("matrix", [])):
+        if not row or any(score is None for score in row):
+            continue
+        i = max(range(len(row)), key=lambda column: (row[column], -abs(column - j), -column))
+        question = q.Question(q.STEP_MATCH, {"gold": gold[j], "agent": agent[i]})
+        items.append(AuditItem(decision, "Gold step", gold[j], "Agent step", agent[i], row[i], question.inputs_hash,
+                               gold_step=j + 1, agent_step=i + 1))
+    return items
+
+
+def _with_context(items: list[AuditItem]) -> list[AuditItem]:
+    """Where each decision was used: the run and task of the trajectories it scored."""
+    uses: dict[int, list[str]] = {}
+    rows = TrajectoryScore.decisions.through.objects.filter(
+        judgedecision_id__in={item.decision.pk for item in items}
+    ).values_list(
+        "judgedecision_id", "trajectoryscore__trajectory__run__name", "trajectoryscore__trajectory__task__task_id"
+    )
+    for decision_id, run, task_id in rows:
+        label = f"{run} · task {task_id}"
+        if label not in uses.setdefault(decision_id, []):
+            uses[decision_id].append(label)
+    for item in items:
+        item.context = uses.get(item.decision.pk, [])
+    return items
+
+
+@dataclass
+class AuditFilters:
+    kind: str = ""
+    backend: str = ""
+    tau: float = DEFAULT_TAU
+
+
+def audit_queue(filters: AuditFilters, limit: int = 25) -> tuple[list[AuditItem], int]:
+    """Unreviewed judge verdicts, the most uncertain (score nearest tau) first, and how many there are.
+
+    A question a human already answered, on any judge's decision, is not asked again.
+    """
+    decisions = JudgeDecision.objects.filter(score__isnull=False, human_score__isnull=True, kind__in=AUDITED_KINDS)
+    if filters.kind:
+        decisions = decisions.filter(kind=filters.kind)
+    if filters.backend:
+        decisions = decisions.filter(backend=filters.backend)
+    answered = set(JudgeDecision.objects.filter(human_score__isnull=False).values_list("inputs_hash", flat=True))
+    items, seen = [], set()
+    for decision in decisions.order_by("-created_at", "-pk").iterator(chunk_size=500):
+        candidates = _cell_items(decision) if decision.kind == q.TRAJECTORY_MATCH else [_pair_item(decision)]
+        for item in candidates:
+            if item.inputs_hash in answered or item.inputs_hash in seen:
+                continue
+            seen.add(item.inputs_hash)
+            items.append(item)
+    items.sort(key=lambda item: abs(item.score - filters.tau))
+    return _with_context(items[:limit]), len(items)
+
+
+def reviewed_decisions(filters: AuditFilters, limit: int = 25) -> list[AuditItem]:
+    """The latest human verdicts, newest first, so a reviewer can see and change them."""
+    decisions = JudgeDecision.objects.filter(human_score__isnull=False, kind__in=AUDITED_KINDS).select_related(
+        "reviewed_by"
+    )
+    if filters.kind:
+        decisions = decisions.filter(kind=filters.kind)
+    if filters.backend:
+        decisions = decisions.filter(backend=filters.backend)
+    return _with_context([_pair_item(decision) for decision in decisions.order_by("-reviewed_at", "-pk")[:limit]])
+
+
+@dataclass
+class JudgeQualityRow:
+    backend: str
+    model: str
+    agreement: Agreement
+    best: Agreement
+
+
+def judge_quality(*, kind: str = "", tau: float = DEFAULT_TAU) -> list[JudgeQualityRow]:
+    """Per judge backend and model: agreement with the human-confirmed decisions."""
+    rows = []
+    for (backend, model), pairs in sorted(reviewed_pairs(kind=kind or None).items()):
+        scored = [(pair.score, pair.human_score) for pair in pairs]
+        rows.append(JudgeQualityRow(backend, model, agreement(scored, tau), best_threshold(scored, tau)))
+    return rows

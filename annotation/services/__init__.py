@@ -1,0 +1,1 @@
+"""Writes of gold trajectories, reviews, requirements and judge audits: one module per operation."""

@@ -1,0 +1,314 @@
+"""Pages of the annotation app: task queue, gold editor, reviews, import/export, agreement, judge audit."""
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import FileResponse, Http404, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+
+from judges.models import DecisionKind, JudgeBackend, JudgeConfig, JudgeDecision
+from judges.selectors import judge_config_named
+from trajectories.models import Task
+
+from . import selectors
+from .errors import GoldError
+from .formats import FORMATS, GOLD_SCHEMA_PATH, GoldFormatError, detect_format, export_bytes, read_gold_bytes
+from .models import GoldReview, GoldStatus, GoldTrajectory
+from .permissions import can_review_gold, visible_gold
+from .roles import ANNOTATOR, REVIEWER, has_role, role_required
+from .serializers import GoldTrajectorySerializer
+from .services.gold_import import import_gold
+from .services.gold_review import review_gold
+from .services.judge_audit import audit_decision
+
+QUEUE_FILTERS_SESSION_KEY = "annotation_queue_filters"
+ROLE_SUGGESTIONS = (
+    "link", "button", "textbox", "combobox", "searchbox", "checkbox", "radio", "option", "menuitem", "tab",
+    "heading", "img", "cell", "row", "spinbutton", "listbox",
+)
+
+
+def _queue_filters(data) -> selectors.QueueFilters:
+    return selectors.QueueFilters(
+        benchmark=data.get("benchmark", ""),
+        site=data.get("site", ""),
+        status=data.get("status", ""),
+        assigned=data.get("assigned") in ("1", "on", "true", True),
+        search=data.get("q", ""),
+    )
+
+
+@role_required(ANNOTATOR)
+@require_GET
+def queue(request):
+    filters = _queue_filters(request.GET)
+    request.session[QUEUE_FILTERS_SESSION_KEY] = {
+        key: request.GET[key] for key in ("benchmark", "site", "status", "assigned", "q") if request.GET.get(key)
+    }
+    page = Paginator(selectors.task_queue(request.user, filters), 50).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(
+        request,
+        "annotation/queue.html",
+        {
+            "page": page,
+            "filters": filters,
+            "query": query.urlencode(),
+            "benchmarks": selectors.task_benchmarks(),
+            "sites": selectors.task_sites(),
+            "statuses": selectors.QUEUE_STATUSES,
+        },
+    )
+
+
+@role_required(ANNOTATOR)
+@require_GET
+def next_task(request):
+    """Open the next task that needs the user's work, under the queue's current filters."""
+    after = None
+    if request.GET.get("after", "").isdigit():
+        after = Task.objects.filter(pk=int(request.GET["after"])).first()
+    filters = _queue_filters(request.session.get(QUEUE_FILTERS_SESSION_KEY, {}))
+    task = selectors.next_task(request.user, filters, after=after)
+    if task is None:
+        messages.info(request, "Nothing left to annotate under these filters.")
+        return redirect("annotation:queue")
+    return redirect("annotation:task", task_pk=task.pk)
+
+
+def _editor(request, task: Task, gold: GoldTrajectory | None):
+    user = request.user
+    can_review = gold is not None and gold.status == GoldStatus.SUBMITTED and can_review_gold(user, gold)
+    others = visible_gold(user).filter(task=task).select_related("annotator")
+    if gold is not None:
+        others = others.exclude(pk=gold.pk)
+    data = {
+        "task": {"id": task.pk, "benchmark": task.benchmark, "task_id": task.task_id},
+        "gold": GoldTrajectorySerializer(gold).data if gold else None,
+        "user": user.get_username(),
+        "is_reviewer": has_role(user, REVIEWER),
+        "requirements": task.requirements,
+        "urls": {
+            "gold_list": reverse("api-gold-list"),
+            "gold_detail": reverse("api-gold-detail", args=[0]),
+            "requirements": reverse("api-requirements", args=[task.benchmark, task.task_id]),
+            "next": reverse("annotation:review-queue") if can_review
+            else reverse("annotation:next") + f"?after={task.pk}",
+            "gold_page": reverse("annotation:gold", args=[0]),
+        },
+    }
+    return render(
+        request,
+        "annotation/editor.html",
+        {
+            "task": task,
+            "gold": gold,
+            "reference_answers": task.reference_answers,
+            "editor_data": data,
+            "others": others,
+            "can_review": can_review,
+            "reviews": gold.reviews.select_related("reviewer") if gold else [],
+            "role_suggestions": ROLE_SUGGESTIONS,
+        },
+    )
+
+
+@role_required(ANNOTATOR)
+@require_GET
+def task_editor(request, task_pk: int):
+    """The user's own gold for a task (a blank one until the first save)."""
+    task = get_object_or_404(Task, pk=task_pk)
+    return _editor(request, task, selectors.my_gold_for_task(request.user, task))
+
+
+@role_required(ANNOTATOR)
+@require_GET
+def gold_editor(request, pk: int):
+    gold = visible_gold(request.user).select_related("task", "annotator").filter(pk=pk).first()
+    if gold is None:
+        raise Http404("no such gold trajectory, or not one you may see yet")
+    return _editor(request, gold.task, gold)
+
+
+@role_required(REVIEWER)
+@require_POST
+def review(request, pk: int):
+    gold = get_object_or_404(GoldTrajectory, pk=pk)
+    decision = request.POST.get("decision", "")
+    try:
+        review_gold(
+            gold.pk,
+            reviewer=request.user,
+            version=_optional_int(request.POST.get("version")) or 0,
+            decision=decision,
+            comment=request.POST.get("comment", ""),
+        )
+    except GoldError as exc:
+        messages.error(request, f"Review not recorded: {exc}")
+        return redirect("annotation:gold", pk=gold.pk)
+    verdict = "approved" if decision == GoldReview.Decision.APPROVED else "sent back with changes requested"
+    messages.success(request, f"Gold for task {gold.task.task_id} by {gold.annotator.get_username()} {verdict}.")
+    return redirect("annotation:review-queue")
+
+
+@role_required(REVIEWER)
+@require_GET
+def review_queue(request):
+    page = Paginator(selectors.review_queue(request.user), 50).get_page(request.GET.get("page"))
+    return render(request, "annotation/review_queue.html", {"page": page})
+
+
+_EXPORT_TYPES = {
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "csv": "text/csv; charset=utf-8",
+    "json": "application/json",
+}
+
+
+@role_required(ANNOTATOR)
+@require_GET
+def export(request):
+    """Download the gold you may see, filtered like the API list, as xlsx, CSV or gold/v1 JSON."""
+    fmt = request.GET.get("format", "xlsx")
+    if fmt not in FORMATS:
+        raise Http404(f"unknown export format {fmt!r}")
+    golds = visible_gold(request.user)
+    for param, field in (("benchmark", "task__benchmark"), ("annotator", "annotator__username"), ("status", "status")):
+        if request.GET.get(param):
+            golds = golds.filter(**{field: request.GET[param]})
+    response = HttpResponse(export_bytes(selectors.gold_blocks(golds), fmt), content_type=_EXPORT_TYPES[fmt])
+    response["Content-Disposition"] = f'attachment; filename="gold.{fmt}"'
+    return response
+
+
+def _tau(value, default: float = selectors.DEFAULT_TAU) -> float:
+    try:
+        tau = float(value)
+    except (TypeError, ValueError):
+        return default
+    return tau if 0 <= tau <= 1 else default
+
+
+@role_required(REVIEWER)
+@require_GET
+def agreement(request):
+    """Annotator agreement per task and per site, measured with the configured (or chosen) judge."""
+    judge_name = request.GET.get("judge", "")
+    config = judge_config_named(judge_name) if judge_name else None
+    if judge_name and config is None:
+        messages.error(request, f"No judge named {judge_name!r}: the default judge is used.")
+    report = selectors.agreement_report(judge_config=config, tau=_tau(request.GET.get("tau")),
+                                        benchmark=request.GET.get("benchmark", ""))
+    return render(request, "annotation/agreement.html", {
+        "report": report, "judges": JudgeConfig.objects.all(), "judge_name": judge_name,
+        "benchmarks": selectors.task_benchmarks(), "benchmark": request.GET.get("benchmark", ""),
+    })
+
+
+def _audit_filters(data) -> selectors.AuditFilters:
+    kind = data.get("kind", "")
+    return selectors.AuditFilters(
+        kind=kind if kind in selectors.AUDITED_KINDS else "",
+        backend=data.get("backend", ""),
+        tau=_tau(data.get("tau")),
+    )
+
+
+@role_required(REVIEWER)
+@require_GET
+def judge_audit(request):
+    filters = _audit_filters(request.GET)
+    reviewed = request.GET.get("show") == "reviewed"
+    if reviewed:
+        items, pending = selectors.reviewed_decisions(filters), None
+    else:
+        items, pending = selectors.audit_queue(filters)
+    for item in items:
+        item.says_yes = item.judge_says(filters.tau)
+    return render(request, "annotation/judge_audit.html", {
+        "items": items, "pending": pending, "filters": filters, "reviewed": reviewed,
+        "kinds": [(kind, DecisionKind(kind).label) for kind in selectors.AUDITED_KINDS],
+        "backends": JudgeBackend.choices,
+    })
+
+
+def _optional_int(value) -> int | None:
+    return int(value) if str(value or "").isdigit() else None
+
+
+@role_required(REVIEWER)
+@require_POST
+def judge_audit_verdict(request):
+    """Confirm or overrule one verdict; answers JSON to the audit page's script, else redirects back."""
+    wants_json = "application/json" in request.headers.get("Accept", "")
+    try:
+        decision = audit_decision(
+            int(request.POST.get("decision", "0") or 0),
+            reviewer=request.user,
+            verdict=request.POST.get("verdict", ""),
+            tau=_tau(request.POST.get("tau")),
+            gold_step=_optional_int(request.POST.get("gold_step")),
+            agent_step=_optional_int(request.POST.get("agent_step")),
+            note=request.POST.get("note", ""),
+        )
+    except (ValueError, JudgeDecision.DoesNotExist) as exc:
+        if wants_json:
+            return JsonResponse({"detail": str(exc)}, status=400)
+        messages.error(request, f"Verdict not recorded: {exc}")
+    else:
+        if wants_json:
+            return JsonResponse({"decision": decision.pk, "human_score": decision.human_score})
+        messages.success(request, "Verdict recorded.")
+    return redirect(request.POST.get("next") if url_has_allowed_host_and_scheme(
+        request.POST.get("next"), allowed_hosts={request.get_host()}) else "annotation:judge-audit")
+
+
+@require_GET
+def judge_quality(request):
+    """Whether to trust a judge: its agreement with human-confirmed decisions, per backend and model."""
+    kind = request.GET.get("kind", "")
+    kind = kind if kind in selectors.AUDITED_KINDS else ""
+    tau = _tau(request.GET.get("tau"))
+    return render(request, "annotation/judge_quality.html", {
+        "rows": selectors.judge_quality(kind=kind, tau=tau), "kind": kind, "tau": tau,
+        # Verdicts on cells of whole-trajectory decisions are stored as pair decisions.
+        "kinds": [(value, DecisionKind(value).label) for value in selectors.AUDITED_KINDS
+                  if value != DecisionKind.TRAJECTORY_MATCH],
+    })
+
+
+MAX_GOLD_UPLOAD_BYTES = 20 * 1024 * 1024
+
+
+@role_required(REVIEWER)
+def import_gold_page(request):
+    """Upload a gold file (xlsx, CSV or gold/v1 JSON): the same import as `manage.py import_gold`."""
+    report, error = None, ""
+    if request.method == "POST":
+        upload = request.FILES.get("file")
+        annotator = request.POST.get("annotator", "").strip() or request.user.get_username()
+        status = request.POST.get("status", GoldStatus.APPROVED)
+        benchmark = request.POST.get("benchmark") or "webarena"
+        try:
+            if upload is None:
+                raise GoldFormatError("choose a file to import")
+            if upload.size > MAX_GOLD_UPLOAD_BYTES:
+                raise GoldFormatError(f"larger than {MAX_GOLD_UPLOAD_BYTES // (1024 * 1024)} MB", where=upload.name)
+            parsed = read_gold_bytes(upload.read(), detect_format(upload.name), name=upload.name,
+                                     benchmark=benchmark)
+            report = import_gold(parsed, file_name=upload.name, annotator=annotator, status=status,
+                                 benchmark=benchmark).to_dict()
+        except ValueError as exc:  # GoldFormatError names the file and row
+            error = str(exc)
+    return render(request, "annotation/import.html", {
+        "report": report, "error": error, "statuses": GoldStatus.choices, "benchmarks": selectors.task_benchmarks(),
+    })
+
+
+@require_GET
+def gold_schema(request):
+    """The `gold/v1` JSON Schema, for tools that write gold files."""
+    return FileResponse(GOLD_SCHEMA_PATH.open("rb"), content_type="application/schema+json")

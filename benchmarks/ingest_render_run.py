@@ -1,0 +1,199 @@
+"""Import of a whole WebArena run of render files, on SQLite and on PostgreSQL.
+
+Generates, in a temporary folder, one render_<id>.html per task of test.raw.json (812 files)
+shaped like the real samples in shared/data/trajectory-samples: their header with the task's
+id and intent, 5-15 step blocks taken from the samples (accessibility trees, reasoning,
+actions), every screenshot made unique (a PNG text chunk with the file and step number) so
+that deduplication does not flatter the numbers, and endings in the samples' proportions of
+answered / N/A / forced stop / no stop. Then, for each database, a fresh child process migrates
+an empty database, imports the 812 tasks, and times `import_paths` on the folder (the same
+service as the command line, upload page and API), then times a second import of the same
+folder (everything unchanged). Peak memory is the child's peak resident set size
+(`resource.getrusage(RUSAGE_SELF).ru_maxrss`), i.e. Python, Django and the import together.
+
+    .venv/bin/python benchmarks/ingest_render_run.py [--files 812] [--databases sqlite postgres]
+        [--postgres-url postgres://postgres@127.0.0.1:5432/postgres] [--seed 0]
+"""
+
+import argparse
+import base64
+import json
+import os
+import platform
+import random
+import re
+import resource
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR", ROOT.parent / "shared" / "data"))
+SAMPLES = SHARED_DATA / "trajectory-samples"
+TASKS = SHARED_DATA / "webarena" / "test.raw.json"
+STEP_MARK = "<h2>New Page</h2>"
+TAIL = "\n    </body>\n</html>\n"
+BENCH_DATABASE = "trajscope_bench_ingest"
+_IMAGE = re.compile(r"(<img src='data:image/png;base64,)([^']+)(')")
+_ACTION = re.compile(r"<div class='parsed_action'[^>]*><pre>(.*?)</pre>", re.S)
+
+
+def _sample_parts():
+    """Header template, agent step blocks and ending blocks (answered, N/A, forced stop) of the samples."""
+    agent_blocks, endings, header = [], {}, None
+    for sample in sorted(SAMPLES.glob("*.html")):
+        head, *blocks = sample.read_text(encoding="utf-8").split(STEP_MARK)
+        header = header or head
+        blocks[-1] = blocks[-1][: blocks[-1].rindex("</body>")].rstrip() + "\n\n    "
+        for block in blocks:
+            action = _ACTION.search(block).group(1)
+            if action.startswith("stop [Early stop"):
+                endings["early_stop"] = block
+            elif action.startswith("stop ['N/A']"):
+                endings["na"] = block
+            elif action.startswith("stop ["):
+                endings["answered"] = block
+            else:
+                agent_blocks.append(block)
+    return header, agent_blocks, endings
+
+
+def _unique_png(png: bytes, label: str) -> bytes:
+    """The same image with a text chunk naming its copy, inserted before IEND."""
+    data = b"Comment\x00" + label.encode()
+    chunk = struct.pack(">I", len(data)) + b"tEXt" + data + struct.pack(">I", zlib.crc32(b"tEXt" + data))
+    return png[:-12] + chunk + png[-12:]
+
+
+def generate_run(folder: Path, count: int, seed: int) -> int:
+    """Write `count` render files into `folder`; returns their total size in bytes."""
+    rng = random.Random(seed)
+    header, agent_blocks, endings = _sample_parts()
+    images = {block: base64.b64decode(_IMAGE.search(block).group(2)) for block in agent_blocks + list(endings.values())}
+    tasks = json.loads(TASKS.read_text(encoding="utf-8"))[:count]
+    folder.mkdir(parents=True, exist_ok=True)
+    total = 0
+    for task in tasks:
+        task_id = task["task_id"]
+        head = re.sub(r"task_id: \d+", f"task_id: {task_id}", header)
+        head = re.sub(r"intent: [^\n]*", lambda _: f"intent: {task['intent']}", head)
+        ending = rng.choice(["answered", "na", "early_stop", "no_stop"])
+        steps = rng.randint(5, 15)
+        blocks = [rng.choice(agent_blocks) for _ in range(steps if ending == "no_stop" else steps - 1)]
+        if ending != "no_stop":
+            blocks.append(endings[ending])
+        parts = [head]
+        for number, block in enumerate(blocks, start=1):
+            png = _unique_png(images[block], f"render_{task_id} step {number}")
+            encoded = base64.b64encode(png).decode()
+            parts.append(STEP_MARK + _IMAGE.sub(lambda match: match.group(1) + encoded + match.group(3), block))
+        parts.append(TAIL)
+        text = "".join(parts)
+        path = folder / f"render_{task_id}.html"
+        path.write_text(text, encoding="utf-8")
+        total += path.stat().st_size
+    return total
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def child(folder: Path) -> None:
+    """One measurement in a fresh process, on the database of DATABASE_URL (printed as JSON)."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from trajectories.services.ingest import import_paths
+    from trajectories.services.runs import get_or_create_run
+    from trajectories.services.tasks import import_task_file
+
+    call_command("migrate", verbosity=0)
+    import_task_file(TASKS)
+    run = get_or_create_run("benchmark-run", agent="generated", model="samples")
+    baseline = _peak_mb()
+
+    started = time.perf_counter()
+    report = import_paths([folder], run)
+    first = time.perf_counter() - started
+    peak = _peak_mb()
+
+    started = time.perf_counter()
+    again = import_paths([folder], run)
+    second = time.perf_counter() - started
+
+    print(json.dumps({
+        "vendor": connection.vendor,
+        "files": len(report.files),
+        "counts": report.counts(),
+        "seconds": first,
+        "files_per_second": len(report.files) / first,
+        "reimport_seconds": second,
+        "reimport_counts": again.counts(),
+        "peak_rss_mb_before_import": baseline,
+        "peak_rss_mb": peak,
+    }))
+
+
+def _postgres_database(admin_url: str, create: bool) -> str:
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as connection:
+        connection.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE}")
+        if create:
+            connection.execute(f"CREATE DATABASE {BENCH_DATABASE}")
+    return admin_url.rsplit("/", 1)[0] + f"/{BENCH_DATABASE}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=812)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--databases", nargs="+", choices=["sqlite", "postgres"], default=["sqlite", "postgres"])
+    parser.add_argument("--postgres-url", default="postgres://postgres@127.0.0.1:5432/postgres",
+                        help="An admin connection; the benchmark creates and drops its own database")
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child)
+        return
+
+    with tempfile.TemporaryDirectory(prefix="trajscope-ingest-") as scratch:
+        scratch = Path(scratch)
+        started = time.perf_counter()
+        size = generate_run(scratch / "run", args.files, args.seed)
+        print(f"generated {args.files} render files, {size / 1e6:.0f} MB ({size / args.files / 1e6:.2f} MB each) "
+              f"in {time.perf_counter() - started:.1f} s")
+        print(f"{os.cpu_count()} CPUs, Python {platform.python_version()}")
+        for database in args.databases:
+            if database == "sqlite":
+                url = f"sqlite:///{scratch / 'bench.sqlite3'}"
+            else:
+                url = _postgres_database(args.postgres_url, create=True)
+            environment = {**os.environ, "DATABASE_URL": url, "MEDIA_ROOT": str(scratch / f"media-{database}")}
+            try:
+                output = subprocess.run([sys.executable, __file__, "--child", str(scratch / "run")], env=environment,
+                                        check=True, capture_output=True, text=True, cwd=ROOT).stdout
+            finally:
+                if database == "postgres":
+                    _postgres_database(args.postgres_url, create=False)
+            result = json.loads(output.strip().splitlines()[-1])
+            print(
+                f"{result['vendor']:10} {result['files']} files in {result['seconds']:.1f} s = "
+                f"{result['files_per_second']:.0f} files/s; peak RSS {result['peak_rss_mb']:.0f} MB "
+                f"(after setup, before the import: {result['peak_rss_mb_before_import']:.0f} MB); "
+                f"re-import {result['reimport_seconds']:.1f} s {result['reimport_counts']}; counts {result['counts']}"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""Requests carrying a NUL character are refused at the door.
+
+PostgreSQL text cannot hold NUL, so a NUL in a path, query or form field would otherwise reach
+a lookup or a save as a database error (a 500). JSON bodies are checked by the API's fields.
+"""
+
+from django.http import HttpResponseBadRequest, JsonResponse
+
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def _null_field(request) -> str | None:
+    if "\x00" in request.path:
+        return "path"
+    fields = [("query", request.GET)]
+    if request.method == "POST" and request.content_type in FORM_TYPES:
+        fields.append(("form", request.POST))
+    for where, data in fields:
+        for key, values in data.lists():
+            if "\x00" in key or any("\x00" in value for value in values):
+                return f"{where} field '{key.replace(chr(0), '')}'"
+    return None
+
+
+class RejectNullCharactersMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        field = _null_field(request)
+        if field is None:
+            return self.get_response(request)
+        message = f"Null characters are not allowed ({field})."
+        if request.path.startswith("/api/"):
+            return JsonResponse({"detail": message, "code": "null_characters_not_allowed"}, status=400)
+        return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")

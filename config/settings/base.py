@@ -1,0 +1,216 @@
+"""Settings shared by every environment, read from the process environment (and `.env`).
+
+With nothing set, the platform runs on its embedded defaults: a SQLite file under `var/`,
+Celery tasks executed in-process, and the offline judge.
+"""
+
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env")
+
+DEVELOPMENT_SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
+SECRET_KEY = env("SECRET_KEY", default=DEVELOPMENT_SECRET_KEY)
+DEBUG = env.bool("DEBUG", default=True)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "trajectories",
+    "annotation",
+    "judges",
+    "metrics",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "config.middleware.RejectNullCharactersMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # A file-backed test database (beside the main one) lets a Celery worker process see test data.
+    _db_file = Path(DATABASES["default"]["NAME"])
+    DATABASES["default"]["TEST"] = {"NAME": str(_db_file.with_name(f"test-{_db_file.name}"))}
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
+    )
+else:
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "home"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = env.path("STATIC_ROOT", default=VAR_DIR / "static")
+STATICFILES_DIRS = [BASE_DIR / "static"]
+MEDIA_URL = "media/"
+MEDIA_ROOT = env.path("MEDIA_ROOT", default=VAR_DIR / "media")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "rest_framework.filters.OrderingFilter",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "config.api.Pagination",
+    "PAGE_SIZE": 50,
+    "EXCEPTION_HANDLER": "config.api.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "config.api_schema.AutoSchema",
+}
+# The OpenAPI schema at /api/schema/ and its docs page at /api/docs/ (Swagger UI served locally, no CDN).
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Trajscope API",
+    "DESCRIPTION": (
+        "Upload agent runs, record gold steps, evaluate, and read scores, aggregates, leaderboards, "
+        "comparisons and exports. Authenticate with `Authorization: Token <token>` (POST /api/token/) "
+        "or a session. Every error answers with `detail` (a sentence) and `code` (a stable word); "
+        "validation errors add `errors`, a map from field path (`steps[2].text`) to its message."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SCHEMA_PATH_PREFIX": "/api/",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "TAGS": [
+        {"name": "tasks", "description": "Benchmark tasks and their published evaluation configs."},
+        {"name": "runs", "description": "Agent runs: list, read, upload (import) and import jobs."},
+        {"name": "trajectories", "description": "What a run did on a task, step by step."},
+        {"name": "gold", "description": "Human gold trajectories, their review, and task requirements."},
+        {"name": "judges", "description": "Judge configurations (admins) and judge decisions (reviewers audit)."},
+        {"name": "evaluations", "description": "Evaluation jobs: start, follow, cancel, re-run."},
+        {"name": "results", "description": "Scores, aggregates, the leaderboard and run comparisons."},
+        {"name": "exports", "description": "CSV / JSON downloads with documented columns, and the gold dataset."},
+        {"name": "token", "description": "Get an API token."},
+    ],
+}
+# Anonymous visitors may read the leaderboard; off: accounts only.
+PUBLIC_LEADERBOARD = env.bool("PUBLIC_LEADERBOARD", default=False)
+
+# Background work. No broker configured means tasks run in-process, synchronously.
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="")
+CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+if CELERY_TASK_ALWAYS_EAGER:
+    CELERY_BROKER_URL = "memory://"
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    # A broker made of files: lets a worker process run beside the embedded defaults (and tests).
+    _broker_folder = str(env.path("CELERY_BROKER_FOLDER", default=VAR_DIR / "broker"))
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": _broker_folder, "data_folder_out": _broker_folder, "control_folder": _broker_folder,
+        "store_processed": False,
+    }
+CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="celery")
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+REDIS_URL = env("REDIS_URL", default=CELERY_BROKER_URL if CELERY_BROKER_URL.startswith("redis") else "")
+
+# Judges.
+JUDGE_BACKEND = env("JUDGE_BACKEND", default="offline")
+JUDGE_MODEL = env("JUDGE_MODEL", default="gpt-4o-mini")
+OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="https://api.openai.com/v1")
+OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
+# LLM judge requests (a JudgeConfig's `options` override these per judge).
+JUDGE_TIMEOUT = env.float("JUDGE_TIMEOUT", default=60.0)
+JUDGE_MAX_RETRIES = env.int("JUDGE_MAX_RETRIES", default=4)
+JUDGE_CONCURRENCY = env.int("JUDGE_CONCURRENCY", default=8)
+JUDGE_REQUESTS_PER_MINUTE = env.int("JUDGE_REQUESTS_PER_MINUTE", default=500)  # all workers together; 0 = no limit
+# USD per million tokens, by model; a model not listed (e.g. self-hosted) is recorded at cost 0.
+JUDGE_PRICES = env.json(
+    "JUDGE_PRICES",
+    default={
+        "gpt-4o-mini": {"input": 0.15, "output": 0.60},
+        "gpt-4o": {"input": 2.50, "output": 10.00},
+        "gpt-4.1-mini": {"input": 0.40, "output": 1.60},
+        "gpt-4.1": {"input": 2.00, "output": 8.00},
+    },
+)
+
+# Uploads of agent runs (checked by the ingestion service, not only by Django).
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+DATA_UPLOAD_MAX_NUMBER_FILES = env.int("UPLOAD_MAX_FILES", default=1000)
+# Trajectory ingestion limits, applied to every import (command line, upload page, API).
+INGEST_MAX_UPLOAD_BYTES = env.int("INGEST_MAX_UPLOAD_BYTES", default=2 * 1024**3)  # files as uploaded
+INGEST_MAX_FILES = env.int("INGEST_MAX_FILES", default=5000)  # counting the files inside zips
+INGEST_MAX_UNCOMPRESSED_BYTES = env.int("INGEST_MAX_UNCOMPRESSED_BYTES", default=16 * 1024**3)
+INGEST_MAX_FILE_BYTES = env.int("INGEST_MAX_FILE_BYTES", default=64 * 1024**2)  # one file, or one JSONL line
+INGEST_MAX_COMPRESSION_RATIO = env.float("INGEST_MAX_COMPRESSION_RATIO", default=100.0)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+}

@@ -1,0 +1,40 @@
+"""The interface every judge backend implements (Django-free)."""
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+from ..questions import Question
+from ..verdicts import Answer
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """Everything a backend needs, taken from a JudgeConfig row or from settings."""
+
+    backend: str
+    model: str = ""
+    base_url: str = ""
+    api_key: str = ""
+    temperature: float = 0.0
+    options: dict = field(default_factory=dict)
+
+
+class Backend(ABC):
+    name: str
+
+    def __init__(self, spec: BackendSpec):
+        self.spec = spec
+
+    @property
+    def model(self) -> str:
+        return self.spec.model
+
+    @abstractmethod
+    def version(self, kind: str) -> str:
+        """The prompt or rule version a decision of this kind is made with (part of its cache key)."""
+        raise NotImplementedError
+
+    @abstractmethod
+    def answer(self, questions: list[Question]) -> list[Answer]:
+        """One answer per question, in order; a failure is an answer with `error`, not an exception."""
+        raise NotImplementedError

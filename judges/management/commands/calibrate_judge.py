@@ -1,0 +1,75 @@
+"""How well a judge agrees with humans, and the threshold at which it agrees best."""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from judges.backends import make_backend
+from judges.calibration import DEFAULT_THRESHOLD, agreement, best_threshold
+from judges.labelled import LabelledPairsError, load_labelled_pairs
+from judges.selectors import judge_config_named, reviewed_pairs
+from judges.services import Judge, backend_spec
+
+
+def _percent(value) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+class Command(BaseCommand):
+    help = (
+        "Report a judge's agreement with human-confirmed decisions (accuracy, precision, recall, Cohen's kappa) "
+        "and the threshold that maximises it. With --pairs, agreement with a labelled pairs file instead."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--judge", required=True, help="JudgeConfig name, or a backend: exact, offline, openai")
+        parser.add_argument("--kind", help="Only decisions of this kind (e.g. step_match)")
+        parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, help="Judge score counted as yes")
+        parser.add_argument("--pairs", help="Labelled pairs file (e.g. fixtures/judge_pairs.json): ask the judge on it")
+
+    def handle(self, *args, judge, kind, threshold, pairs, **options):
+        config = judge_config_named(judge)
+        if config is None:
+            raise CommandError(f"no judge named {judge!r}: create a JudgeConfig, or use exact, offline or openai")
+        backend = make_backend(backend_spec(config))
+        if pairs:
+            groups = self._labelled(Judge(backend), pairs)
+        else:
+            reviewed = reviewed_pairs(backend.name, backend.model, kind).get((backend.name, backend.model), [])
+            if not reviewed:
+                raise CommandError(
+                    f"no human-confirmed decisions to compare {backend.name}:{backend.model} with; review some "
+                    "decisions, or use --pairs fixtures/judge_pairs.json"
+                )
+            groups = {"all": [(p.score, p.human_score) for p in reviewed]}
+            for name in sorted({p.kind for p in reviewed}):
+                groups[name] = [(p.score, p.human_score) for p in reviewed if p.kind == name]
+        self.stdout.write(f"judge {config.name}: backend {backend.name}, model {backend.model or '-'}")
+        self.stdout.write(f"{'':<16} {'n':>5} {'accuracy':>9} {'precision':>9} {'recall':>9} {'kappa':>7}")
+        for name, scored in groups.items():
+            result = agreement(scored, threshold)
+            kappa = "-" if result.kappa is None else f"{result.kappa:.3f}"
+            self.stdout.write(
+                f"{name:<16} {result.count:>5} {_percent(result.accuracy):>9} {_percent(result.precision):>9} "
+                f"{_percent(result.recall):>9} {kappa:>7}"
+            )
+        best = best_threshold(groups["all"], threshold)
+        self.stdout.write(
+            f"at threshold {threshold:g}; best threshold {best.threshold:.3f}: accuracy {_percent(best.accuracy)}, "
+            f"kappa {'-' if best.kappa is None else f'{best.kappa:.3f}'}"
+        )
+
+    @staticmethod
+    def _labelled(judge: Judge, path: str) -> dict[str, list[tuple[float, float]]]:
+        try:
+            labelled = load_labelled_pairs(path)
+        except LabelledPairsError as error:
+            raise CommandError(str(error)) from None
+        verdicts = judge.step_equivalent_pairs([(p.gold, p.agent) for p in labelled])
+        failed = [p.id for p, v in zip(labelled, verdicts) if v.score is None]
+        if failed:
+            raise CommandError(f"the judge failed on {len(failed)} pairs: {', '.join(failed[:10])}")
+        groups = {"all": []}
+        for pair, verdict in zip(labelled, verdicts):
+            scored = (verdict.score, 1.0 if pair.equivalent else 0.0)
+            groups["all"].append(scored)
+            groups.setdefault(pair.group or "ungrouped", []).append(scored)
+        return groups

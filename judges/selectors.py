@@ -1,0 +1,105 @@
+"""Reads: steps as the judge sees them, judges by name, and human-reviewed decisions."""
+
+from collections import defaultdict
+from dataclasses import dataclass, replace
+
+from django.conf import settings
+from django.db import DatabaseError
+
+from . import questions as q
+from .backends import BACKENDS
+from .models import JudgeConfig, JudgeDecision
+from .parsing import parse_node, resolved_element
+from .steps import JudgeStep
+
+
+def judge_step_from_gold(gold_step) -> JudgeStep:
+    """A GoldStep: its free text plus whatever structure the annotator gave."""
+    return JudgeStep(
+        text=gold_step.text,
+        action_type=gold_step.action_type,
+        element_role=gold_step.element_role,
+        element_name=gold_step.element_name,
+        value=gold_step.value,
+    )
+
+
+def judge_step_from_agent(step) -> JudgeStep:
+    """A Step: the executed action, its parsed parts and its element's role and name.
+
+    The element is resolved here, once: every question the step enters (step matching, both
+    neighbouring repetitions, the plan) would otherwise search its accessibility tree again.
+    """
+    role, name = parse_node(step.element_label) if step.element_label else ("", "")
+    judge_step = JudgeStep(
+        text=step.action,
+        action_type=step.action_type,
+        element_id=step.element_id,
+        element_role=role,
+        element_name=name,
+        value=step.action_value,
+        observation=step.observation,
+        url=step.url,
+    )
+    if role or name:
+        return judge_step
+    role, name = resolved_element(judge_step)
+    return replace(judge_step, element_role=role, element_name=name)
+
+
+def judge_config_named(name: str) -> JudgeConfig | None:
+    """A JudgeConfig by name; a backend's own name also works before any row exists (unsaved)."""
+    try:
+        config = JudgeConfig.objects.filter(name=name).first()
+    except DatabaseError:
+        config = None  # no database yet: the built-in backends still work
+    if config is None and name in BACKENDS:
+        config = JudgeConfig(name=name, backend=name, model=settings.JUDGE_MODEL if name == "openai" else "")
+    return config
+
+
+@dataclass(frozen=True)
+class ReviewedPair:
+    """A judge's score and a human's verdict on the same question."""
+
+    kind: str
+    score: float
+    human_score: float
+    decision_id: int
+    reviewed_decision_id: int
+
+
+def reviewed_pairs(backend: str | None = None, model: str | None = None, kind: str | None = None):
+    """Judge scores against human verdicts, by (backend, model).
+
+    A human verdict applies to its question whichever judge it was given on, so a judge is
+    compared on every reviewed question it has answered (its latest decision per question).
+    Whole-trajectory decisions are left out: their score only sums up a matrix.
+    """
+    humans = {}
+    for decision in JudgeDecision.objects.filter(human_score__isnull=False).order_by("reviewed_at", "pk").only(
+        "inputs_hash", "human_score"
+    ):
+        humans[decision.inputs_hash] = decision
+    judged = JudgeDecision.objects.filter(score__isnull=False).exclude(kind=q.TRAJECTORY_MATCH)
+    if backend:
+        judged = judged.filter(backend=backend)
+    if model is not None:
+        judged = judged.filter(model=model)
+    if kind:
+        judged = judged.filter(kind=kind)
+    latest = {}
+    hashes = list(humans)
+    for start in range(0, len(hashes), 500):
+        chunk = judged.filter(inputs_hash__in=hashes[start : start + 500]).order_by("created_at", "pk").only(
+            "kind", "score", "backend", "model", "inputs_hash"
+        )
+        for decision in chunk:
+            latest[(decision.backend, decision.model, decision.inputs_hash)] = decision
+    groups = defaultdict(list)
+    for (backend_name, model_name, inputs_hash), decision in latest.items():
+        human = humans[inputs_hash]
+        groups[(backend_name, model_name)].append(
+            ReviewedPair(decision.kind, decision.score, human.human_score, decision.pk, human.pk)
+        )
+    return dict(groups)

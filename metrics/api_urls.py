@@ -1,0 +1,28 @@
+from django.urls import path, re_path
+
+from . import api_results, api_views
+
+TABLE = r"\.(?P<fmt>csv|json)$"
+
+urlpatterns = [
+    path("evaluations/", api_views.EvaluationListCreate.as_view(), name="api-evaluations"),
+    path("evaluations/<int:pk>/", api_views.EvaluationDetail.as_view(), name="api-evaluation"),
+    path("evaluations/<int:pk>/cancel/", api_views.EvaluationAction.as_view(action="cancel"),
+         name="api-evaluation-cancel"),
+    path("evaluations/<int:pk>/rerun/", api_views.EvaluationAction.as_view(action="rerun"),
+         name="api-evaluation-rerun"),
+    path("evaluations/<int:pk>/scores/", api_views.EvaluationScores.as_view(), name="api-evaluation-scores"),
+    path("scores/", api_results.ScoreList.as_view(), name="api-scores"),
+    path("aggregates/", api_results.AggregateList.as_view(), name="api-aggregates"),
+    path("leaderboard/", api_results.LeaderboardView.as_view(), name="api-leaderboard"),
+    path("leaderboard/sites/", api_results.SiteBreakdownView.as_view(), name="api-leaderboard-sites"),
+    path("comparisons/", api_results.ComparisonView.as_view(), name="api-comparison"),
+    path("comparisons/tasks/<int:task>/", api_results.ComparisonTaskView.as_view(), name="api-comparison-task"),
+    path("exports/columns/", api_results.ExportColumnsView.as_view(), name="api-export-columns"),
+    re_path(r"^exports/scores" + TABLE, api_results.ScoresExport.as_view(), name="api-export-scores"),
+    re_path(r"^exports/decisions" + TABLE, api_results.DecisionsExport.as_view(), name="api-export-decisions"),
+    re_path(r"^exports/aggregates" + TABLE, api_results.AggregatesExport.as_view(), name="api-export-aggregates"),
+    re_path(r"^exports/leaderboard" + TABLE, api_results.LeaderboardExportView.as_view(),
+            name="api-export-leaderboard"),
+    re_path(r"^exports/gold\.(?P<fmt>xlsx|csv|json)$", api_results.GoldExportView.as_view(), name="api-export-gold"),
+]

@@ -1,0 +1,103 @@
+"""Evaluation jobs over the API: start, follow, cancel, re-run, and read their scores."""
+
+import django_filters
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, status
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from judges.services import default_judge_config
+from metrics.models import EvaluationJob, TrajectoryScore
+from metrics.permissions import can_evaluate
+from metrics.selectors import scores_with_context
+from metrics.serializers import EvaluationJobSerializer, EvaluationRequestSerializer, TrajectoryScoreSerializer
+from metrics.services import evaluation
+
+
+def _jobs():
+    return EvaluationJob.objects.select_related("judge_config", "gold_annotator").prefetch_related("runs")
+
+
+def _job_response(job: EvaluationJob, code: int = status.HTTP_200_OK) -> Response:
+    return Response(EvaluationJobSerializer(_jobs().get(pk=job.pk)).data, status=code)
+
+
+class EvaluationFilter(django_filters.FilterSet):
+    run = django_filters.CharFilter(field_name="runs__name", help_text="Jobs that evaluate this run.")
+
+    class Meta:
+        model = EvaluationJob
+        fields = ("status", "run")
+
+
+@extend_schema(tags=["evaluations"])
+class EvaluationListCreate(generics.ListAPIView):
+    """Evaluation jobs, newest first; POST starts one (it runs in the background)."""
+
+    serializer_class = EvaluationJobSerializer
+    filterset_class = EvaluationFilter
+
+    def get_queryset(self):
+        return _jobs().order_by("-created_at", "-pk")
+
+    @extend_schema(request=EvaluationRequestSerializer, responses={201: EvaluationJobSerializer})
+    def post(self, request):
+        data = EvaluationRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        runs = data.validated_data["runs"]
+        if not can_evaluate(request.user, runs):
+            raise PermissionDenied("only reviewers, admins and the runs' uploader may evaluate them")
+        try:
+            job = evaluation.create_evaluation(
+                runs=runs,
+                judge_config=data.validated_data.get("judge") or default_judge_config(),
+                gold_policy=data.validated_data["gold_policy"],
+                gold_annotator=data.validated_data.get("gold_annotator"),
+                parameters=data.validated_data["parameters"],
+                user=request.user,
+            )
+        except ValueError as exc:
+            raise ValidationError({"parameters": [str(exc)]}) from None
+        evaluation.start_evaluation(job)
+        return _job_response(job, status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=["evaluations"], responses=EvaluationJobSerializer)
+class EvaluationDetail(APIView):
+    """One job's progress: poll it until `status` is done, failed or cancelled."""
+
+    def get(self, request, pk):
+        return _job_response(get_object_or_404(EvaluationJob, pk=pk))
+
+
+@extend_schema(tags=["evaluations"], request=None, responses=EvaluationJobSerializer)
+class EvaluationAction(APIView):
+    """Cancel a pending or running job, or re-run one (only changed units are scored again)."""
+
+    action = ""
+
+    def post(self, request, pk):
+        job = get_object_or_404(EvaluationJob, pk=pk)
+        if not can_evaluate(request.user, job.runs.all()):
+            raise PermissionDenied("only reviewers, admins and the runs' uploader may change this evaluation")
+        if self.action == "cancel":
+            if not evaluation.cancel_evaluation(job):
+                raise ValidationError({"status": [f"evaluation #{job.pk} is already {job.status}"]})
+        else:
+            evaluation.rerun_evaluation(job)
+        return _job_response(job)
+
+
+@extend_schema(tags=["evaluations"])
+class EvaluationScores(generics.ListAPIView):
+    """The job's per-trajectory scores (every metric, null where it cannot be computed)."""
+
+    serializer_class = TrajectoryScoreSerializer
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return TrajectoryScore.objects.none()
+        job = get_object_or_404(EvaluationJob, pk=self.kwargs["pk"])
+        return scores_with_context().filter(job=job)

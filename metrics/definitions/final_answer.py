@@ -1,0 +1,120 @@
+"""Metrics of the final answer: Partial Success (METRICS.md section 5) and SimuRA's
+groundedness and relevance (section 6).
+
+The judge is asked only what a string check cannot settle: a caller first gets the
+requirements that need the judge from `requirements_needing_judge`, asks the judge about
+those alone, and passes the scores to `partial_success`.
+"""
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from .base import DEFAULT_TAU, MetricResult, check_score, check_tau, has_final_answer
+
+BY_SUBSTRING = "substring"
+BY_JUDGE = "judge"
+BY_NO_ANSWER = "no_answer"
+
+
+def _requirements(requirements: Iterable[str]) -> tuple[str, ...]:
+    """A blank phrase asks nothing of an answer, so it is not a requirement."""
+    return tuple(text.strip() for text in requirements if text.strip())
+
+
+def _substring_hit(requirement: str, final_answer: str) -> bool:
+    return requirement.casefold() in final_answer.casefold()
+
+
+def requirements_needing_judge(requirements: Iterable[str], final_answer: str | None) -> tuple[str, ...]:
+    """The requirements whose presence in the answer only a judge can tell (no substring hit)."""
+    requirements = _requirements(requirements)
+    if len(requirements) < 2 or not has_final_answer(final_answer):
+        return ()
+    return tuple(text for text in requirements if not _substring_hit(text, final_answer))
+
+
+@dataclass(frozen=True)
+class RequirementCheck:
+    requirement: str
+    satisfied: bool
+    by: str
+    judge_score: float | None = None
+
+
+@dataclass(frozen=True)
+class PartialSuccess(MetricResult):
+    value: float | None
+    applicable: bool
+    satisfied: int
+    requirements: tuple[RequirementCheck, ...]
+    tau: float
+
+
+def partial_success(
+    requirements: Iterable[str],
+    final_answer: str | None,
+    judge_scores: Mapping[str, float] | None = None,
+    *,
+    tau: float = DEFAULT_TAU,
+) -> PartialSuccess:
+    """Satisfied requirements / requirements, for tasks with two or more requirements.
+
+    `judge_scores` maps each requirement returned by `requirements_needing_judge` to the
+    judge's score; a requirement counts as satisfied at score >= tau.
+    """
+    tau = check_tau(tau)
+    requirements = _requirements(requirements)
+    if len(requirements) < 2:
+        return PartialSuccess(value=None, applicable=False, satisfied=0, requirements=(), tau=tau)
+    judge_scores = judge_scores or {}
+    checks = []
+    for text in requirements:
+        if not has_final_answer(final_answer):
+            checks.append(RequirementCheck(text, satisfied=False, by=BY_NO_ANSWER))
+        elif _substring_hit(text, final_answer):
+            checks.append(RequirementCheck(text, satisfied=True, by=BY_SUBSTRING))
+        elif text not in judge_scores:
+            raise ValueError(f"no judge score for requirement {text!r}")
+        else:
+            score = check_score(judge_scores[text], f"requirement {text!r}")
+            checks.append(RequirementCheck(text, satisfied=score >= tau, by=BY_JUDGE, judge_score=score))
+    satisfied = sum(check.satisfied for check in checks)
+    return PartialSuccess(
+        value=satisfied / len(checks), applicable=True, satisfied=satisfied, requirements=tuple(checks), tau=tau
+    )
+
+
+@dataclass(frozen=True)
+class AnswerQuality(MetricResult):
+    grounded: bool | None
+    relevant: bool | None
+    correct: bool | None
+    grounded_score: float | None
+    relevant_score: float | None
+    tau: float
+
+
+def answer_quality(
+    final_answer: str | None,
+    grounded_score: float | None = None,
+    relevant_score: float | None = None,
+    *,
+    tau: float = DEFAULT_TAU,
+) -> AnswerQuality:
+    """Grounded, relevant and correct (both) from the judge's two scores; all None without an answer."""
+    tau = check_tau(tau)
+    if not has_final_answer(final_answer):
+        return AnswerQuality(None, None, None, None, None, tau)
+    if grounded_score is None or relevant_score is None:
+        raise ValueError("a final answer needs both judge scores: grounded_score and relevant_score")
+    grounded_score = check_score(grounded_score, "grounded_score")
+    relevant_score = check_score(relevant_score, "relevant_score")
+    grounded, relevant = grounded_score >= tau, relevant_score >= tau
+    return AnswerQuality(
+        grounded=grounded,
+        relevant=relevant,
+        correct=grounded and relevant,
+        grounded_score=grounded_score,
+        relevant_score=relevant_score,
+        tau=tau,
+    )

@@ -1,0 +1,480 @@
+"""Downloads of scores, judge decisions, aggregates and the leaderboard, built with pandas.
+
+Each export is one table whose columns are declared below with their meaning (docs/exports.md
+lists the same columns); CSV and JSON carry the same columns, and a null is an empty CSV cell or
+a JSON null. Scores, decisions and aggregates are exported for a selection of runs, each read
+from one evaluation job: the run's latest finished evaluation unless a job is named. The gold
+dataset has its own export in annotation (`annotation.formats.export_bytes`).
+"""
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import pandas as pd
+from django.db.models import Q, Subquery
+
+from judges import questions as q
+from judges.models import JudgeDecision
+from judges.selectors import judge_step_from_agent
+from metrics.aggregation import METRICS
+from metrics.comparison import NotEvaluated
+from metrics.definitions import DEFAULT_TAU
+from metrics.leaderboard import Leaderboard, latest_evaluations
+from metrics.models import Aggregate, EvaluationJob, TrajectoryScore
+from metrics.services.scoring import SCORE_FIELDS
+from trajectories.formats.canonical import EARLY_STOP_REASONS, OUTCOME_STATUSES
+from trajectories.models import AgentRun, Step
+
+FORMATS = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    dtype: str  # pandas dtype: string, Int64, Float64, boolean or object (nested JSON)
+    meaning: str
+
+
+def _metric_columns() -> tuple[Column, ...]:
+    meanings = {
+        "step_success": "Step Success Rate: matched gold steps / gold steps (METRICS.md 1)",
+        "recovery": "Recovery Rate: recoveries / deviations (METRICS.md 2)",
+        "repetitiveness": "Repetitiveness Rate: 1 - repeated steps / agent steps (METRICS.md 3)",
+        "element_accuracy": "Element Accuracy: planned action = executed action, share of steps (METRICS.md 4)",
+        "partial_success": "Partial Success: satisfied requirements / requirements (METRICS.md 5)",
+        "grounded": "Final answer supported by the observations (METRICS.md 6)",
+        "relevant": "Final answer satisfies the task's constraints (METRICS.md 6)",
+        "correct": "Grounded and relevant (METRICS.md 6)",
+        "success": "Task success (METRICS.md 7)",
+        "success_source": "Where success came from: harness, string_match or url_match",
+        "plan_step_success": "Step Success of the stated plan (full-plan agents)",
+        "outcome_status": "answered, na, early_stop, no_stop or crashed",
+        "outcome_reason": "Early stops: repeated_action, invalid_actions, max_steps or other",
+        "agent_steps": "n, agent steps",
+        "gold_steps": "m, gold steps (empty: no gold)",
+        "matched_steps": "Gold steps matched by Step Success",
+        "deviations": "Deviations from the gold path (Recovery)",
+        "recoveries": "Recoveries to the gold path (Recovery)",
+        "mean_recovery_cost": "Mean agent steps from a deviation's start to its recovery",
+    }
+    booleans = {"grounded", "relevant", "correct", "success"}
+    texts = {"success_source", "outcome_status", "outcome_reason"}
+    counts = {"agent_steps", "gold_steps", "matched_steps", "deviations", "recoveries"}
+
+    def dtype(name):
+        if name in booleans:
+            return "boolean"
+        return "string" if name in texts else "Int64" if name in counts else "Float64"
+
+    return tuple(Column(name, dtype(name), meanings[name]) for name in SCORE_FIELDS)
+
+
+RUN_COLUMNS = (
+    Column("run", "string", "Run name"),
+    Column("agent", "string", "Agent"),
+    Column("model", "string", "Model"),
+    Column("paradigm", "string", "Planning paradigm: step_by_step, tree_search, full_plan or other"),
+    Column("benchmark", "string", "Benchmark"),
+)
+SCORE_COLUMNS = RUN_COLUMNS + (
+    Column("task_id", "string", "Task id within its benchmark"),
+    Column("sites", "string", "The task's sites, joined by '+'"),
+    Column("trajectory_id", "Int64", "Trajectory id (its page: /trajectories/<id>/)"),
+    Column("evaluation", "Int64", "Evaluation job id"),
+    Column("judge", "string", "Judge configuration of the evaluation"),
+    Column("gold_id", "Int64", "Gold trajectory scored against (empty: the task had no gold)"),
+    Column("gold_annotator", "string", "Who recorded that gold trajectory"),
+    Column("gold_version", "Int64", "Version of that gold trajectory"),
+) + _metric_columns() + (
+    Column("error", "string", "Why the trajectory could not be scored (its metrics are then empty)"),
+)
+
+DECISION_COLUMNS = (
+    Column("run", "string", "Run name"),
+    Column("task_id", "string", "Task id within its benchmark"),
+    Column("trajectory_id", "Int64", "Trajectory id"),
+    Column("evaluation", "Int64", "Evaluation job id"),
+    Column("gold_id", "Int64", "Gold trajectory scored against"),
+    Column("decision_id", "Int64", "Judge decision id (a whole-trajectory step match gives one row per step pair)"),
+    Column("kind", "string", "step_match, plan_step_match, repetition, requirements, groundedness or fuzzy_answer"),
+    Column("gold_step", "Int64", "Gold step number (step matches)"),
+    Column("agent_step", "Int64", "Agent step number (plan step for plan_step_match; the repeating step for "
+                                  "repetition; empty when the step could not be placed)"),
+    Column("subject", "string", "Gold step text, previous agent step, requirement, aspect (grounded/relevant) "
+                                "or reference answer"),
+    Column("agent_text", "string", "Agent step (or plan step), the repeating step, or the final answer"),
+    Column("judge_score", "Float64", "The judge's score in [0, 1]"),
+    Column("human_score", "Float64", "A reviewer's verdict, when one overruled the judge"),
+    Column("score", "Float64", "The score the metric used (the human verdict wins)"),
+    Column("counted", "boolean", "The metric counted it as a yes: the pair is in the Step Success matching, the "
+                                 "step counted as a repeat, the requirement was satisfied, the answer was "
+                                 "grounded/relevant, the reference answer matched"),
+    Column("backend", "string", "Judge backend: exact, offline or openai"),
+    Column("model", "string", "Judge model"),
+    Column("prompt_version", "string", "Prompt version"),
+    Column("rationale", "string", "The judge's rationale"),
+    Column("error", "string", "Why the judge gave no answer"),
+    Column("prompt_tokens", "Int64", "Tokens sent (LLM judges)"),
+    Column("completion_tokens", "Int64", "Tokens received (LLM judges)"),
+    Column("cost", "Float64", "Cost in USD of the decision"),
+)
+
+AGGREGATE_COLUMNS = (
+    Column("evaluation", "Int64", "Evaluation job id"),
+    Column("judge", "string", "Judge configuration of the evaluation"),
+    Column("run", "string", "Run name"),
+    Column("scope", "string", "run, site, paradigm or successful (within successful tasks)"),
+    Column("group", "string", "Site group or paradigm; empty for run and successful"),
+    Column("metric", "string", "A metric column of the scores export, agent_steps, gold_steps, "
+                               "outcomes or lengths"),
+    Column("mean", "Float64", "Mean over the non-null values (a yes/no metric's mean is a rate)"),
+    Column("std", "Float64", "Sample standard deviation (n - 1); empty below two values"),
+    Column("count", "Int64", "Values in the mean (outcomes, lengths: scored trajectories)"),
+    Column("null_count", "Int64", "Trajectories whose value is null, left out of the mean"),
+    Column("data", "object", "outcomes: {total, rows: [{status, reason, count, share, successes}]}; lengths: "
+                             "{pairs, without_gold, agent_steps, gold_steps, mean_difference}; as JSON text in CSV"),
+)
+
+OUTCOME_CATEGORIES = tuple(
+    f"{status}_{reason}" if status == "early_stop" else status
+    for status in OUTCOME_STATUSES
+    for reason in (EARLY_STOP_REASONS if status == "early_stop" else ("",))
+)
+LEADERBOARD_COLUMNS = RUN_COLUMNS + (
+    Column("created_at", "string", "When the run was created (ISO 8601)"),
+    Column("evaluation", "Int64", "The evaluation job the numbers come from (the run's latest finished one)"),
+    Column("judge", "string", "Its judge configuration"),
+    Column("evaluated_at", "string", "When it finished (ISO 8601)"),
+    Column("scope", "string", "'run', or the site group the numbers are restricted to"),
+    Column("trajectories", "Int64", "Trajectories in the run"),
+    Column("scored", "Int64", "Trajectories scored in the scope (errored scores excluded)"),
+) + tuple(
+    column
+    for metric in METRICS
+    for column in (
+        Column(metric, "Float64", f"Mean {metric} (a yes/no metric's mean is a rate)"),
+        Column(f"{metric}_std", "Float64", f"Standard deviation of {metric}"),
+        Column(f"{metric}_count", "Int64", f"Trajectories with a {metric} value"),
+        Column(f"{metric}_nulls", "Int64", f"Trajectories whose {metric} is null"),
+    )
+) + tuple(
+    Column(f"outcome_{category}", "Int64", f"Trajectories with outcome {category}") for category in OUTCOME_CATEGORIES
+) + (
+    Column("mean_agent_steps", "Float64", "Mean agent steps n over trajectories with gold"),
+    Column("mean_gold_steps", "Float64", "Mean gold steps m over the same trajectories"),
+    Column("length_pairs", "Int64", "Trajectories with both n and m"),
+    Column("mean_length_difference", "Float64", "Mean of n - m"),
+)
+
+EXPORTS = {
+    "scores": SCORE_COLUMNS,
+    "decisions": DECISION_COLUMNS,
+    "aggregates": AGGREGATE_COLUMNS,
+    "leaderboard": LEADERBOARD_COLUMNS,
+}
+RUN_EXPORTS = ("scores", "decisions", "aggregates")
+
+
+def frame_of(rows: Iterable[Mapping], columns: tuple[Column, ...]) -> pd.DataFrame:
+    names = [column.name for column in columns]
+    frame = pd.DataFrame.from_records(list(rows), columns=names)
+    return frame.astype({column.name: column.dtype for column in columns})
+
+
+def to_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
+    if fmt == "csv":
+        nested = [name for name in frame.columns if frame[name].dtype == object]
+        flat = frame.assign(**{
+            name: frame[name].map(lambda value: None if value is None else json.dumps(value, ensure_ascii=False))
+            for name in nested
+        })
+        return flat.to_csv(index=False).encode("utf-8")
+    if fmt == "json":
+        return frame.to_json(orient="records", force_ascii=False, indent=1).encode("utf-8")
+    raise ValueError(f"format: {fmt!r} is not one of {', '.join(FORMATS)}")
+
+
+# Which runs, from which evaluation --------------------------------------------------------------
+
+Selection = Mapping[int, int]  # run id -> evaluation job id
+
+
+def run_selection(run: AgentRun, *, job_id: int | None = None, judge: str = "") -> Selection:
+    """The run with the named job (which must include it), else its latest finished evaluation."""
+    if job_id is not None:
+        if not EvaluationJob.objects.filter(pk=job_id, runs=run).exists():
+            raise ValueError(f"evaluation #{job_id} did not evaluate run {run.name!r}")
+        return {run.pk: job_id}
+    evaluation = latest_evaluations([run.pk], judge=judge).get(run.pk)
+    if evaluation is None:
+        raise NotEvaluated(run, judge)
+    return {run.pk: evaluation.job_id}
+
+
+def _selected(selection: Selection, job_field: str, run_field: str) -> Q:
+    condition = Q(pk__in=[])
+    for run_id, job_id in selection.items():
+        condition |= Q(**{job_field: job_id, run_field: run_id})
+    return condition
+
+
+def _iso(value) -> str | None:
+    return value.isoformat() if value else None
+
+
+# Scores ---------------------------------------------------------------------------------------
+
+_SCORE_ORDER = ("trajectory__run__name", "trajectory__task__number", "trajectory__task__task_id", "gold_id")
+
+
+def scores_frame(selection: Selection) -> pd.DataFrame:
+    scores = TrajectoryScore.objects.filter(_selected(selection, "job_id", "trajectory__run_id")).order_by(
+        *_SCORE_ORDER
+    ).values(
+        "trajectory__run__name", "trajectory__run__agent", "trajectory__run__model", "trajectory__run__paradigm",
+        "trajectory__run__benchmark", "trajectory__task__task_id", "trajectory__task__sites", "trajectory_id",
+        "job_id", "job__judge_config__name", "gold_id", "gold__annotator__username", "gold__version",
+        *SCORE_FIELDS, "error",
+    )
+    rows = (
+        {
+            "run": row["trajectory__run__name"], "agent": row["trajectory__run__agent"],
+            "model": row["trajectory__run__model"], "paradigm": row["trajectory__run__paradigm"],
+            "benchmark": row["trajectory__run__benchmark"], "task_id": row["trajectory__task__task_id"],
+            "sites": "+".join(row["trajectory__task__sites"] or []), "trajectory_id": row["trajectory_id"],
+            "evaluation": row["job_id"], "judge": row["job__judge_config__name"], "gold_id": row["gold_id"],
+            "gold_annotator": row["gold__annotator__username"], "gold_version": row["gold__version"],
+            **{name: row[name] for name in SCORE_FIELDS}, "error": row["error"],
+        }
+        for row in scores
+    )
+    return frame_of(rows, SCORE_COLUMNS)
+
+
+# Judge decisions, one row per step where a decision concerns steps ---------------------------------
+
+_KIND_ORDER = ("step_match", "plan_step_match", "repetition", "requirements", "groundedness", "fuzzy_answer")
+
+
+def _key(value) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _agent_inputs(steps: list[tuple]) -> list[dict]:
+    """Agent steps as the judge's questions describe them, from stored step fields; an element
+    resolved from the page's tree at judging time may be missing here (see _place_repetitions)."""
+    return [
+        q.step_inputs(judge_step_from_agent(SimpleNamespace(
+            action=action, action_type=action_type, action_value=value, element_id=element_id,
+            element_label=label, observation="", url="",
+        )))
+        for action, action_type, value, element_id, label in steps
+    ]
+
+
+class _ScoreDecisions:
+    """The rows of one trajectory score."""
+
+    def __init__(self, score: dict, decisions: list[JudgeDecision], steps: list[tuple]):
+        self.score, self.steps = score, steps
+        self.details = score["details"] or {}
+        self.tau = (score["job__parameters"] or {}).get("tau", DEFAULT_TAU)
+        self.rows: list[dict] = []
+        by_kind: dict[str, list[JudgeDecision]] = {}
+        for decision in decisions:
+            by_kind.setdefault(decision.kind, []).append(decision)
+        self.by_kind = by_kind
+        self.reviewed_pairs = {
+            (_key(d.inputs.get("gold")), _key(d.inputs.get("agent"))): d
+            for d in by_kind.get(q.STEP_MATCH, []) if d.human_score is not None
+        }
+        self.used: set[int] = set()
+
+    def row(self, decision: JudgeDecision, kind: str, **fields) -> None:
+        judge_score = fields.pop("judge_score", decision.score)
+        human = fields.pop("human", decision if decision.human_score is not None else None)
+        human_score = human.human_score if human is not None else None
+        self.rows.append({
+            "run": self.score["trajectory__run__name"], "task_id": self.score["trajectory__task__task_id"],
+            "trajectory_id": self.score["trajectory_id"], "evaluation": self.score["job_id"],
+            "gold_id": self.score["gold_id"], "decision_id": decision.pk, "kind": kind,
+            "judge_score": judge_score, "human_score": human_score,
+            "score": human_score if human_score is not None else judge_score,
+            "backend": decision.backend, "model": decision.model, "prompt_version": decision.prompt_version,
+            "rationale": decision.rationale, "error": decision.error, "prompt_tokens": decision.prompt_tokens,
+            "completion_tokens": decision.completion_tokens, "cost": float(decision.cost), **fields,
+        })
+
+    def build(self) -> list[dict]:
+        agent_inputs = self._step_matches()
+        self._place_repetitions(agent_inputs)
+        self._answers()
+        for decision in self.by_kind.get(q.STEP_MATCH, []):
+            if decision.pk not in self.used:
+                self.row(decision, "step_match", subject=decision.inputs.get("gold", {}).get("text"),
+                         agent_text=decision.inputs.get("agent", {}).get("text"), counted=None)
+        return self.rows
+
+    def _step_matches(self) -> list[dict] | None:
+        """Cells of the whole-trajectory step questions; returns the agent steps' inputs, if asked."""
+        plan = [text.strip() for text in self.score["trajectory__plan"] or []]
+        agent_inputs = None
+        for decision in self.by_kind.get(q.TRAJECTORY_MATCH, []):
+            gold, agent = decision.inputs.get("gold", []), decision.inputs.get("agent", [])
+            is_plan = (bool(plan) and [step.get("text") for step in agent] == plan
+                       and "plan_step_success" in self.details)
+            kind, metric = ("plan_step_match", "plan_step_success") if is_plan else ("step_match", "step_success")
+            if not is_plan:
+                agent_inputs = agent
+            if decision.error:
+                self.row(decision, kind, counted=None)
+                continue
+            matrix = (decision.output or {}).get("matrix", [])
+            matched = {(p["gold_step"], p["agent_step"]) for p in (self.details.get(metric) or {}).get("matched", [])}
+            for j, gold_step in enumerate(gold):
+                for i, agent_step in enumerate(agent):
+                    human = self.reviewed_pairs.get((_key(gold_step), _key(agent_step)))
+                    if human is not None:
+                        self.used.add(human.pk)
+                    self.row(
+                        decision, kind, gold_step=j + 1, agent_step=i + 1, subject=gold_step.get("text"),
+                        agent_text=agent_step.get("text"), judge_score=matrix[j][i] if j < len(matrix) else None,
+                        human=human, counted=(j + 1, i + 1) in matched,
+                    )
+        return agent_inputs
+
+    def _place_repetitions(self, agent_inputs: list[dict] | None) -> None:
+        """Each repetition decision at the agent steps it judged: by the steps' full inputs,
+        else (an element resolved from the page's tree) by their action texts when unambiguous."""
+        decisions = self.by_kind.get(q.REPETITION, [])
+        if not decisions:
+            return
+        inputs = agent_inputs or _agent_inputs(self.steps)
+        exact = {(_key(d.inputs.get("previous")), _key(d.inputs.get("step"))): d for d in decisions}
+        by_text: dict[tuple, list[JudgeDecision]] = {}
+        for d in decisions:
+            by_text.setdefault((d.inputs["previous"]["text"], d.inputs["step"]["text"]), []).append(d)
+        repeated = set((self.details.get("repetitiveness") or {}).get("repeated_steps", []))
+        placed = set()
+        for k in range(2, len(inputs) + 1):
+            previous, step = inputs[k - 2], inputs[k - 1]
+            decision = exact.get((_key(previous), _key(step)))
+            if decision is None:
+                candidates = by_text.get((previous["text"], step["text"]), [])
+                decision = candidates[0] if len(candidates) == 1 else None
+            if decision is not None:
+                placed.add(decision.pk)
+                self.row(decision, "repetition", agent_step=k, subject=previous["text"], agent_text=step["text"],
+                         counted=k in repeated)
+        for decision in decisions:
+            if decision.pk not in placed:
+                self.row(decision, "repetition", subject=decision.inputs["previous"]["text"],
+                         agent_text=decision.inputs["step"]["text"], counted=None)
+
+    def _answers(self) -> None:
+        satisfied = {check["requirement"]: check["satisfied"]
+                     for check in (self.details.get("partial_success") or {}).get("requirements", [])}
+        quality = self.details.get("answer_quality") or {}
+        for decision in self.by_kind.get(q.REQUIREMENTS, []):
+            requirement = decision.inputs.get("requirement")
+            self.row(decision, "requirements", subject=requirement, agent_text=decision.inputs.get("answer"),
+                     counted=satisfied.get(requirement))
+        for decision in self.by_kind.get(q.GROUNDEDNESS, []):
+            aspect = decision.inputs.get("aspect")
+            self.row(decision, "groundedness", subject=aspect, agent_text=decision.inputs.get("answer"),
+                     counted=quality.get(aspect))
+        for decision in self.by_kind.get(q.FUZZY_ANSWER, []):
+            score = decision.effective_score
+            self.row(decision, "fuzzy_answer", subject=decision.inputs.get("reference"),
+                     agent_text=decision.inputs.get("answer"), counted=None if score is None else score >= self.tau)
+
+
+def decisions_frame(selection: Selection) -> pd.DataFrame:
+    scores = TrajectoryScore.objects.filter(_selected(selection, "job_id", "trajectory__run_id"))
+    score_rows = list(scores.order_by(*_SCORE_ORDER).values(
+        "pk", "job_id", "job__parameters", "trajectory_id", "trajectory__run__name", "trajectory__task__task_id",
+        "trajectory__plan", "gold_id", "details",
+    ))
+    links = TrajectoryScore.decisions.through.objects.filter(trajectoryscore__in=Subquery(scores.values("pk")))
+    by_score: dict[int, list[int]] = {}
+    for score_id, decision_id in links.values_list("trajectoryscore_id", "judgedecision_id"):
+        by_score.setdefault(score_id, []).append(decision_id)
+    decisions = {decision.pk: decision
+                 for decision in JudgeDecision.objects.filter(pk__in=Subquery(links.values("judgedecision_id")))}
+    steps: dict[int, list[tuple]] = {}
+    for trajectory_id, *fields in Step.objects.filter(
+        trajectory__in=Subquery(scores.values("trajectory_id"))
+    ).order_by("trajectory_id", "index").values_list(
+        "trajectory_id", "action", "action_type", "action_value", "element_id", "element_label"
+    ):
+        steps.setdefault(trajectory_id, []).append(tuple(fields))
+    rows = []
+    for score in score_rows:
+        own = [decisions[pk] for pk in by_score.get(score["pk"], []) if pk in decisions]
+        built = _ScoreDecisions(score, own, steps.get(score["trajectory_id"], [])).build()
+        built.sort(key=lambda row: (_KIND_ORDER.index(row["kind"]), row.get("gold_step") or 0,
+                                    row.get("agent_step") or 0, row["decision_id"]))
+        rows.extend(built)
+    return frame_of(rows, DECISION_COLUMNS)
+
+
+# Aggregates and the leaderboard ----------------------------------------------------------------
+
+
+def aggregates_frame(selection: Selection) -> pd.DataFrame:
+    aggregates = Aggregate.objects.filter(_selected(selection, "job_id", "run_id")).order_by(
+        "run__name", "job_id", "scope", "group", "metric"
+    ).values("job_id", "job__judge_config__name", "run__name", "scope", "group", "metric", "mean", "std", "count",
+             "null_count", "data")
+    rows = (
+        {"evaluation": row["job_id"], "judge": row["job__judge_config__name"], "run": row["run__name"],
+         "scope": row["scope"], "group": row["group"], "metric": row["metric"], "mean": row["mean"], "std": row["std"],
+         "count": row["count"], "null_count": row["null_count"], "data": row["data"] or None}
+        for row in aggregates
+    )
+    return frame_of(rows, AGGREGATE_COLUMNS)
+
+
+def _outcome_counts(outcomes: dict | None) -> dict:
+    if not outcomes:
+        return {}
+    return {
+        f"outcome_{row['status']}_{row['reason']}" if row["reason"] else f"outcome_{row['status']}": row["count"]
+        for row in outcomes["rows"]
+    }
+
+
+def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
+    scope = board.filters.site or "run"
+    rows = []
+    for row in board.rows:
+        record = {
+            "run": row.name, "agent": row.agent, "model": row.model, "paradigm": row.paradigm,
+            "benchmark": row.benchmark, "created_at": _iso(row.created_at), "trajectories": row.trajectories,
+            "scored": row.scored, "scope": scope,
+        }
+        if row.evaluation:
+            record.update(evaluation=row.evaluation.job_id, judge=row.evaluation.judge,
+                          evaluated_at=_iso(row.evaluation.finished_at))
+        for metric, summary in row.metrics.items():
+            record.update({metric: summary.mean, f"{metric}_std": summary.std, f"{metric}_count": summary.count,
+                           f"{metric}_nulls": summary.null_count})
+        record.update(_outcome_counts(row.outcomes))
+        if row.lengths:
+            record.update(mean_agent_steps=row.lengths["agent_steps"]["mean"],
+                          mean_gold_steps=row.lengths["gold_steps"]["mean"], length_pairs=row.lengths["pairs"],
+                          mean_length_difference=row.lengths["mean_difference"])
+        rows.append(record)
+    return frame_of(rows, LEADERBOARD_COLUMNS)
+
+
+RUN_FRAMES = {"scores": scores_frame, "decisions": decisions_frame, "aggregates": aggregates_frame}
+
+
+def export_filename(what: str, fmt: str, runs: Iterable[str] = ()) -> str:
+    names = "-".join(runs)
+    safe = "".join(char if char.isalnum() or char in "._-" else "_" for char in names)[:80]
+    return f"{what}-{safe}.{fmt}" if safe else f"{what}.{fmt}"
+

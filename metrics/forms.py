@@ -1,0 +1,25 @@
+from django import forms
+from django.contrib.auth import get_user_model
+
+from judges.models import JudgeConfig
+from metrics.models import GoldPolicy
+
+
+class EvaluationForm(forms.Form):
+    judge = forms.ModelChoiceField(queryset=JudgeConfig.objects.all(), required=False,
+                                   empty_label="default judge", to_field_name="name")
+    gold_policy = forms.ChoiceField(choices=GoldPolicy.choices, initial=GoldPolicy.APPROVED)
+    gold_annotator = forms.ModelChoiceField(queryset=get_user_model().objects.filter(gold_trajectories__isnull=False)
+                                            .distinct(), required=False, to_field_name="username")
+    tau = forms.FloatField(min_value=0, max_value=1, initial=0.7, help_text="equivalence threshold")
+    window = forms.IntegerField(min_value=1, initial=1, help_text="recovery window W")
+    ordered = forms.BooleanField(required=False, help_text="ordered step matching")
+
+    def clean(self):
+        data = super().clean()
+        if data.get("gold_policy") == GoldPolicy.ANNOTATOR and not data.get("gold_annotator"):
+            self.add_error("gold_annotator", "Choose the annotator whose gold to use.")
+        return data
+
+    def parameters(self) -> dict:
+        return {key: self.cleaned_data[key] for key in ("tau", "window", "ordered")}

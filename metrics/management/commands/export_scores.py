@@ -1,0 +1,58 @@
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from metrics import exports
+from trajectories.models import AgentRun
+
+
+class Command(BaseCommand):
+    help = (
+        "Export a run's per-trajectory scores, per-step judge decisions or aggregates as CSV or JSON, from its "
+        "latest finished evaluation unless --job names one. Columns: docs/exports.md."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--run", required=True, metavar="NAME", help="Run name")
+        parser.add_argument("--what", required=True, choices=exports.RUN_EXPORTS)
+        parser.add_argument("--format", default="csv", choices=tuple(exports.FORMATS))
+        parser.add_argument("-o", "--output", required=True, metavar="FILE", help="Output file; '-' for stdout")
+        parser.add_argument("--job", type=int, metavar="ID", help="Evaluation job to read instead of the latest")
+        parser.add_argument("--judge", default="", metavar="NAME",
+                            help="Latest finished evaluation with this judge configuration")
+
+    def handle(self, *args, run, what, format, output, job, judge, **options):
+        agent_run = AgentRun.objects.filter(name=run).first()
+        if agent_run is None:
+            raise CommandError(f"--run: no run named {run!r}")
+        try:
+            selection = exports.run_selection(agent_run, job_id=job, judge=judge)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        frame = exports.RUN_FRAMES[what](selection)
+        data = exports.to_bytes(frame, format)
+        if output == "-":
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
+            return
+        _write_whole(Path(output), data)
+        [job_id] = selection.values()
+        self.stdout.write(f"{output}: {len(frame)} rows of {what} of run {run!r} (evaluation #{job_id}, {format})")
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """Write beside the target and rename, so a failure never leaves a half-written file."""
+    folder = path.resolve().parent
+    if not folder.is_dir():
+        raise CommandError(f"-o: folder {folder} does not exist")
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

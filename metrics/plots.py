@@ -1,0 +1,111 @@
+"""The charts of the leaderboard and comparison pages: which numbers go in, and a cache of the images.
+
+The runs are the leaderboard's (same filters, same order), at most MAX_RUNS of them, or exactly
+the runs asked for. Every image is derived from stored aggregates and scores of finished
+evaluations, which change only when an evaluation finishes again, so the cache key names each
+run's evaluation and its finish time and rendered images are kept for a day.
+"""
+
+from dataclasses import dataclass, field
+
+from django.core.cache import cache
+
+from metrics import aggregation, charts
+from metrics.aggregation import METRICS
+from metrics.leaderboard import (
+    METRIC_LABELS,
+    Leaderboard,
+    LeaderboardFilters,
+    LeaderboardRow,
+    cache_key,
+    leaderboard,
+    site_breakdown,
+)
+from metrics.models import TrajectoryScore
+
+DISTRIBUTION = "distribution"
+SITES = "sites"
+SUCCESS_RECOVERY = "success-recovery"
+PLOTS = (DISTRIBUTION, SITES, SUCCESS_RECOVERY)
+# Box plots of a yes/no metric say nothing; these are the metrics with a spread of values.
+DISTRIBUTION_METRICS = ("step_success", "recovery", "repetitiveness", "element_accuracy", "partial_success",
+                        "plan_step_success")
+MAX_RUNS = 12
+CACHE_SECONDS = 24 * 3600
+
+
+@dataclass(frozen=True)
+class PlotRequest:
+    name: str
+    fmt: str = "svg"
+    filters: LeaderboardFilters = field(default_factory=LeaderboardFilters)
+    metric: str = ""  # default: step_success for distributions, success for site bars
+    kind: str = "box"
+    run_ids: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        if self.name not in PLOTS:
+            raise ValueError(f"plot: {self.name!r} is not one of {', '.join(PLOTS)}")
+        if self.fmt not in charts.FORMATS:
+            raise ValueError(f"format: {self.fmt!r} is not one of {', '.join(charts.FORMATS)}")
+        if self.kind not in charts.KINDS:
+            raise ValueError(f"kind: {self.kind!r} is not one of {', '.join(charts.KINDS)}")
+        allowed = DISTRIBUTION_METRICS if self.name == DISTRIBUTION else METRICS
+        if self.metric and self.metric not in allowed:
+            raise ValueError(f"metric: {self.metric!r} cannot be drawn here; choose one of {', '.join(allowed)}")
+
+    @property
+    def chosen_metric(self) -> str:
+        return self.metric or ("step_success" if self.name == DISTRIBUTION else "success")
+
+    @property
+    def filename(self) -> str:
+        metric = "" if self.name == SUCCESS_RECOVERY else f"-{self.chosen_metric}"
+        return f"{self.name}{metric}.{self.fmt}"
+
+
+def plotted_rows(request: PlotRequest) -> list[LeaderboardRow]:
+    rows = [row for row in leaderboard(request.filters).rows if row.evaluation]
+    if request.run_ids:
+        by_id = {row.run_id: row for row in rows}
+        return [by_id[run_id] for run_id in request.run_ids if run_id in by_id]
+    return rows[:MAX_RUNS]
+
+
+def metric_values(rows: list[LeaderboardRow], metric: str, site: str = "") -> dict[str, list[float]]:
+    """{run name: the metric's non-null per-trajectory values} from each run's evaluation."""
+    jobs = {row.run_id: row.evaluation.job_id for row in rows}
+    values: dict[int, list[float]] = {run_id: [] for run_id in jobs}
+    scores = TrajectoryScore.objects.filter(
+        job_id__in=set(jobs.values()), trajectory__run_id__in=list(jobs), error="", **{f"{metric}__isnull": False}
+    ).values_list("job_id", "trajectory__run_id", metric, "trajectory__task__sites")
+    for job_id, run_id, value, sites in scores:
+        if jobs[run_id] == job_id and (not site or aggregation.site_group({"sites": sites}) == site):
+            values[run_id].append(float(value))
+    return {row.name: values[row.run_id] for row in rows}
+
+
+def _draw(request: PlotRequest, rows: list[LeaderboardRow]):
+    metric = request.chosen_metric
+    if request.name == DISTRIBUTION:
+        series = metric_values(rows, metric, request.filters.site)
+        return charts.distribution_chart(series, label=METRIC_LABELS[metric], kind=request.kind)
+    if request.name == SITES:
+        breakdown = site_breakdown(Leaderboard(request.filters, rows), metric)
+        return charts.site_bars(breakdown.sites, breakdown.means(), label=METRIC_LABELS[metric])
+    points = [
+        (row.name, *(row.metric(name).mean if row.metric(name) else None for name in ("recovery", "success")))
+        for row in rows
+    ]
+    return charts.scatter_chart(points, x_label=METRIC_LABELS["recovery"], y_label=METRIC_LABELS["success"])
+
+
+def plot_bytes(request: PlotRequest) -> bytes:
+    rows = plotted_rows(request)
+    key = cache_key("plot", request.name, request.fmt, request.chosen_metric, request.kind, request.filters.site,
+                    [(row.run_id, row.name, row.evaluation) for row in rows])
+    image = cache.get(key)
+    if image is None:
+        image = charts.render(_draw(request, rows), request.fmt)
+        cache.set(key, image, CACHE_SECONDS)
+    return image

@@ -1,0 +1,111 @@
+"""The query-string forms of the leaderboard, comparison and plot pages."""
+
+from django import forms
+
+from metrics import charts, leaderboard, plots
+from metrics.aggregation import METRICS
+from metrics.leaderboard import METRIC_LABELS, LeaderboardFilters
+from trajectories.models import AgentRun, Paradigm
+
+METRIC_CHOICES = [(metric, METRIC_LABELS[metric]) for metric in METRICS]
+
+
+def _choices(values, everything: str) -> list[tuple[str, str]]:
+    return [("", everything)] + [(value, value) for value in values]
+
+
+class LeaderboardForm(forms.Form):
+    benchmark = forms.ChoiceField(required=False)
+    site = forms.ChoiceField(required=False, help_text="Every number restricted to this site group's tasks.")
+    paradigm = forms.ChoiceField(required=False, choices=[("", "all paradigms")] + list(Paradigm.choices))
+    judge = forms.ChoiceField(required=False, help_text="Latest finished evaluation with this judge.")
+    sort = forms.CharField(required=False, widget=forms.HiddenInput)
+    site_metric = forms.ChoiceField(required=False, choices=METRIC_CHOICES, label="Metric by site")
+    distribution = forms.ChoiceField(required=False, label="Distribution of",
+                                     choices=[(m, METRIC_LABELS[m]) for m in plots.DISTRIBUTION_METRICS])
+    kind = forms.ChoiceField(required=False, choices=[(kind, kind) for kind in charts.KINDS])
+
+    DEFAULTS = {"site_metric": "success", "distribution": "step_success", "kind": "box"}
+
+    def __init__(self, data=None):
+        if data is not None:  # the chart choices show their defaults when the query has none
+            data = data.copy()
+            for name, value in self.DEFAULTS.items():
+                data.setdefault(name, value)
+        super().__init__(data)
+        self.fields["benchmark"].choices = _choices(leaderboard.benchmarks(), "all benchmarks")
+        self.fields["judge"].choices = _choices(leaderboard.judges(), "any judge")
+        self.fields["site"].choices = _choices(leaderboard.site_groups(), "all sites")
+
+    def _value(self, name: str, default: str = "") -> str:
+        return (self.cleaned_data.get(name) if self.is_valid() else "") or default
+
+    def filters(self) -> LeaderboardFilters:
+        """Unknown values fall back to the defaults (the form shows why)."""
+        sort = self._value("sort", "-success")
+        descending, key = sort.startswith("-"), sort.lstrip("-")
+        if key not in leaderboard.SORT_KEYS:
+            descending, key = True, "success"
+        return LeaderboardFilters(
+            benchmark=self._value("benchmark"), site=self._value("site"), paradigm=self._value("paradigm"),
+            judge=self._value("judge"), sort=key, descending=descending,
+        )
+
+    @property
+    def chosen_site_metric(self) -> str:
+        return self._value("site_metric", self.DEFAULTS["site_metric"])
+
+    @property
+    def chosen_distribution(self) -> str:
+        return self._value("distribution", self.DEFAULTS["distribution"])
+
+    @property
+    def chosen_kind(self) -> str:
+        return self._value("kind", self.DEFAULTS["kind"])
+
+
+class CompareForm(forms.Form):
+    baseline = forms.ModelChoiceField(queryset=AgentRun.objects.order_by("name"), to_field_name="name")
+    candidate = forms.ModelChoiceField(queryset=AgentRun.objects.order_by("name"), to_field_name="name")
+    metric = forms.ChoiceField(required=False, choices=METRIC_CHOICES, label="Tasks that differ most in")
+    judge = forms.ChoiceField(required=False)
+
+    def __init__(self, data=None):
+        super().__init__(data)
+        self.fields["judge"].choices = _choices(leaderboard.judges(), "any judge")
+
+    def clean(self):
+        data = super().clean()
+        if data.get("baseline") and data.get("baseline") == data.get("candidate"):
+            self.add_error("candidate", "Choose a run other than the baseline.")
+        return data
+
+
+class PlotForm(forms.Form):
+    benchmark = forms.CharField(required=False)
+    site = forms.CharField(required=False)
+    paradigm = forms.ChoiceField(required=False, choices=[("", "")] + list(Paradigm.choices))
+    judge = forms.CharField(required=False)
+    sort = forms.CharField(required=False)
+    metric = forms.CharField(required=False)
+    kind = forms.ChoiceField(required=False, choices=[(kind, kind) for kind in charts.KINDS])
+    runs = forms.CharField(required=False, help_text="Comma-separated run ids")
+
+    def clean_runs(self):
+        text = self.cleaned_data["runs"].strip()
+        try:
+            return tuple(int(part) for part in text.split(",") if part.strip())
+        except ValueError:
+            raise forms.ValidationError("runs must be run ids separated by commas") from None
+
+    def plot_request(self, name: str, fmt: str) -> plots.PlotRequest:
+        """Raises ValueError naming the parameter that is wrong."""
+        if not self.is_valid():
+            field, errors = next(iter(self.errors.items()))
+            raise ValueError(f"{field}: {' '.join(errors)}")
+        data = self.cleaned_data
+        sort = data["sort"] or "-success"
+        filters = LeaderboardFilters(benchmark=data["benchmark"], site=data["site"], paradigm=data["paradigm"],
+                                     judge=data["judge"], sort=sort.lstrip("-"), descending=sort.startswith("-"))
+        return plots.PlotRequest(name=name, fmt=fmt, filters=filters, metric=data["metric"],
+                                 kind=data["kind"] or "box", run_ids=data["runs"])

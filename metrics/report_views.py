@@ -1,0 +1,151 @@
+"""Pages of the leaderboard and run comparison, their charts and downloads.
+
+The numbers come from `metrics.leaderboard`, `metrics.comparison`, `metrics.plots` and
+`metrics.exports`, which the API uses too; these views only read the query string and render.
+"""
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils.functional import SimpleLazyObject
+from django.views.decorators.http import require_GET
+
+from metrics import charts, comparison, exports, leaderboard, plots
+from metrics.aggregation import METRICS, OUTCOME_CATEGORIES
+from metrics.leaderboard import METRIC_LABELS
+from metrics.report_forms import CompareForm, LeaderboardForm, PlotForm
+from trajectories.models import AgentRun, Task
+
+PLOT_MAX_AGE = 300
+TEXT_COLUMNS = ("name", "agent", "model", "paradigm", "benchmark")
+LEADERBOARD_ORDER = ("success",) + tuple(metric for metric in METRICS if metric != "success")
+
+
+def _query(request, **changes) -> str:
+    query = request.GET.copy()
+    for key, value in changes.items():
+        query.pop(key, None)
+        if value not in (None, ""):
+            query[key] = value
+    return query.urlencode()
+
+
+def _sort_value(filters, key: str) -> str:
+    """A header link: flips the current column; a new column starts A-Z for text, highest first for numbers."""
+    descending = not filters.descending if filters.sort == key else key not in TEXT_COLUMNS
+    return ("-" if descending else "") + key
+
+
+@login_required
+@require_GET
+def leaderboard_page(request):
+    form = LeaderboardForm(request.GET)
+    filters = form.filters()
+    board = leaderboard.leaderboard(filters)
+    sort_links = {key: _query(request, sort=_sort_value(filters, key)) for key in leaderboard.SORT_KEYS}
+    plot_query = _query(request, metric=None, site_metric=None, distribution=None, kind=None)
+    # The tables depend only on the query and on what each row shows, evaluations included.
+    tables_key = leaderboard.cache_key("leaderboard-tables", request.get_full_path(), [
+        (row.run_id, row.name, row.agent, row.model, row.paradigm, row.benchmark, row.created_at, row.trajectories,
+         row.evaluation) for row in board.rows
+    ])
+    return render(request, "metrics/leaderboard.html", {
+        "form": form, "filters": filters, "board": board, "tables_key": tables_key,
+        "breakdown": SimpleLazyObject(lambda: leaderboard.site_breakdown(board, form.chosen_site_metric)),
+        "metrics": [(metric, METRIC_LABELS[metric]) for metric in LEADERBOARD_ORDER], "labels": METRIC_LABELS,
+        "outcome_categories": OUTCOME_CATEGORIES,
+        "sort_links": sort_links, "query": _query(request),
+        "site_metric": form.chosen_site_metric, "distribution_metric": form.chosen_distribution,
+        "kind": form.chosen_kind,
+        "plot_query": plot_query, "max_plotted": plots.MAX_RUNS,
+        "export_urls": [
+            (what, [(fmt.upper(), reverse("metrics:export", args=[what, fmt])) for fmt in exports.FORMATS])
+            for what in exports.RUN_EXPORTS
+        ],
+    })
+
+
+@login_required
+@require_GET
+def compare_page(request):
+    form = CompareForm(request.GET if request.GET else None)
+    result = None
+    if form.is_bound and form.is_valid():
+        data = form.cleaned_data
+        try:
+            result = comparison.compare_runs(data["baseline"], data["candidate"], judge=data["judge"],
+                                             difference_metric=data["metric"] or "step_success")
+        except comparison.NotEvaluated as exc:
+            form.add_error(None, f"{exc}: evaluate it first, from its run page.")
+    return render(request, "metrics/compare.html", {
+        # Run choices as plain options: Django's select widget renders each option through a template.
+        "form": form, "run_fields": [form["baseline"], form["candidate"]],
+        "run_names": AgentRun.objects.order_by("name").values_list("name", flat=True),
+        "result": result, "labels": METRIC_LABELS,
+        "continuous": plots.DISTRIBUTION_METRICS, "query": _query(request),
+    })
+
+
+@login_required
+@require_GET
+def compare_task(request, baseline: int, candidate: int, task: int):
+    runs = [get_object_or_404(AgentRun, pk=baseline), get_object_or_404(AgentRun, pk=candidate)]
+    task_row = get_object_or_404(Task, pk=task)
+    try:
+        view = comparison.side_by_side(task_row, runs, judge=request.GET.get("judge", ""))
+    except comparison.NotEvaluated as exc:
+        raise Http404(str(exc)) from exc
+    return render(request, "metrics/compare_task.html", {"view": view, "labels": METRIC_LABELS})
+
+
+@login_required
+@require_GET
+def plot(request, name: str, fmt: str):
+    try:
+        plot_request = PlotForm(request.GET).plot_request(name, fmt)
+        image = plots.plot_bytes(plot_request)
+    except ValueError as exc:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    response = HttpResponse(image, content_type=charts.FORMATS[fmt])
+    disposition = "attachment" if request.GET.get("download") else "inline"
+    response["Content-Disposition"] = f'{disposition}; filename="{plot_request.filename}"'
+    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
+    response["Cache-Control"] = f"private, max-age={PLOT_MAX_AGE}"
+    return response
+
+
+@login_required
+@require_GET
+def export(request, what: str, fmt: str):
+    """`leaderboard` takes the leaderboard's filters; the others one or more `run` ids (and a `job`)."""
+    if what not in exports.EXPORTS or fmt not in exports.FORMATS:
+        raise Http404(f"no export {what}.{fmt}")
+    try:
+        if what == "leaderboard":
+            board = leaderboard.leaderboard(LeaderboardForm(request.GET).filters())
+            frame, names = exports.leaderboard_frame(board), []
+        else:
+            frame, names = _run_export(request, what)
+    except ValueError as exc:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    response = HttpResponse(exports.to_bytes(frame, fmt), content_type=exports.FORMATS[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{exports.export_filename(what, fmt, names)}"'
+    return response
+
+
+def _run_export(request, what: str):
+    run_ids = request.GET.getlist("run")
+    if not run_ids or not all(run_id.isdigit() for run_id in run_ids):
+        raise ValueError("run: give one or more run ids")
+    job = request.GET.get("job", "")
+    if job and (not job.isdigit() or len(run_ids) != 1):
+        raise ValueError("job: an evaluation id, with exactly one run")
+    runs = list(AgentRun.objects.filter(pk__in=run_ids).order_by("name"))
+    if len(runs) != len(set(run_ids)):
+        raise Http404("no such run")
+    selection = {}
+    for run in runs:
+        selection.update(exports.run_selection(run, job_id=int(job) if job else None,
+                                               judge=request.GET.get("judge", "")))
+    return exports.RUN_FRAMES[what](selection), [run.name for run in runs]

@@ -1,0 +1,100 @@
+"""Reads of evaluation jobs, scores and aggregates."""
+
+from dataclasses import dataclass
+
+from django.db.models import Prefetch, QuerySet
+from django.utils import timezone
+
+from judges.models import JudgeDecision
+from metrics.alignment import AgentStepMark, align_side
+from metrics.models import EvaluationJob, TrajectoryScore
+from trajectories.models import Trajectory
+
+
+def job_progress(job: EvaluationJob) -> dict:
+    """Progress as shown on the job page, in the API and by `evaluate --wait`."""
+    finished = job.done + job.failed
+    elapsed = None
+    if job.started_at:
+        elapsed = ((job.finished_at or timezone.now()) - job.started_at).total_seconds()
+    rate = finished / elapsed if elapsed and finished else None
+    remaining = max(job.total - finished, 0)
+    eta = remaining / rate if rate and job.status == EvaluationJob.Status.RUNNING else None
+    return {
+        "id": job.pk,
+        "status": job.status,
+        "total": job.total,
+        "done": job.done,
+        "failed": job.failed,
+        "remaining": remaining,
+        "percent": round(100 * finished / job.total, 1) if job.total else 100.0,
+        "rate_per_second": round(rate, 2) if rate else None,
+        "eta_seconds": round(eta) if eta is not None else None,
+        "started_at": job.started_at,
+        "finished_at": job.finished_at,
+    }
+
+
+def scores_with_context() -> QuerySet[TrajectoryScore]:
+    """Scores with their run, task and judge decision ids loaded, in run and task order."""
+    return (
+        TrajectoryScore.objects.select_related("trajectory__run", "trajectory__task")
+        .prefetch_related(Prefetch("decisions", queryset=JudgeDecision.objects.only("id")))
+        .order_by("trajectory__run__name", "trajectory__task__number", "trajectory__task__task_id", "gold_id")
+    )
+
+
+@dataclass(frozen=True)
+class StepVerdicts:
+    """What the metrics said about one agent step, for the trajectory page."""
+
+    mark: AgentStepMark
+    repeated: bool
+    element_miss: str
+
+
+@dataclass(frozen=True)
+class TrajectoryEvaluation:
+    score: TrajectoryScore
+    gold_steps: list
+    matched_by_gold: dict[int, tuple[int, float]]
+    steps: dict[int, StepVerdicts]
+    decisions: list[JudgeDecision]
+    others: list[TrajectoryScore]
+
+
+def trajectory_evaluation(trajectory: Trajectory, job_id=None) -> TrajectoryEvaluation | None:
+    """A trajectory's score in one job (the newest finished one unless asked), with the decisions behind it."""
+    scores = (
+        TrajectoryScore.objects.filter(trajectory=trajectory)
+        .select_related("job__judge_config", "gold__annotator")
+        .order_by("-job__created_at", "gold_id")
+    )
+    score = None
+    if job_id and str(job_id).isdigit():
+        score = scores.filter(job_id=int(job_id)).first()
+    if score is None:
+        score = scores.filter(job__status=EvaluationJob.Status.DONE).first() or scores.first()
+    if score is None:
+        return None
+    details = score.details or {}
+    marks = align_side(score.agent_steps or 0, details).steps
+    repeated = set((details.get("repetitiveness") or {}).get("repeated_steps", ()))
+    misses = {miss["step"]: miss["reason"] for miss in (details.get("element_accuracy") or {}).get("misses", ())}
+    matched = {
+        pair["gold_step"]: (pair["agent_step"], pair["score"])
+        for pair in (details.get("step_success") or {}).get("matched", ())
+    }
+    return TrajectoryEvaluation(
+        score=score,
+        gold_steps=list(score.gold.steps.order_by("index")) if score.gold else [],
+        matched_by_gold=matched,
+        steps={mark.step: StepVerdicts(mark, mark.step in repeated, misses.get(mark.step, "")) for mark in marks},
+        decisions=list(score.decisions.select_related("reviewed_by").order_by("kind", "pk")),
+        others=[other for other in scores if other.pk != score.pk],
+    )
+
+
+def run_evaluations(run) -> list[dict]:
+    jobs = EvaluationJob.objects.filter(runs=run).select_related("judge_config").order_by("-created_at")[:20]
+    return [{"job": job, **job_progress(job)} for job in jobs]

@@ -1,0 +1,317 @@
+"""Evaluation jobs: plan the (trajectory, gold) units, score them in chunks, keep progress.
+
+A chunk is scored as a batch: its units are loaded in a few queries, the judge settles all
+their questions at once, and their scores are written in one transaction. Every step is
+idempotent, so a job survives killed workers: scores are upserted, progress is recounted from
+the stored scores rather than incremented, and `resume_unfinished_jobs` re-queues whatever has
+no score yet.
+"""
+
+import gc
+import logging
+from collections import defaultdict
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+
+from annotation.models import GoldStatus, GoldStep, GoldTrajectory
+from judges.models import JudgeDecision
+from judges.services import get_judge, judge_identity
+from metrics.models import EvaluationJob, GoldPolicy, TrajectoryScore
+from trajectories.models import Step, Trajectory
+
+from .aggregates import store_aggregates
+from .scoring import (
+    SCORE_FIELDS,
+    JudgeFailed,
+    Parameters,
+    Scoring,
+    inputs_fingerprint,
+    score_trajectory,
+    unit_inputs,
+)
+
+log = logging.getLogger(__name__)
+
+CHUNK_SIZE = 50
+UNFINISHED = (EvaluationJob.Status.PENDING, EvaluationJob.Status.RUNNING)
+
+
+@dataclass(frozen=True)
+class Unit:
+    trajectory_id: int
+    gold_id: int | None
+
+
+def _gold_candidates(job: EvaluationJob, task_ids) -> dict[int, list[GoldTrajectory]]:
+    golds = GoldTrajectory.objects.filter(task_id__in=task_ids, cannot_complete=False)
+    if job.gold_policy == GoldPolicy.APPROVED:
+        golds = golds.filter(status=GoldStatus.APPROVED)
+    elif job.gold_policy == GoldPolicy.EACH:
+        golds = golds.filter(status__in=[GoldStatus.SUBMITTED, GoldStatus.APPROVED])
+    else:
+        golds = golds.filter(annotator=job.gold_annotator).exclude(status=GoldStatus.DRAFT)
+    by_task: dict[int, list[GoldTrajectory]] = {}
+    for gold in golds.order_by("task_id", "-updated_at", "-pk"):
+        by_task.setdefault(gold.task_id, []).append(gold)
+    return by_task
+
+
+def plan_units(job: EvaluationJob) -> list[Unit]:
+    """One unit per trajectory and gold: the newest matching gold, or each one for the 'each' policy.
+
+    A task without gold is still scored: its gold-based metrics are null.
+    """
+    trajectories = list(Trajectory.objects.filter(run__in=job.runs.all()).values_list("pk", "task_id"))
+    golds = _gold_candidates(job, {task_id for _, task_id in trajectories})
+    units = []
+    for trajectory_id, task_id in trajectories:
+        candidates = golds.get(task_id, [])
+        if job.gold_policy != GoldPolicy.EACH:
+            candidates = candidates[:1]
+        units.extend(Unit(trajectory_id, gold.pk) for gold in candidates)
+        if not candidates:
+            units.append(Unit(trajectory_id, None))
+    return units
+
+
+@transaction.atomic
+def create_evaluation(*, runs, judge_config, gold_policy=GoldPolicy.APPROVED, gold_annotator=None,
+                      parameters=None, user=None) -> EvaluationJob:
+    if not runs:
+        raise ValueError("choose at least one run to evaluate")
+    if gold_policy == GoldPolicy.ANNOTATOR and gold_annotator is None:
+        raise ValueError("the 'annotator' gold policy needs the annotator's name")
+    params = Parameters.from_dict(parameters)
+    job = EvaluationJob.objects.create(
+        judge_config=judge_config, gold_policy=gold_policy, gold_annotator=gold_annotator,
+        parameters=params.to_dict(), created_by=user,
+    )
+    job.runs.set(runs)
+    job.total = len(plan_units(job))
+    job.save(update_fields=["total"])
+    return job
+
+
+def start_evaluation(job: EvaluationJob) -> None:
+    from metrics.tasks import run_evaluation
+
+    transaction.on_commit(lambda: run_evaluation.delay(job.pk))
+
+
+def pending_chunks(job: EvaluationJob) -> list[list[tuple[int, int | None]]]:
+    """Units without a current score, in chunks.
+
+    A re-run skips units whose inputs are unchanged and that no human verdict came after.
+    """
+    units = plan_units(job)
+    params = Parameters.from_dict(job.parameters)
+    identity = judge_identity(job.judge_config)
+    trajectories = Trajectory.objects.select_related("task").in_bulk([u.trajectory_id for u in units])
+    golds = GoldTrajectory.objects.in_bulk([u.gold_id for u in units if u.gold_id])
+    existing = {
+        (score.trajectory_id, score.gold_id): score
+        for score in job.scores.only("trajectory_id", "gold_id", "inputs_hash", "error", "computed_at")
+    }
+    # A human verdict may concern any question a score asked; cached decisions make the recheck free.
+    last_review = JudgeDecision.objects.aggregate(last=Max("reviewed_at"))["last"]
+    todo = []
+    for unit in units:
+        score = existing.get((unit.trajectory_id, unit.gold_id))
+        fingerprint = inputs_fingerprint(trajectories[unit.trajectory_id], golds.get(unit.gold_id), params, identity)
+        overruled_since = score is not None and last_review is not None and last_review > score.computed_at
+        if score is None or score.error or score.inputs_hash != fingerprint or overruled_since:
+            todo.append((unit.trajectory_id, unit.gold_id))
+    return [todo[i : i + CHUNK_SIZE] for i in range(0, len(todo), CHUNK_SIZE)]
+
+
+def begin(job: EvaluationJob) -> list[list[tuple[int, int | None]]]:
+    """Mark the job running and return its outstanding work; finishes at once when there is none."""
+    with transaction.atomic():
+        job = EvaluationJob.objects.select_for_update().get(pk=job.pk)
+        if job.status == EvaluationJob.Status.CANCELLED:
+            return []
+        # Units that no longer exist (a deleted trajectory) must not linger as stale scores.
+        current = {(u.trajectory_id, u.gold_id) for u in plan_units(job)}
+        stale = [s.pk for s in job.scores.all() if (s.trajectory_id, s.gold_id) not in current]
+        job.scores.filter(pk__in=stale).delete()
+        job.status = EvaluationJob.Status.RUNNING
+        job.total = len(current)
+        job.started_at = job.started_at or timezone.now()
+        job.finished_at = None
+        job.save(update_fields=["status", "total", "started_at", "finished_at"])
+    chunks = pending_chunks(job)
+    if not chunks:
+        refresh_progress(job)
+    return chunks
+
+
+def _load(units: list[tuple[int, int | None]]) -> dict[tuple[int, int | None], tuple]:
+    """(trajectory, steps, gold, gold steps) of each unit, in four queries for the whole chunk.
+
+    A unit whose trajectory or gold was deleted since the job was planned is left out.
+    """
+    trajectories = Trajectory.objects.select_related("task").in_bulk({t for t, _ in units})
+    golds = GoldTrajectory.objects.in_bulk({g for _, g in units if g is not None})
+    steps, gold_steps = defaultdict(list), defaultdict(list)
+    for step in Step.objects.filter(trajectory_id__in=list(trajectories)).order_by("trajectory_id", "index"):
+        steps[step.trajectory_id].append(step)
+    for step in GoldStep.objects.filter(gold_id__in=list(golds)).order_by("gold_id", "index"):
+        gold_steps[step.gold_id].append(step)
+    return {
+        (t, g): (trajectories[t], steps[t], golds.get(g), gold_steps[g] if g is not None else [])
+        for t, g in units
+        if t in trajectories and (g is None or g in golds)
+    }
+
+
+@dataclass
+class _Outcome:
+    """What is stored for one unit: its scoring, or the error that stopped it."""
+
+    scoring: Scoring = field(default_factory=Scoring)
+    error: str = ""
+
+
+def _failure(exc: Exception, trajectory_id: int) -> _Outcome:
+    if isinstance(exc, (JudgeFailed, ValueError)):
+        return _Outcome(error=str(exc))
+    log.error("scoring trajectory %s failed", trajectory_id, exc_info=exc)
+    return _Outcome(error=f"{type(exc).__name__}: {exc}")
+
+
+@contextmanager
+def _collecting_only_new_objects():
+    """Scoring a chunk allocates many objects, so the cyclic garbage collector runs often; the
+    objects that existed before (Django, the judge's models and caches) are left out of its scans.
+    A process that froze objects itself keeps them frozen."""
+    frozen_before = gc.get_freeze_count()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        if not frozen_before:
+            gc.unfreeze()
+
+
+def evaluate_units(job: EvaluationJob, judge, units: list[tuple[int, int | None]]) -> None:
+    """Score units together: load them, settle all their judge questions at once, store the scores
+    in one transaction. A unit's failure is stored on its own row and does not stop the others."""
+    with _collecting_only_new_objects():
+        _evaluate_units(job, judge, units)
+
+
+def _evaluate_units(job: EvaluationJob, judge, units: list[tuple[int, int | None]]) -> None:
+    params = Parameters.from_dict(job.parameters)
+    loaded = _load(units)
+    inputs, outcomes = {}, {}
+    for unit, (trajectory, steps, gold, gold_steps) in loaded.items():
+        try:
+            inputs[unit] = unit_inputs(trajectory, steps, gold, gold_steps)
+        except Exception as exc:  # noqa: BLE001 - one trajectory's failure must not fail the chunk
+            outcomes[unit] = _failure(exc, unit[0])
+    try:
+        judge.settle([question for prepared in inputs.values() for question in prepared.questions.all()])
+    except Exception:  # noqa: BLE001 - then each unit asks on its own and records its own error
+        log.exception("settling the judge questions of %d units failed", len(inputs))
+    for unit, prepared in inputs.items():
+        try:
+            outcomes[unit] = _Outcome(score_trajectory(prepared, judge, params))
+        except Exception as exc:  # noqa: BLE001 - one trajectory's failure must not fail the chunk
+            outcomes[unit] = _failure(exc, unit[0])
+    identity = judge_identity(job.judge_config)
+    fingerprints = {
+        unit: inputs_fingerprint(loaded[unit][0], loaded[unit][2], params, identity) for unit in outcomes
+    }
+    _store_scores(job, outcomes, fingerprints)
+
+
+def _store_scores(job: EvaluationJob, outcomes: dict, fingerprints: dict) -> None:
+    """Insert or update the units' score rows and their decision links, in one transaction.
+
+    Rows keep their ids. A row another worker inserted meanwhile (the same chunk queued twice
+    after a restart) is kept: both were computed from the same inputs.
+    """
+    now = timezone.now()
+    values = {}
+    for unit, outcome in outcomes.items():
+        fields = {**dict.fromkeys(SCORE_FIELDS), "success_source": "", "outcome_status": "", "outcome_reason": ""}
+        fields.update({k: v for k, v in outcome.scoring.values.items() if v is not None})
+        values[unit] = {**fields, "details": outcome.scoring.details, "error": outcome.error,
+                        "inputs_hash": fingerprints[unit], "computed_at": now}
+    scores = TrajectoryScore.objects.filter(job=job, trajectory_id__in={t for t, _ in outcomes})
+
+    def stored_ids() -> dict:
+        return {(t, g): pk for pk, t, g in scores.values_list("pk", "trajectory_id", "gold_id") if (t, g) in values}
+
+    with transaction.atomic():
+        ids = stored_ids()
+        # One UPDATE per row: Django's bulk_update builds a CASE per column and row, far slower here.
+        for unit, pk in ids.items():
+            TrajectoryScore.objects.filter(pk=pk).update(**values[unit])
+        new = [TrajectoryScore(job=job, trajectory_id=t, gold_id=g, **values[(t, g)]) for t, g in values
+               if (t, g) not in ids]
+        if new:
+            TrajectoryScore.objects.bulk_create(new, ignore_conflicts=True)
+            ids = stored_ids()
+        links = TrajectoryScore.decisions.through
+        links.objects.filter(trajectoryscore_id__in=ids.values()).delete()
+        links.objects.bulk_create(
+            [
+                links(trajectoryscore_id=ids[unit], judgedecision_id=decision_id)
+                for unit, outcome in outcomes.items()
+                for decision_id in sorted(outcome.scoring.decision_ids)
+            ],
+            ignore_conflicts=True,
+        )
+
+
+def evaluate_chunk(job_id: int, units: list[tuple[int, int | None]]) -> None:
+    job = EvaluationJob.objects.select_related("judge_config").get(pk=job_id)
+    if job.status == EvaluationJob.Status.CANCELLED:
+        return
+    evaluate_units(job, get_judge(job.judge_config), units)
+    refresh_progress(job)
+
+
+def refresh_progress(job: EvaluationJob) -> EvaluationJob:
+    """Recount progress from the stored scores and finish the job when every unit has one."""
+    with transaction.atomic():
+        job = EvaluationJob.objects.select_for_update().get(pk=job.pk)
+        counts = job.scores.aggregate(failed=Count("pk", filter=~Q(error="")), done=Count("pk", filter=Q(error="")))
+        job.failed, job.done = counts["failed"], counts["done"]
+        fields = ["done", "failed"]
+        finished = job.status == EvaluationJob.Status.RUNNING and job.done + job.failed >= job.total
+        if finished:
+            store_aggregates(job)
+            job.status = EvaluationJob.Status.DONE
+            job.finished_at = timezone.now()
+            fields += ["status", "finished_at"]
+        job.save(update_fields=fields)
+    return job
+
+
+def cancel_evaluation(job: EvaluationJob) -> bool:
+    updated = EvaluationJob.objects.filter(pk=job.pk, status__in=UNFINISHED).update(
+        status=EvaluationJob.Status.CANCELLED, finished_at=timezone.now()
+    )
+    return bool(updated)
+
+
+def rerun_evaluation(job: EvaluationJob) -> None:
+    """Re-evaluate after gold edits or overruled decisions; only changed units are recomputed."""
+    EvaluationJob.objects.filter(pk=job.pk).update(status=EvaluationJob.Status.PENDING, finished_at=None)
+    start_evaluation(job)
+
+
+def resume_unfinished_jobs() -> int:
+    """Re-queue the outstanding work of running jobs, e.g. after a worker was killed."""
+    from metrics.tasks import run_evaluation
+
+    jobs = list(EvaluationJob.objects.filter(status__in=UNFINISHED).values_list("pk", flat=True))
+    for job_id in jobs:
+        run_evaluation.delay(job_id)
+    return len(jobs)

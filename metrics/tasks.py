@@ -1,0 +1,25 @@
+"""Evaluation on Celery: one task plans a job, chunk tasks score its trajectories."""
+
+from celery import shared_task
+from celery.signals import worker_ready
+
+from metrics.models import EvaluationJob
+from metrics.services import evaluation
+
+
+@shared_task
+def run_evaluation(job_id: int) -> None:
+    job = EvaluationJob.objects.get(pk=job_id)
+    for chunk in evaluation.begin(job):
+        evaluate_chunk.delay(job_id, chunk)
+
+
+@shared_task
+def evaluate_chunk(job_id: int, units: list) -> None:
+    evaluation.evaluate_chunk(job_id, [tuple(unit) for unit in units])
+
+
+@worker_ready.connect
+def _resume_after_restart(sender=None, **kwargs):
+    """A worker that starts picks up jobs whose chunks died with a previous worker."""
+    evaluation.resume_unfinished_jobs()

@@ -1,0 +1,129 @@
+"""Formatting of numbers on the leaderboard and comparison pages.
+
+The dense tables (runs x metrics, runs x sites, runs x outcomes) are built a row at a time in
+Python: with 50 runs, a template include or format_html per cell costs several times the whole
+rest of the page. These row tags put only numbers and the platform's own metric names into the
+markup (never a name or text a user chose), which is why they may mark their output safe.
+"""
+
+from django import template
+from django.utils import timezone
+from django.utils.safestring import mark_safe
+
+register = template.Library()
+
+DASH = "—"
+
+
+@register.filter
+def get(mapping, key):
+    """`{{ row.metrics|get:metric }}`: a dict entry by a key held in a variable."""
+    return mapping.get(key) if mapping else None
+
+
+@register.filter
+def signed(value, digits: int = 3):
+    """A difference with its sign: +0.125, -0.040; a dash when there is none."""
+    if value is None:
+        return DASH
+    return f"{value:+.{digits}f}"
+
+
+@register.filter
+def moment(value, with_time: bool = False):
+    """An aware datetime as 2024-05-01 (or 2024-05-01 14:03) in the site's time zone; cheaper than `date`."""
+    if not value:
+        return ""
+    return timezone.localtime(value).strftime("%Y-%m-%d %H:%M" if with_time else "%Y-%m-%d")
+
+
+@register.filter
+def pvalue(value):
+    if value is None:
+        return DASH
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+@register.filter
+def share(value):
+    """0.125 -> 12.5%."""
+    return DASH if value is None else f"{100 * value:.1f}%"
+
+
+def _summary(summary) -> str:
+    """A metric's mean with its count and null count (an aggregation.Summary, or None); numbers only."""
+    if summary is None:
+        return f'<span class="muted">{DASH}</span>'
+    if summary.mean is None:
+        return f'<span class="muted">{DASH}</span><span class="rp-n">{int(summary.null_count)} null</span>'
+    nulls = f" · {int(summary.null_count)} null" if summary.null_count else ""
+    spread = f", std {summary.std:.3f}" if summary.std is not None else ""
+    return (f'<span class="rp-mean">{summary.mean:.3f}</span><span class="rp-n" title="{int(summary.count)} values'
+            f'{spread}; {int(summary.null_count)} null (left out)">n={int(summary.count)}{nulls}</span>')
+
+
+@register.simple_tag
+def metric_cells(summaries: dict, metrics):
+    """The `<td>` of every metric of a leaderboard row; `metrics` are the platform's (key, label) pairs."""
+    return mark_safe("".join(
+        f'<td class="num" data-metric="{key}">{_summary(summaries.get(key))}</td>' for key, _ in metrics
+    ))
+
+
+@register.simple_tag
+def summary_cells(summaries):
+    """A `<td>` per summary of a list (site breakdown rows)."""
+    return mark_safe("".join(f'<td class="num">{_summary(summary)}</td>' for summary in summaries))
+
+
+@register.simple_tag
+def outcome_cells(outcomes: dict):
+    """A `<td>` per outcome category: count, share and successes (the paper's Table 7)."""
+    cells = []
+    for row in outcomes["rows"]:
+        successes = f" · {int(row['successes'])} success" if row["successes"] else ""
+        cells.append(f'<td class="num">{int(row["count"])} <span class="rp-n">{share(row["share"])}{successes}'
+                     f"</span></td>")
+    return mark_safe("".join(cells))
+
+
+def _site_comparison(comparison) -> str:
+    if not comparison.pairs:
+        return f'<span class="muted">{DASH}</span>'
+    interval = (f"[{signed(comparison.ci_low, 2)}, {signed(comparison.ci_high, 2)}] "
+                if comparison.ci_low is not None else "")
+    p = pvalue(comparison.wilcoxon_p).replace("<", "&lt;")
+    return (f'<span class="rp-diff">{signed(comparison.mean_difference)}</span>'
+            f'<span class="rp-n">{interval}p {p} · {int(comparison.pairs)} pairs</span>')
+
+
+@register.simple_tag
+def site_comparison_cells(by_site):
+    """A `<td>` per site of one metric's comparison: difference, CI, Wilcoxon p and pairs."""
+    return mark_safe("".join(f'<td class="num">{_site_comparison(comparison)}</td>' for _, comparison in by_site))
+
+
+@register.simple_tag
+def run_downloads(export_urls, run_id: int, job_id: int):
+    """Links to a run's exports from one evaluation; `export_urls` are reversed routes, (what, [(FORMAT, url)])."""
+    lines = (
+        f"{what} " + " ".join(f'<a href="{url}?run={int(run_id)}&amp;job={int(job_id)}" download>{fmt}</a>'
+                              for fmt, url in formats)
+        for what, formats in export_urls
+    )
+    return mark_safe("<br>".join(lines))
+
+
+def _mean_std(summary: dict) -> str:
+    if summary["mean"] is None:
+        return DASH
+    spread = f' <span class="rp-n">± {summary["std"]:.2f}</span>' if summary["std"] is not None else ""
+    return f'{summary["mean"]:.2f}{spread}'
+
+
+@register.simple_tag
+def length_cells(lengths: dict):
+    """Pairs, mean agent steps n, mean gold steps m (each ± std), mean n - m and trajectories without gold."""
+    cells = (int(lengths["pairs"]), _mean_std(lengths["agent_steps"]), _mean_std(lengths["gold_steps"]),
+             signed(lengths["mean_difference"], 2), int(lengths["without_gold"]))
+    return mark_safe("".join(f'<td class="num">{cell}</td>' for cell in cells))

@@ -1,0 +1,77 @@
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from judges.services import default_judge_config
+from metrics.forms import EvaluationForm
+from metrics.models import Aggregate, EvaluationJob
+from metrics.permissions import can_evaluate
+from metrics.selectors import job_progress
+from metrics.services import evaluation
+from trajectories.models import AgentRun
+
+SUMMARY_METRICS = ("step_success", "recovery", "repetitiveness", "element_accuracy", "partial_success",
+                   "grounded", "relevant", "correct", "success", "plan_step_success")
+
+
+@login_required
+def job_list(request):
+    jobs = EvaluationJob.objects.select_related("judge_config").prefetch_related("runs")[:200]
+    return render(request, "metrics/job_list.html", {"jobs": [(job, job_progress(job)) for job in jobs]})
+
+
+@login_required
+def job_detail(request, pk):
+    job = get_object_or_404(EvaluationJob.objects.select_related("judge_config", "gold_annotator"), pk=pk)
+    aggregates = (
+        Aggregate.objects.filter(job=job, scope=Aggregate.Scope.RUN, metric__in=SUMMARY_METRICS)
+        .select_related("run").order_by("run__name")
+    )
+    table: dict = {}
+    for aggregate in aggregates:
+        table.setdefault(aggregate.run, {})[aggregate.metric] = aggregate
+    scores = (
+        job.scores.select_related("trajectory__task", "trajectory__run", "gold__annotator")
+        .order_by("trajectory__run__name", "trajectory__task__number", "trajectory__task__task_id")[:1000]
+    )
+    return render(request, "metrics/job_detail.html", {
+        "job": job, "progress": job_progress(job), "metrics": SUMMARY_METRICS,
+        "summary": [(run, [row.get(m) for m in SUMMARY_METRICS]) for run, row in table.items()],
+        "scores": scores, "can_change": can_evaluate(request.user, job.runs.all()),
+    })
+
+
+@login_required
+@require_POST
+def start(request, run_pk):
+    run = get_object_or_404(AgentRun, pk=run_pk)
+    if not can_evaluate(request.user, [run]):
+        raise PermissionDenied
+    form = EvaluationForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Evaluation not started: " + "; ".join(
+            f"{field}: {' '.join(errors)}" for field, errors in form.errors.items()))
+        return redirect(request.POST.get("next") or "metrics:jobs")
+    job = evaluation.create_evaluation(
+        runs=[run], judge_config=form.cleaned_data["judge"] or default_judge_config(),
+        gold_policy=form.cleaned_data["gold_policy"], gold_annotator=form.cleaned_data["gold_annotator"],
+        parameters=form.parameters(), user=request.user,
+    )
+    evaluation.start_evaluation(job)
+    return redirect("metrics:job", pk=job.pk)
+
+
+@login_required
+@require_POST
+def change(request, pk, action):
+    job = get_object_or_404(EvaluationJob, pk=pk)
+    if not can_evaluate(request.user, job.runs.all()):
+        raise PermissionDenied
+    if action == "cancel":
+        if not evaluation.cancel_evaluation(job):
+            messages.error(request, f"Evaluation #{job.pk} is already {job.get_status_display().lower()}.")
+    else:
+        evaluation.rerun_evaluation(job)
+    return redirect("metrics:job", pk=job.pk)

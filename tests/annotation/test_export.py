@@ -1,0 +1,63 @@
+import pytest
+from django.core.management import call_command
+
+from annotation.models import GoldTrajectory
+from annotation.services.gold_import import import_gold_file
+from tests.factories import GoldStepFactory, GoldTrajectoryFactory, TaskFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _steps_by_gold(annotator: str) -> list:
+    golds = GoldTrajectory.objects.filter(annotator__username=annotator).order_by("task__number", "pk")
+    return [
+        (
+            gold.task.task_id,
+            [
+                (s.text, s.source_label, s.action_type, s.element_role, s.element_name, s.value)
+                for s in gold.steps.all()
+            ],
+        )
+        for gold in golds
+    ]
+
+
+@pytest.mark.parametrize("suffix", ["xlsx", "csv", "json"])
+def test_export_then_reimport_gives_the_same_steps(webarena_tasks, gold_xlsx, tmp_path, suffix, capsys):
+    import_gold_file(gold_xlsx, annotator="paper")
+    exported = tmp_path / f"exported.{suffix}"
+
+    call_command("export_gold", str(exported), "--annotator", "paper")
+    report = import_gold_file(exported, annotator="roundtrip")
+
+    assert f"{exported}: 8 gold trajectories, 50 steps ({suffix})" in capsys.readouterr().out
+    assert report.unplaced == [] and report.count("created") == 8
+    assert _steps_by_gold("roundtrip") == _steps_by_gold("paper")
+    assert sorted(len(steps) for task_id, steps in _steps_by_gold("roundtrip") if task_id == "809") == [7, 7]
+
+
+def test_json_export_carries_everything_of_the_gold(tmp_path):
+    task = TaskFactory(task_id="5", number=5)
+    gold = GoldTrajectoryFactory(task=task, cannot_complete=True, cannot_complete_reason="Gone.", final_answer="N/A",
+                                 status="submitted")
+    GoldStepFactory(gold=gold, index=1, text="Click on the 'Orders' link", action_type="click",
+                    element_role="link", element_name="Orders")
+    path = tmp_path / "gold.json"
+
+    call_command("export_gold", str(path), "--status", "submitted", "--task", "5")
+    import_gold_file(path, annotator="copy", status="draft")
+
+    copy = GoldTrajectory.objects.get(annotator__username="copy")
+    assert (copy.cannot_complete, copy.cannot_complete_reason, copy.final_answer) == (True, "Gone.", "N/A")
+    assert copy.steps.get().element_name == "Orders"
+
+
+def test_export_filters(tmp_path, capsys):
+    GoldStepFactory(gold=GoldTrajectoryFactory(status="approved"))
+    GoldStepFactory(gold=GoldTrajectoryFactory(status="draft"))
+
+    call_command("export_gold", str(tmp_path / "out.data"), "--format", "csv", "--status", "approved")
+
+    lines = (tmp_path / "out.data").read_text().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("Task No.,Step No.,Text,Gold No.")
+    assert "1 gold trajectories, 1 steps (csv)" in capsys.readouterr().out

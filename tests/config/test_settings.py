@@ -1,0 +1,32 @@
+import os
+import subprocess
+import sys
+
+from django.conf import settings
+
+MANAGE = [sys.executable, str(settings.BASE_DIR / "manage.py")]
+
+
+def _run(*args, **env):
+    base = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DEBUG", "ALLOWED_HOSTS")}
+    base.update(DJANGO_SETTINGS_MODULE="config.settings.production", **env)
+    return subprocess.run([*MANAGE, *args], env=base, capture_output=True, text=True, cwd=settings.BASE_DIR)
+
+
+def test_production_refuses_to_start_without_a_real_secret_key():
+    result = _run("check")
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_production_refuses_the_development_key():
+    result = _run("check", SECRET_KEY=settings.DEVELOPMENT_SECRET_KEY, ALLOWED_HOSTS="example.org")
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_production_passes_check_deploy():
+    result = _run("check", "--deploy", "--fail-level", "WARNING", SECRET_KEY="k" * 20 + "-Zq8" + "x9" * 20,
+                  ALLOWED_HOSTS="trajscope.example.org")
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "no issues" in result.stdout

@@ -1,0 +1,122 @@
+"""factory_boy factories for every model; tests build the rows they need from these."""
+
+import hashlib
+
+import factory
+from django.contrib.auth import get_user_model
+
+from annotation.models import GoldStep, GoldTrajectory
+from judges.models import JudgeConfig, JudgeDecision
+from metrics.models import EvaluationJob, TrajectoryScore
+from trajectories.models import AgentRun, Step, Task, Trajectory
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    email = factory.LazyAttribute(lambda u: f"{u.username}@example.org")
+    password = factory.django.Password("pw-for-tests-123")
+
+
+class TaskFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Task
+
+    benchmark = "webarena"
+    number = factory.Sequence(lambda n: 10_000 + n)
+    task_id = factory.LazyAttribute(lambda t: str(t.number))
+    intent = factory.Sequence(lambda n: f"What is the answer to question {n}?")
+    sites = factory.LazyFunction(lambda: ["shopping_admin"])
+    start_url = "__SHOPPING_ADMIN__"
+    eval_types = factory.LazyFunction(lambda: ["string_match"])
+    eval_config = factory.LazyFunction(lambda: {"eval_types": ["string_match"], "reference_answers": {}})
+
+
+class AgentRunFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = AgentRun
+
+    name = factory.Sequence(lambda n: f"run-{n}")
+    agent = "test-agent"
+    model = "test-model"
+
+
+class TrajectoryFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Trajectory
+
+    run = factory.SubFactory(AgentRunFactory)
+    task = factory.SubFactory(TaskFactory)
+    outcome_status = "answered"
+    final_answer = "42"
+    content_hash = factory.Sequence(lambda n: hashlib.sha256(str(n).encode()).hexdigest())
+
+
+class StepFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Step
+
+    trajectory = factory.SubFactory(TrajectoryFactory)
+    index = factory.Sequence(lambda n: n + 1)
+    url = "http://localhost:7780/admin"
+    action = "scroll [down]"
+    action_type = "scroll"
+    action_value = "down"
+
+
+class GoldTrajectoryFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = GoldTrajectory
+
+    task = factory.SubFactory(TaskFactory)
+    annotator = factory.SubFactory(UserFactory)
+    source = "web"
+
+
+class GoldStepFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = GoldStep
+
+    gold = factory.SubFactory(GoldTrajectoryFactory)
+    index = factory.Sequence(lambda n: n + 1)
+    text = "Scroll down"
+
+
+class JudgeConfigFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = JudgeConfig
+        django_get_or_create = ("name",)
+
+    name = "offline"
+    backend = "offline"
+
+
+class JudgeDecisionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = JudgeDecision
+
+    kind = "step_match"
+    cache_key = factory.Sequence(lambda n: hashlib.sha256(f"key{n}".encode()).hexdigest())
+    inputs_hash = factory.Sequence(lambda n: hashlib.sha256(f"in{n}".encode()).hexdigest())
+    inputs = factory.LazyFunction(lambda: {"gold": "Scroll down", "agent": "scroll [down]"})
+    score = 1.0
+    backend = "offline"
+
+
+class EvaluationJobFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = EvaluationJob
+
+    judge_config = factory.SubFactory(JudgeConfigFactory)
+    parameters = factory.LazyFunction(lambda: {"tau": 0.7, "window": 1, "ordered": False})
+
+
+class TrajectoryScoreFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = TrajectoryScore
+
+    job = factory.SubFactory(EvaluationJobFactory)
+    trajectory = factory.SubFactory(TrajectoryFactory)

@@ -1,0 +1,53 @@
+import socket
+import subprocess
+import time
+
+import pytest
+import redis
+
+from judges.local_llm import LocalLLMServer
+from tests.factories import JudgeConfigFactory
+
+FAST_RETRIES = {"backoff_base": 0.001, "backoff_cap": 0.01, "timeout": 0.5, "max_retries": 3,
+                "requests_per_minute": 0, "concurrency": 4}
+
+
+@pytest.fixture
+def llm_server():
+    with LocalLLMServer() as server:
+        yield server
+
+
+@pytest.fixture
+def openai_config(llm_server):
+    return JudgeConfigFactory(
+        name="local-llm", backend="openai", model="gpt-4o-mini", base_url=llm_server.base_url, options=FAST_RETRIES
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory):
+    """A Redis server of the tests' own, on a free loopback port, keeping nothing on disk."""
+    port = _free_port()
+    process = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", str(tmp_path_factory.mktemp("redis"))],
+        stdout=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    client = redis.Redis.from_url(url)
+    for _ in range(100):
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    yield url
+    process.terminate()
+    process.wait(timeout=10)

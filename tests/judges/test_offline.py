@@ -1,0 +1,177 @@
+import pytest
+
+from judges import embeddings
+from judges import questions as q
+from judges.backends import BackendSpec, make_backend
+from judges.backends.offline import (
+    answer_facts,
+    compare_parts,
+    contains_phrase,
+    embedded_texts,
+    name_similarity,
+    value_similarity,
+)
+from judges.parsing import StepParts
+from judges.steps import JudgeStep
+
+
+@pytest.fixture(scope="module")
+def offline():
+    return make_backend(BackendSpec("offline"))
+
+
+@pytest.fixture(scope="module")
+def offline_without_embeddings():
+    return make_backend(BackendSpec("offline", options={"embeddings": False}))
+
+
+def score(backend, gold: str, agent: str, observation: str = "") -> float:
+    [answer] = backend.answer([q.step_match(JudgeStep(gold), JudgeStep(agent, observation=observation))])
+    return answer.score
+
+
+def test_values_must_carry_the_same_numbers():
+    assert value_similarity("01/01/2022", "1/1/2022") == 1.0
+    assert value_similarity("03/31/2022", "12/31/2022") == 0.0
+    assert value_similarity("", "x") is None
+
+
+def test_names_ignore_icons_and_case_and_reward_containment():
+    assert name_similarity("REPORTS", "\\ue60a REPORTS") == 1.0
+    assert 0.7 < name_similarity("Issues", "Issues 40") < 1.0
+    assert name_similarity("Reports", "Customers") < 0.5
+
+
+@pytest.mark.parametrize(
+    "gold, agent, expected",
+    [
+        (StepParts("click", "link", "REPORTS"), StepParts("click", "link", "\\ue60a REPORTS"), 1.0),
+        (StepParts("click", "link", "REPORTS"), StepParts("type", "textbox", "Search", "REPORTS"), 0.0),
+        (StepParts("select", "option", "", "Year"), StepParts("click", "option", "Year"), 0.9),
+        (StepParts("select", "combobox", "Period", "Year"), StepParts("click", "combobox", "Period"), 0.0),
+        (StepParts("type", "textbox", "To", "03/31/2022"), StepParts("type", "textbox", "To", "12/31/2022"), 0.0),
+        (StepParts("type", "textbox", "From", "01/01/2022"), StepParts("type", "textbox", "", "01/01/2022"), 0.75),
+        (StepParts("scroll", value="down"), StepParts("scroll", value="up"), 0.0),
+        (StepParts("go_back"), StepParts("go_back"), 1.0),
+    ],
+)
+def test_structured_steps(gold, agent, expected):
+    assert compare_parts(gold, agent)[0] == pytest.approx(expected, abs=0.01)
+
+
+def test_hovering_is_related_to_clicking_but_below_the_threshold():
+    assert 0 < compare_parts(StepParts("click", "link", "A"), StepParts("hover", "link", "A"))[0] < 0.7
+
+
+def test_gold_text_against_executed_actions(offline):
+    assert score(offline, "Click on the 'REPORTS' link in the navigation menu.",
+                 "click [723]", "[723] link '\\ue60a REPORTS' url: http://x/#") == 1.0
+    assert score(offline, "Type '03/31/2022' into the 'To' textbox.",
+                 "type [9] [12/31/2022] [1] where [9] is textbox 'To'") == 0.0
+    assert score(offline, "Click on the 'REPORTS' link in the navigation menu.", "none") == 0.0
+
+
+def test_free_text_is_compared_with_embeddings_or_fuzzy_matching(offline, offline_without_embeddings):
+    gold = "Extract the status of the latest order from the 'Recent Orders' table on the current page"
+    paraphrase = "Read the status of the most recent order in the Recent Orders table"
+    unrelated = "Write a review of the blue running shoes"
+    for backend in (offline, offline_without_embeddings):
+        assert score(backend, gold, paraphrase) >= 0.7
+        assert score(backend, gold, unrelated) < 0.3
+    assert offline.model == "rules+minilm" and offline_without_embeddings.model == "rules"
+
+
+def test_trajectory_question_composes_the_pairs(offline):
+    gold = [JudgeStep("Scroll down"), JudgeStep("Click the 'Go' button")]
+    agent = [JudgeStep("click [4] where [4] is button 'Go'"), JudgeStep("scroll [down]"), JudgeStep("none")]
+    [answer] = offline.answer([q.trajectory_match(gold, agent)])
+    assert answer.output["matrix"] == [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
+    assert answer.score == 1.0
+
+
+def test_repetition(offline):
+    same, different = offline.answer([
+        q.repetition(JudgeStep("click [4] where [4] is button 'Go'"), JudgeStep("click [4]")),
+        q.repetition(JudgeStep("scroll [down]"), JudgeStep("scroll [up]")),
+    ])
+    assert (same.score, different.score) == (1.0, 0.0)
+
+
+def test_requirements(offline):
+    intent = "What are the top-2 best-selling product in 2022"
+    answers = offline.answer([
+        q.requirement(intent, "Quest Lumaflex™ Band and Sprite Stasis Ball 65 cm", "sprite stasis ball 65 cm"),
+        q.requirement(intent, "Quest Lumaflex Band", "Quest Lumaflex™ Band"),
+        q.requirement(intent, "Sprite Stasis Ball 55 cm", "Sprite Stasis Ball 65 cm"),
+        q.requirement(intent, "Overnight Duffle", "Hawkeye Yoga Short-32-Blue"),
+        q.requirement(intent, "", "Overnight Duffle"),
+    ])
+    assert [round(a.score, 2) for a in answers][:3] == [1.0, 1.0, 0.0]
+    assert answers[3].score < 0.5
+    assert answers[4].score == 0.0 and answers[4].rationale == "No answer."
+
+
+def test_fuzzy_answer(offline):
+    intent = "What is the top-1 best-selling product in 2022"
+    right, wrong = offline.answer([
+        q.fuzzy_answer(intent, "It is the Quest Lumaflex Band.", "Quest Lumaflex™ Band"),
+        q.fuzzy_answer(intent, "Sprite Stasis Ball 65 cm", "Quest Lumaflex™ Band"),
+    ])
+    assert right.score == 1.0 and wrong.score < 0.5
+
+
+def test_groundedness_finds_the_answers_facts_in_the_observations(offline):
+    observed = ["[354] cell 'Quest Lumaflex™ Band'\n[357] cell '$19.00'\n[360] cell '6'"]
+    intent = "What are the top-2 best-selling product in 2022"
+    half = offline.answer([q.groundedness(a, intent, "Quest Lumaflex™ Band, Sprite Stasis Ball 65 cm", observed)
+                           for a in q.ASPECTS])
+    assert half[0].score == 0.5 and "Sprite Stasis Ball 65 cm" in half[0].rationale
+    assert half[1].score == 1.0
+    declined = offline.answer([q.groundedness("relevant", intent, "N/A", observed)])[0]
+    assert declined.score == 0.0
+    price = offline.answer([q.groundedness(a, "How much does it cost?", "It costs $19.00", observed)
+                            for a in q.ASPECTS])
+    assert [a.score for a in price] == [1.0, 1.0]
+    one_of_two = offline.answer([q.groundedness("relevant", intent, "Quest Lumaflex™ Band", observed)])[0]
+    assert one_of_two.score == 0.5
+
+
+def test_answer_facts():
+    assert answer_facts("Quest Lumaflex™ Band, Sprite Stasis Ball 65 cm") == [
+        "Quest Lumaflex™ Band", "Sprite Stasis Ball 65 cm"]
+    long = "The order placed on 2023-03-02 by Grace Nguyen totals $190.00 and it was shipped with UPS in two boxes"
+    facts = answer_facts(long)
+    assert "190.00" in facts and "Grace Nguyen" in facts
+
+
+def test_only_the_texts_compared_by_embeddings_are_encoded():
+    go = JudgeStep("click [4] where [4] is button 'Go'")
+    assert embedded_texts(q.step_match(JudgeStep("Click on the 'Go' button"), go)) == []
+    note = JudgeStep("Note the price of the latest order")
+    gold, agent = [note, JudgeStep("Click on the 'Go' button")], [go, JudgeStep("scroll [down]")]
+    texts = embedded_texts(q.trajectory_match(gold, agent))
+    assert sorted(set(texts)) == ["Note the price of the latest order", "click button 'Go'", "scroll 'down'"]
+    intent = "What are the top-2 best-selling product in 2022"
+    assert embedded_texts(q.requirement(intent, "Quest Lumaflex Band", "quest lumaflex band")) == []  # verbatim
+    assert embedded_texts(q.requirement(intent, "Ball 55 cm", "Ball 65 cm")) == []  # a number is missing
+    assert embedded_texts(q.requirement(intent, "The yoga band", "Quest Lumaflex Band")) == [
+        "Quest Lumaflex Band", "The yoga band"]
+
+
+@pytest.mark.parametrize(
+    "phrase, text, expected",
+    [("band", "quest band", True), ("band", "bands", False), ("ball 65", "ball 65 cm", True),
+     ("5", "65", False), ("go", "go-to", True), ("é", "café", False), ("x", "", False)],
+)
+def test_contains_phrase_needs_word_boundaries(phrase, text, expected):
+    assert contains_phrase(phrase, text) is expected
+
+
+def test_embeddings_are_kept_for_the_most_recently_used_texts(monkeypatch):
+    monkeypatch.setattr(embeddings, "CACHE_SIZE", 2)
+    encoder = embeddings.SentenceEncoder()
+    first = encoder.encode(["Orders", "Reports"])
+    encoder.encode(["Orders"])
+    encoder.encode(["Customers"])
+    assert list(encoder._vectors) == ["Orders", "Customers"]  # "Reports" was the least recently used
+    assert (encoder.encode(["Orders"])[0] == first[0]).all()

@@ -1,0 +1,128 @@
+import re
+
+import pytest
+
+from metrics.definitions import ElementMiss, element_accuracy
+from metrics.definitions.element_accuracy import (
+    DIFFERENT_TARGET,
+    EXECUTED_ACTION_INVALID,
+    NO_PLANNED_ACTION,
+    PLANNED_ACTION_UNPARSEABLE,
+)
+from trajectories.formats.actions import extract_planned_action
+
+# Planned (`extract_planned_action` of the reasoning) and executed actions of the nine step
+# blocks of llama3-8b_render_3.html in ../shared/data/trajectory-samples.
+RENDER_3_PLANNED = [
+    None,
+    "click [20]",
+    "click [14]",
+    None,
+    "new_tab",
+    None,
+    "goto ['http://homepage.com']",
+    "action [arg]",
+    None,
+]
+RENDER_3_EXECUTED = [
+    "none",
+    "click [20] where [20] is Today Last 24 Hours Last 7 Days Current Month YTD 2YTD",
+    "click [14] where [14] is All Store Views",
+    "none",
+    "new_tab",
+    "none",
+    "none",
+    "none",
+    "stop [Early stop: Failed to parse actions for 3 times]",
+]
+
+
+def _div_texts(html: str, name: str) -> list[str]:
+    return re.findall(r"<div class='%s'[^>]*><pre>(.*?)</pre>" % name, html, re.S)
+
+
+def test_sample_actions_are_those_of_the_file(shared_data):
+    html = (shared_data / "trajectory-samples" / "llama3-8b_render_3.html").read_text(encoding="utf-8")
+    assert [extract_planned_action(text) for text in _div_texts(html, "raw_parsed_prediction")] == RENDER_3_PLANNED
+    assert [text.strip() for text in _div_texts(html, "parsed_action")] == RENDER_3_EXECUTED
+
+
+def test_weak_agent_sample_with_forced_stop():
+    result = element_accuracy(RENDER_3_PLANNED, RENDER_3_EXECUTED)
+    assert (result.steps, result.hits, result.value) == (8, 3, 3 / 8)
+    assert result.forced_stop_step == 9
+    assert [(miss.step, miss.reason) for miss in result.misses] == [
+        (1, NO_PLANNED_ACTION),
+        (4, NO_PLANNED_ACTION),
+        (6, NO_PLANNED_ACTION),
+        (7, EXECUTED_ACTION_INVALID),
+        (8, PLANNED_ACTION_UNPARSEABLE),
+    ]
+
+
+def test_labels_and_where_suffixes_are_ignored():
+    result = element_accuracy(
+        ["click [1090]", "stop [Quest Lumaflex™ Band]"],
+        [
+            "click [1090] where [1090] is [1090] link 'Go to Advanced Reporting \ue644' "
+            "url: http://localhost:7780/admin/analytics/reports/show/",
+            "stop [Quest Lumaflex™ Band]",
+        ],
+    )
+    assert (result.value, result.misses, result.forced_stop_step) == (1.0, (), None)
+
+
+def test_no_steps_is_null():
+    result = element_accuracy([], [])
+    assert (result.value, result.steps) == (None, 0)
+
+
+def test_only_a_forced_stop_is_null():
+    result = element_accuracy([None], ["stop [Early stop: Reach max steps 30]"])
+    assert (result.value, result.steps, result.forced_stop_step) == (None, 0, 1)
+
+
+def test_steps_after_a_forced_stop_are_left_out():
+    result = element_accuracy(
+        ["click [1]", None, "click [2]"],
+        ["click [1]", "stop [Early stop: Same action for 3 times]", "scroll [down]"],
+    )
+    assert (result.steps, result.hits, result.value, result.forced_stop_step) == (1, 1, 1.0, 2)
+
+
+def test_single_action():
+    assert element_accuracy(["go_back"], ["go_back"]).value == 1.0
+    assert element_accuracy(["go_back"], ["go_forward"]).value == 0.0
+
+
+def test_planned_action_in_a_wrong_format_is_a_miss():
+    result = element_accuracy(["scroll [direction=down]"], ["scroll [down]"])
+    assert result.value == 0.0
+    assert result.misses == (ElementMiss(1, "scroll [direction=down]", "scroll [down]", DIFFERENT_TARGET),)
+
+
+def test_executed_none_is_a_miss():
+    result = element_accuracy(["click [5]"], ["none"])
+    assert result.misses[0].reason == EXECUTED_ACTION_INVALID
+
+
+def test_blank_planned_action_is_no_planned_action():
+    assert element_accuracy(["  "], ["click [5]"]).misses[0].reason == NO_PLANNED_ACTION
+
+
+def test_press_enter_flag_is_ignored_but_element_and_value_are_not():
+    executed = "type [12] [hello] [1] where [12] is textbox 'Search'"
+    assert element_accuracy(["type [12] [hello] [0]"], [executed]).value == 1.0
+    assert element_accuracy(["type [12] [hello world] [0]"], [executed]).misses[0].reason == DIFFERENT_TARGET
+    assert element_accuracy(["type [13] [hello]"], [executed]).misses[0].reason == DIFFERENT_TARGET
+
+
+def test_the_agents_own_stop_is_a_step():
+    result = element_accuracy(["stop [N/A]", "stop [42]"], ["stop [42]", "stop [42]"])
+    assert (result.steps, result.hits) == (2, 1)
+    assert result.misses[0].step == 1
+
+
+def test_one_planned_action_per_step():
+    with pytest.raises(ValueError, match="2 planned actions for 1 executed actions"):
+        element_accuracy(["click [1]", None], ["click [1]"])

@@ -1,0 +1,91 @@
+import pytest
+from django.contrib.auth.models import Group
+from rest_framework.test import APIClient
+
+from tests.factories import (
+    AgentRunFactory,
+    GoldStepFactory,
+    GoldTrajectoryFactory,
+    JudgeConfigFactory,
+    StepFactory,
+    TaskFactory,
+    TrajectoryFactory,
+    UserFactory,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def reviewer():
+    user = UserFactory(username="rita")
+    user.groups.add(Group.objects.get(name="reviewer"))
+    return user
+
+
+@pytest.fixture
+def api(reviewer):
+    client = APIClient()
+    client.force_authenticate(reviewer)
+    return client
+
+
+@pytest.fixture
+def run():
+    run = AgentRunFactory(name="agent-a")
+    task = TaskFactory()
+    gold = GoldTrajectoryFactory(task=task, status="approved")
+    GoldStepFactory(gold=gold, index=1, text="click [1]")
+    trajectory = TrajectoryFactory(run=run, task=task)
+    StepFactory(trajectory=trajectory, index=1, action="click [1]", planned_action="click [1]")
+    return run
+
+
+def test_start_follow_and_read_scores(api, run):
+    JudgeConfigFactory(name="exact", backend="exact")
+    response = api.post("/api/evaluations/", {"runs": ["agent-a"], "judge": "exact",
+                                              "parameters": {"tau": 0.9}}, format="json")
+    assert response.status_code == 201, response.json()
+    job_id = response.json()["id"]
+    progress = api.get(f"/api/evaluations/{job_id}/").json()
+    assert progress["status"] == "done"
+    assert (progress["total"], progress["done"], progress["failed"], progress["percent"]) == (1, 1, 0, 100.0)
+    scores = api.get(f"/api/evaluations/{job_id}/scores/").json()["results"]
+    assert scores[0]["step_success"] == 1.0 and scores[0]["run"] == "agent-a" and scores[0]["decision_ids"]
+    assert api.post(f"/api/evaluations/{job_id}/cancel/").status_code == 400
+    assert api.post(f"/api/evaluations/{job_id}/rerun/").json()["status"] == "done"
+
+
+def test_default_judge_is_used_when_none_is_named(api, run):
+    response = api.post("/api/evaluations/", {"runs": ["agent-a"]}, format="json")
+    assert response.status_code == 201
+    assert response.json()["status"] == "done"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"runs": ["nope"]}, "runs"),
+        ({"runs": []}, "runs"),
+        ({"runs": ["agent-a"], "gold_policy": "annotator"}, "gold_annotator"),
+        ({"runs": ["agent-a"], "parameters": {"window": 0}}, "parameters"),
+    ],
+)
+def test_bad_requests_name_the_field(api, run, body, field):
+    response = api.post("/api/evaluations/", body, format="json")
+    assert response.status_code == 400
+    assert field in response.json()["errors"]
+
+
+def test_only_reviewers_or_the_uploader_may_evaluate(run):
+    client = APIClient()
+    client.force_authenticate(UserFactory(username="stranger"))
+    assert client.post("/api/evaluations/", {"runs": ["agent-a"]}, format="json").status_code == 403
+    run.uploaded_by = UserFactory(username="owner")
+    run.save()
+    client.force_authenticate(run.uploaded_by)
+    assert client.post("/api/evaluations/", {"runs": ["agent-a"]}, format="json").status_code == 201
+
+
+def test_anonymous_requests_are_refused(run):
+    assert APIClient().get("/api/evaluations/").status_code in (401, 403)

@@ -1,0 +1,235 @@
+import io
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from django.conf import settings
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from judges.services import review_step_pair
+from metrics import exports, leaderboard
+from metrics.models import TrajectoryScore
+from tests.factories import AgentRunFactory, TaskFactory, UserFactory
+from tests.metrics.reports import evaluate, gold, trajectory, two_evaluated_runs
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def runs():
+    return two_evaluated_runs()
+
+
+def _read(data: bytes, fmt: str) -> pd.DataFrame:
+    if fmt == "csv":
+        return pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+    return pd.DataFrame(json.loads(data))
+
+
+def test_scores_export_has_the_documented_columns_and_the_stored_values(runs):
+    frame = exports.scores_frame({runs.alpha.pk: runs.alpha_job.pk})
+    assert list(frame.columns) == [column.name for column in exports.SCORE_COLUMNS]
+    assert list(frame["task_id"]) == ["101", "102", "201", "301", "401"]
+    first = frame.iloc[0]
+    score = TrajectoryScore.objects.get(job=runs.alpha_job, trajectory__task__task_id="101")
+    assert (first["run"], first["agent"], first["sites"], first["evaluation"], first["judge"]) == (
+        "alpha", "cot", "shopping_admin", runs.alpha_job.pk, "exact")
+    assert (first["gold_id"], first["gold_annotator"], first["gold_version"]) == (score.gold_id, "annotator", 1)
+    assert (first["step_success"], first["deviations"], first["recoveries"], first["success"]) == (1.0, 2, 2, True)
+    without_gold = frame.iloc[4]
+    assert pd.isna(without_gold["step_success"]) and pd.isna(without_gold["gold_id"])
+
+
+def test_csv_and_json_carry_the_same_table_with_nulls_empty(runs):
+    frame = exports.scores_frame({runs.alpha.pk: runs.alpha_job.pk})
+    csv_rows = _read(exports.to_bytes(frame, "csv"), "csv")
+    json_rows = json.loads(exports.to_bytes(frame, "json"))
+    assert list(csv_rows.columns) == list(json_rows[0]) == list(frame.columns)
+    assert csv_rows.loc[4, "step_success"] == "" and json_rows[4]["step_success"] is None
+    assert csv_rows.loc[1, "step_success"] == repr(1 / 3) and json_rows[1]["step_success"] == pytest.approx(1 / 3)
+    assert csv_rows.loc[0, "success"] == "True" and json_rows[0]["success"] is True
+    assert json_rows[0]["deviations"] == 2
+    with pytest.raises(ValueError, match="format: 'xml'"):
+        exports.to_bytes(frame, "xml")
+
+
+def test_decisions_export_gives_one_row_per_step_pair_and_per_repetition(runs):
+    frame = exports.decisions_frame({runs.alpha.pk: runs.alpha_job.pk})
+    assert list(frame.columns) == [column.name for column in exports.DECISION_COLUMNS]
+    table_1 = frame[frame["task_id"] == "101"]
+    cells = table_1[table_1["kind"] == "step_match"]
+    assert len(cells) == 3 * 6  # every gold step against every agent step
+    matched = cells[cells["counted"] == True]  # noqa: E712 - a nullable boolean column
+    assert sorted(zip(matched["gold_step"], matched["agent_step"])) == [(1, 2), (2, 3), (3, 5)]
+    assert set(matched["score"]) == {1.0}
+    repeats = table_1[table_1["kind"] == "repetition"]
+    assert list(repeats["agent_step"]) == [2, 3, 4, 5, 6]
+    assert list(repeats["subject"])[:2] == ["click [9]", "click [1]"]
+    # task 102 repeats "click [7]": step 3 counted as a repeat
+    repeats = frame[(frame["task_id"] == "102") & (frame["kind"] == "repetition")]
+    assert list(zip(repeats["agent_step"], repeats["counted"])) == [(2, False), (3, True)]
+    assert (frame["backend"] == "exact").all()
+
+
+def test_a_reviewers_verdict_on_a_pair_is_the_score_used(runs):
+    score = TrajectoryScore.objects.get(job=runs.alpha_job, trajectory__task__task_id="101")
+    whole = score.decisions.get(kind="trajectory_match")
+    reviewer = UserFactory(username="rev", password=None)
+    review_step_pair(whole, 1, 1, human_score=1.0, reviewer=reviewer)
+    evaluate(runs.alpha, runs.alpha_job.judge_config)  # the re-run takes the verdict in
+    selection = exports.run_selection(runs.alpha)
+    frame = exports.decisions_frame(selection)
+    pair = frame[(frame["task_id"] == "101") & (frame["gold_step"] == 1) & (frame["agent_step"] == 1)].iloc[0]
+    assert (pair["judge_score"], pair["human_score"], pair["score"]) == (0.0, 1.0, 1.0)
+    assert pair["counted"]  # Step Success now matches gold 1 with agent step 1
+    assert len(frame[frame["kind"] == "step_match"].query("task_id == '101'")) == 18
+
+
+def test_answer_questions_are_exported_with_what_they_asked():
+    run = AgentRunFactory(name="answers")
+    task = TaskFactory(requirements=["red", "blue"], eval_config={"eval_types": ["string_match"],
+                                                                  "reference_answers": {"fuzzy_match": ["red"]}})
+    gold(task, ["click [1]"])
+    trajectory(run, task, ["click [1]", "stop [red and green]"], final_answer="red and green")
+    job = evaluate(run)
+    frame = exports.decisions_frame({run.pk: job.pk})
+    kinds = set(frame["kind"])
+    assert {"step_match", "repetition", "requirements", "groundedness", "fuzzy_answer"} <= kinds
+    requirement = frame[frame["kind"] == "requirements"].iloc[0]
+    assert (requirement["subject"], requirement["agent_text"]) == ("blue", "red and green")
+    assert not requirement["counted"]
+    aspects = frame[frame["kind"] == "groundedness"]
+    assert sorted(aspects["subject"]) == ["grounded", "relevant"]
+
+
+def test_aggregates_export_keeps_outcome_tables_as_json(runs):
+    frame = exports.aggregates_frame({runs.alpha.pk: runs.alpha_job.pk})
+    assert list(frame.columns) == [column.name for column in exports.AGGREGATE_COLUMNS]
+    run_rows = frame[(frame["scope"] == "run")]
+    assert run_rows.set_index("metric").loc["step_success", "count"] == 4
+    csv_rows = _read(exports.to_bytes(frame, "csv"), "csv")
+    outcomes = csv_rows[(csv_rows["scope"] == "run") & (csv_rows["metric"] == "outcomes")].iloc[0]
+    assert json.loads(outcomes["data"])["total"] == 5
+    assert csv_rows[csv_rows["metric"] == "recovery"]["data"].eq("").all()
+    assert set(frame["scope"]) == {"run", "site", "paradigm", "successful"}
+
+
+def test_leaderboard_export_has_a_row_per_run(runs):
+    AgentRunFactory(name="gamma")
+    board = leaderboard.leaderboard(leaderboard.LeaderboardFilters(sort="name", descending=False))
+    frame = exports.leaderboard_frame(board)
+    assert list(frame.columns) == [column.name for column in exports.LEADERBOARD_COLUMNS]
+    assert list(frame["run"]) == ["alpha", "beta", "gamma"]
+    alpha = frame.iloc[0]
+    assert (alpha["step_success_count"], alpha["step_success_nulls"], alpha["scored"]) == (4, 1, 5)
+    assert alpha["step_success"] == pytest.approx(board.rows[0].metrics["step_success"].mean)
+    assert alpha["evaluation"] == runs.alpha_job.pk and alpha["scope"] == "run"
+    assert alpha["outcome_answered"] + alpha["outcome_no_stop"] == 5
+    assert alpha["mean_gold_steps"] == 3.0
+    assert pd.isna(frame.iloc[2]["evaluation"]) and pd.isna(frame.iloc[2]["success"])
+
+
+def test_every_exported_column_is_documented():
+    text = (Path(settings.BASE_DIR) / "docs" / "exports.md").read_text(encoding="utf-8")
+    for what, columns in exports.EXPORTS.items():
+        section = text.split(f"(`{what}`)", 1)[1].split("\n## ", 1)[0]
+        documented = re.findall(r"^\| `([^`]+)` \|", section, flags=re.MULTILINE)
+        assert documented == [column.name for column in columns], what
+
+
+# The command ----------------------------------------------------------------------------------
+
+
+def test_export_scores_command_writes_each_export(runs, tmp_path):
+    out = io.StringIO()
+    for what in exports.RUN_EXPORTS:
+        for fmt in exports.FORMATS:
+            path = tmp_path / f"{what}.{fmt}"
+            call_command("export_scores", "--run", "alpha", "--what", what, "--format", fmt, "-o", str(path),
+                         stdout=out)
+            frame = _read(path.read_bytes(), fmt)
+            assert list(frame.columns) == [column.name for column in exports.EXPORTS[what]]
+    scores = _read((tmp_path / "scores.csv").read_bytes(), "csv")
+    assert list(scores["task_id"]) == ["101", "102", "201", "301", "401"]
+    assert f"rows of scores of run 'alpha' (evaluation #{runs.alpha_job.pk}, csv)" in out.getvalue()
+    assert list(tmp_path.iterdir()) and not list(tmp_path.glob(".*"))  # no temporary files left
+
+
+def test_export_scores_command_writes_to_standard_output(runs, capsysbinary):
+    call_command("export_scores", "--run", "beta", "--what", "aggregates", "--format", "json", "-o", "-")
+    rows = json.loads(capsysbinary.readouterr().out)
+    assert {row["run"] for row in rows} == {"beta"} and {row["evaluation"] for row in rows} == {runs.beta_job.pk}
+
+
+def test_export_scores_command_reads_a_named_job(runs, tmp_path):
+    later = evaluate(runs.alpha, runs.alpha_job.judge_config)
+    path = tmp_path / "scores.json"
+    call_command("export_scores", "--run", "alpha", "--what", "scores", "--format", "json", "-o", str(path),
+                 "--job", str(runs.alpha_job.pk), stdout=io.StringIO())
+    assert {row["evaluation"] for row in json.loads(path.read_bytes())} == {runs.alpha_job.pk}
+    call_command("export_scores", "--run", "alpha", "--what", "scores", "--format", "json", "-o", str(path),
+                 stdout=io.StringIO())
+    assert {row["evaluation"] for row in json.loads(path.read_bytes())} == {later.pk}
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--run", "nobody"], "--run: no run named 'nobody'"),
+    (["--run", "fresh"], "run 'fresh' has no finished evaluation"),
+    (["--run", "alpha", "--job", "999"], "evaluation #999 did not evaluate run 'alpha'"),
+    (["--run", "alpha", "--judge", "llm"], "with judge 'llm'"),
+    (["--run", "alpha", "-o", "/no/such/folder/x.csv"], "-o: folder /no/such/folder does not exist"),
+])
+def test_export_scores_command_errors_name_the_problem(runs, tmp_path, arguments, message):
+    AgentRunFactory(name="fresh")
+    output = ["-o", str(tmp_path / "out.csv")] if "-o" not in arguments else []
+    with pytest.raises(CommandError, match=re.escape(message)):
+        call_command("export_scores", "--what", "scores", *output, *arguments)
+    assert not (tmp_path / "out.csv").exists()
+
+
+# The download view ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def user_client(client):
+    client.force_login(UserFactory(username="viewer"))
+    return client
+
+
+def test_download_view_serves_each_export(runs, user_client):
+    url = reverse("metrics:export", args=["scores", "csv"])
+    response = user_client.get(url, {"run": [runs.beta.pk, runs.alpha.pk]})
+    assert response.status_code == 200 and response["Content-Type"] == "text/csv; charset=utf-8"
+    assert response["Content-Disposition"] == 'attachment; filename="scores-alpha-beta.csv"'
+    frame = _read(response.content, "csv")
+    assert sorted(set(frame["run"])) == ["alpha", "beta"] and len(frame) == 9
+    response = user_client.get(reverse("metrics:export", args=["leaderboard", "json"]), {"paradigm": "full_plan"})
+    assert [row["run"] for row in json.loads(response.content)] == ["beta"]
+    response = user_client.get(reverse("metrics:export", args=["aggregates", "json"]),
+                               {"run": runs.alpha.pk, "job": runs.alpha_job.pk})
+    assert {row["evaluation"] for row in json.loads(response.content)} == {runs.alpha_job.pk}
+
+
+@pytest.mark.parametrize("path, query, status, message", [
+    (("scores", "csv"), {}, 400, "run: give one or more run ids"),
+    (("scores", "csv"), {"run": "x"}, 400, "run: give one or more run ids"),
+    (("scores", "csv"), {"run": "999999"}, 404, ""),
+    (("scores", "xml"), {"run": "1"}, 404, ""),
+    (("gold", "csv"), {}, 404, ""),
+])
+def test_download_view_refuses_bad_requests(runs, user_client, path, query, status, message):
+    response = user_client.get(reverse("metrics:export", args=path), query)
+    assert response.status_code == status
+    assert message in response.content.decode()
+
+
+def test_download_view_of_an_unevaluated_run(runs, user_client):
+    fresh = AgentRunFactory(name="fresh")
+    response = user_client.get(reverse("metrics:export", args=["decisions", "csv"]), {"run": fresh.pk})
+    assert response.status_code == 400 and "has no finished evaluation" in response.content.decode()
+    response = user_client.get(reverse("metrics:export", args=["scores", "csv"]),
+                               {"run": [runs.alpha.pk, runs.beta.pk], "job": runs.alpha_job.pk})
+    assert response.status_code == 400 and "exactly one run" in response.content.decode()

@@ -1,0 +1,168 @@
+import pytest
+from django.core.cache import cache
+from django.urls import reverse
+from django.utils import timezone
+
+from metrics import leaderboard as lb
+from metrics.aggregation import summarize
+from metrics.leaderboard import LeaderboardFilters
+from metrics.models import EvaluationJob, TrajectoryScore
+from tests.factories import AgentRunFactory, JudgeConfigFactory, TaskFactory, UserFactory
+from tests.metrics.reports import evaluate, trajectory, two_evaluated_runs
+from trajectories.models import AgentRun
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def runs():
+    return two_evaluated_runs()
+
+
+def _row(board, name):
+    [row] = [row for row in board.rows if row.name == name]
+    return row
+
+
+def test_rows_carry_the_stored_aggregates_of_each_runs_latest_evaluation(runs):
+    board = lb.leaderboard(LeaderboardFilters())
+    alpha = _row(board, "alpha")
+    assert (alpha.agent, alpha.model, alpha.paradigm, alpha.benchmark) == ("cot", "gpt-4", "step_by_step", "webarena")
+    assert alpha.evaluation.job_id == runs.alpha_job.pk and alpha.evaluation.judge == "exact"
+    assert (alpha.trajectories, alpha.scored) == (5, 5)
+    scores = TrajectoryScore.objects.filter(job=runs.alpha_job)
+    for metric in ("step_success", "recovery", "success", "repetitiveness"):
+        assert alpha.metrics[metric] == summarize(scores.values_list(metric, flat=True)), metric
+    # task 401 has no gold: its step success is null, left out of the mean and counted beside it
+    assert (alpha.metrics["step_success"].count, alpha.metrics["step_success"].null_count) == (4, 1)
+    assert alpha.metrics["step_success"].mean == pytest.approx((1 + 1 / 3 + 1 + 0) / 4)
+    assert alpha.outcomes["total"] == 5
+    assert alpha.lengths["pairs"] == 4 and alpha.lengths["gold_steps"]["mean"] == 3
+
+
+def test_latest_finished_evaluation_represents_a_run_and_a_judge_can_be_chosen(runs):
+    later = evaluate(runs.alpha, JudgeConfigFactory(name="exact-again", backend="exact"))
+    EvaluationJob.objects.create(judge_config=runs.alpha_job.judge_config, status="running",
+                                 started_at=timezone.now()).runs.add(runs.alpha)
+    assert lb.latest_evaluations([runs.alpha.pk])[runs.alpha.pk].job_id == later.pk
+    assert lb.latest_evaluations([runs.alpha.pk], judge="exact")[runs.alpha.pk].job_id == runs.alpha_job.pk
+    assert lb.latest_evaluations([runs.alpha.pk], judge="nobody") == {}
+    board = lb.leaderboard(LeaderboardFilters(judge="exact-again"))
+    assert _row(board, "alpha").evaluation.job_id == later.pk
+    assert _row(board, "beta").evaluation is None
+
+
+def test_sorting_puts_runs_without_a_value_last_in_either_direction(runs):
+    unevaluated = AgentRunFactory(name="gamma")
+    trajectory(unevaluated, TaskFactory(), ["click [1]"])
+    for descending in (True, False):
+        board = lb.leaderboard(LeaderboardFilters(sort="step_success", descending=descending))
+        names = [row.name for row in board.rows]
+        assert names == (["beta", "alpha", "gamma"] if descending else ["alpha", "beta", "gamma"])
+    by_name = lb.leaderboard(LeaderboardFilters(sort="name", descending=True))
+    assert [row.name for row in by_name.rows] == ["beta", "alpha", "gamma"]  # unevaluated runs stay last
+    assert _row(by_name, "gamma").metrics == {} and _row(by_name, "gamma").trajectories == 1
+
+
+def test_filters_by_paradigm_benchmark_and_site(runs):
+    assert [r.name for r in lb.leaderboard(LeaderboardFilters(paradigm="full_plan")).rows] == ["beta"]
+    assert lb.leaderboard(LeaderboardFilters(benchmark="other")).rows == []
+    board = lb.leaderboard(LeaderboardFilters(site="gitlab"))
+    alpha = _row(board, "alpha")
+    # only task 201 is on gitlab alone; the reddit+gitlab task is its own site group
+    assert alpha.scored == 1 and alpha.metrics["step_success"].mean == 1.0
+    assert _row(board, "beta").metrics["step_success"].mean == pytest.approx(2 / 3)
+    assert lb.site_groups() == ["gitlab", "gitlab+reddit", "shopping", "shopping_admin"]
+
+
+def test_bad_filters_are_refused():
+    with pytest.raises(ValueError, match="sort: unknown column 'bogus'"):
+        LeaderboardFilters(sort="bogus")
+    with pytest.raises(ValueError, match="paradigm"):
+        LeaderboardFilters(paradigm="psychic")
+
+
+def test_site_breakdown_lists_every_site_per_run(runs):
+    board = lb.leaderboard(LeaderboardFilters())
+    breakdown = lb.site_breakdown(board, "success")
+    assert breakdown.sites == ["gitlab", "gitlab+reddit", "shopping", "shopping_admin"]
+    cells = {row.name: [cell.mean if cell else None for cell in row_cells] for row, row_cells in breakdown.rows}
+    assert cells["alpha"] == [1.0, 0.0, 1.0, 0.5]
+    assert cells["beta"] == [1.0, 1.0, None, 0.5]
+    assert breakdown.means() == cells
+    with pytest.raises(ValueError, match="unknown metric"):
+        lb.site_breakdown(board, "speed")
+
+
+def test_query_count_does_not_grow_with_runs(runs, django_assert_num_queries):
+    with django_assert_num_queries(3):
+        lb.leaderboard(LeaderboardFilters())
+    for name in ("delta", "epsilon", "zeta"):
+        evaluate(trajectory(AgentRunFactory(name=name), TaskFactory(), ["click [1]"]).run)
+    with django_assert_num_queries(3):
+        board = lb.leaderboard(LeaderboardFilters())
+    assert len(board.rows) == 5
+    with django_assert_num_queries(1):
+        lb.site_breakdown(board, "recovery")
+
+
+@pytest.fixture
+def user_client(client):
+    client.force_login(UserFactory(username="viewer"))
+    return client
+
+
+def test_page_shows_runs_filters_tables_and_downloads(runs, user_client):
+    response = user_client.get(reverse("metrics:leaderboard"), {"sort": "-step_success"})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert html.index('data-run="beta"') < html.index('data-run="alpha"')
+    assert reverse("trajectories:run-detail", args=[runs.alpha.pk]) in html
+    assert reverse("metrics:job", args=[runs.alpha_job.pk]) in html
+    scores_csv = reverse("metrics:export", args=["scores", "csv"])
+    assert f"{scores_csv}?run={runs.alpha.pk}&amp;job={runs.alpha_job.pk}" in html
+    assert "n=4 · 1 null" in html  # alpha's step success: 4 values, task 401 null
+    assert 'id="site-breakdown"' in html and "gitlab+reddit" in html
+    assert reverse("metrics:plot", args=["sites", "svg"]) in html
+    assert "early_stop" in html and "Agent steps n" in html
+    assert response.context["board"].filters == LeaderboardFilters(sort="step_success", descending=True)
+
+
+def test_page_shows_the_new_numbers_once_an_evaluation_finishes_again(runs, user_client):
+    url = reverse("metrics:leaderboard")
+    assert f">#{runs.alpha_job.pk}</a>" in user_client.get(url).content.decode()
+    later = evaluate(runs.alpha, runs.alpha_job.judge_config)
+    html = user_client.get(url).content.decode()
+    assert f">#{later.pk}</a>" in html and f">#{runs.alpha_job.pk}</a>" not in html
+    AgentRun.objects.filter(pk=runs.alpha.pk).update(name="alpha-renamed")
+    assert 'data-run="alpha-renamed"' in user_client.get(url).content.decode()
+
+
+def test_page_filters_by_site_and_ignores_unknown_values(runs, user_client):
+    response = user_client.get(reverse("metrics:leaderboard"), {"site": "gitlab", "paradigm": "full_plan"})
+    assert [row.name for row in response.context["board"].rows] == ["beta"]
+    assert "restricted to tasks of site" in response.content.decode()
+    response = user_client.get(reverse("metrics:leaderboard"), {"site": "mars", "sort": "-bogus"})
+    assert response.status_code == 200
+    assert response.context["filters"] == LeaderboardFilters()
+    assert "(ignored)" in response.content.decode()
+
+
+def test_run_names_are_escaped(user_client):
+    run = AgentRunFactory(name="<script>alert(1)</script>", agent="<b>bold</b>")
+    evaluate(trajectory(run, TaskFactory(), ["click [1]"]).run)
+    html = user_client.get(reverse("metrics:leaderboard")).content.decode()
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<b>bold</b>" not in html
+
+
+def test_pages_need_a_login(client):
+    response = client.get(reverse("metrics:leaderboard"))
+    assert response.status_code == 302 and reverse("login") in response["Location"]

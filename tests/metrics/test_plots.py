@@ -1,0 +1,136 @@
+import pytest
+from django.core.cache import cache
+from django.urls import reverse
+
+from metrics import charts, plots
+from metrics.leaderboard import LeaderboardFilters
+from tests.factories import AgentRunFactory, TaskFactory, UserFactory
+from tests.metrics.reports import evaluate, trajectory, two_evaluated_runs
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+# Charts (no database) -------------------------------------------------------------------------
+
+
+def test_distribution_chart_as_svg_and_png_is_deterministic():
+    series = {"alpha": [0.1, 0.5, 0.9, 1.0], "beta": [0.3, 0.4], "empty": []}
+    for kind in charts.KINDS:
+        svg = charts.render(charts.distribution_chart(series, label="Step success", kind=kind), "svg")
+        assert svg.startswith(b"<?xml") and b"<svg" in svg
+        again = charts.render(charts.distribution_chart(series, label="Step success", kind=kind), "svg")
+        assert svg == again
+    png = charts.render(charts.distribution_chart(series, label="Step success"), "png")
+    assert png.startswith(PNG_SIGNATURE)
+
+
+def test_text_is_drawn_as_paths_so_names_never_become_markup():
+    name = "--><script>alert(1)</script>"
+    svg = charts.render(charts.site_bars(["shopping"], {name: [0.5]}, label="Success"), "svg")
+    assert b"<script" not in svg and b"<text" not in svg and b"-->" + b"<" not in svg
+    assert b"<!-- - -&gt;&lt;script&gt;alert(1)&lt;/script&gt; -->" in svg  # only an escaped comment names it
+
+
+def test_site_bars_and_scatter_accept_missing_values():
+    bars = charts.site_bars(["gitlab", "reddit"], {"a": [0.5, None], "b": [None, None]}, label="Success")
+    assert len(bars.axes[0].patches) == 4
+    scatter = charts.scatter_chart([("a", 0.5, 0.25), ("b", None, 0.5)], x_label="Recovery", y_label="Success")
+    [axes] = scatter.axes
+    assert [tuple(c.get_offsets()[0]) for c in axes.collections] == [(0.5, 0.25)]
+    assert "not plotted (no value): b" in scatter.get_supxlabel()
+
+
+def test_bad_chart_requests_are_refused():
+    with pytest.raises(ValueError, match="kind: 'pie'"):
+        charts.distribution_chart({}, label="x", kind="pie")
+    with pytest.raises(ValueError, match="format: 'gif'"):
+        charts.render(charts.scatter_chart([], x_label="x", y_label="y"), "gif")
+    with pytest.raises(ValueError, match="plot: 'pie'"):
+        plots.PlotRequest(name="pie")
+    with pytest.raises(ValueError, match="metric: 'success' cannot be drawn here"):
+        plots.PlotRequest(name="distribution", metric="success")
+
+
+# Data and caching -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def runs(db):
+    return two_evaluated_runs()
+
+
+def test_distribution_values_come_from_each_runs_evaluation(runs):
+    rows = plots.plotted_rows(plots.PlotRequest(name="distribution"))
+    values = plots.metric_values(rows, "step_success")
+    assert sorted(values["alpha"]) == pytest.approx(sorted([1.0, 1 / 3, 1.0, 0.0]))
+    assert sorted(values["beta"]) == pytest.approx(sorted([0.0, 1.0, 2 / 3, 1.0]))
+    assert plots.metric_values(rows, "step_success", site="gitlab") == {"beta": [pytest.approx(2 / 3)],
+                                                                        "alpha": [1.0]}
+
+
+def test_plotted_runs_follow_the_leaderboard_or_the_runs_asked_for(runs, monkeypatch):
+    ordered = plots.plotted_rows(plots.PlotRequest(name="sites", filters=LeaderboardFilters(sort="name",
+                                                                                          descending=False)))
+    assert [row.name for row in ordered] == ["alpha", "beta"]
+    asked = plots.plotted_rows(plots.PlotRequest(name="sites", run_ids=(runs.beta.pk, runs.alpha.pk, 999)))
+    assert [row.name for row in asked] == ["beta", "alpha"]
+    monkeypatch.setattr(plots, "MAX_RUNS", 1)
+    assert len(plots.plotted_rows(plots.PlotRequest(name="sites"))) == 1
+
+
+def test_images_are_cached_until_an_evaluation_finishes_again(runs, monkeypatch):
+    drawn = []
+    draw = plots._draw
+    monkeypatch.setattr(plots, "_draw", lambda request, rows: drawn.append(request.name) or draw(request, rows))
+    request = plots.PlotRequest(name="success-recovery", fmt="png")
+    first = plots.plot_bytes(request)
+    assert plots.plot_bytes(request) == first and drawn == ["success-recovery"]
+    evaluate(runs.alpha, runs.alpha_job.judge_config)
+    plots.plot_bytes(request)
+    assert drawn == ["success-recovery", "success-recovery"]
+
+
+# The download view ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def user_client(client, db):
+    client.force_login(UserFactory(username="viewer"))
+    return client
+
+
+def test_plot_view_serves_svg_and_png_inline_or_as_downloads(runs, user_client):
+    response = user_client.get(reverse("metrics:plot", args=["sites", "svg"]), {"metric": "recovery"})
+    assert response.status_code == 200 and response["Content-Type"] == "image/svg+xml"
+    assert response["Content-Disposition"] == 'inline; filename="sites-recovery.svg"'
+    assert "default-src 'none'" in response["Content-Security-Policy"]
+    response = user_client.get(reverse("metrics:plot", args=["distribution", "png"]),
+                               {"kind": "violin", "download": "1", "runs": f"{runs.alpha.pk},{runs.beta.pk}"})
+    assert response["Content-Type"] == "image/png" and response.content.startswith(PNG_SIGNATURE)
+    assert response["Content-Disposition"] == 'attachment; filename="distribution-step_success.png"'
+
+
+@pytest.mark.parametrize("path, query, message", [
+    (("sites", "gif"), {}, "format: 'gif'"),
+    (("pie", "svg"), {}, "plot: 'pie'"),
+    (("distribution", "svg"), {"metric": "grounded"}, "metric: 'grounded' cannot be drawn here"),
+    (("sites", "svg"), {"runs": "1,x"}, "runs: runs must be run ids"),
+    (("sites", "svg"), {"kind": "pie"}, "kind:"),
+])
+def test_bad_plot_requests_say_what_is_wrong(user_client, path, query, message):
+    response = user_client.get(reverse("metrics:plot", args=path), query)
+    assert response.status_code == 400 and message in response.content.decode()
+
+
+def test_a_run_without_values_still_gets_a_chart(user_client):
+    run = AgentRunFactory(name="no-gold")
+    evaluate(trajectory(run, TaskFactory(), ["click [1]"]).run)
+    response = user_client.get(reverse("metrics:plot", args=["distribution", "svg"]), {"metric": "recovery"})
+    assert response.status_code == 200 and response.content.startswith(b"<?xml")

@@ -1,0 +1,97 @@
+import pytest
+from django.contrib.auth.models import Group
+
+from metrics.models import EvaluationJob
+from tests.factories import (
+    AgentRunFactory,
+    GoldStepFactory,
+    GoldTrajectoryFactory,
+    JudgeConfigFactory,
+    StepFactory,
+    TaskFactory,
+    TrajectoryFactory,
+    UserFactory,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def reviewer(client):
+    user = UserFactory(username="rita")
+    user.groups.add(Group.objects.get(name="reviewer"))
+    client.force_login(user)
+    return user
+
+
+@pytest.fixture
+def run():
+    run = AgentRunFactory(name="agent-a")
+    task = TaskFactory()
+    gold = GoldTrajectoryFactory(task=task, status="approved")
+    GoldStepFactory(gold=gold, index=1, text="click [1]")
+    trajectory = TrajectoryFactory(run=run, task=task, final_answer="<script>alert(1)</script>")
+    StepFactory(trajectory=trajectory, index=1, action="click [1]", planned_action="click [1]")
+    return run
+
+
+def test_start_from_the_run_page_and_follow_the_job(client, reviewer, run):
+    JudgeConfigFactory(name="exact", backend="exact")
+    response = client.post(f"/runs/{run.pk}/evaluate/", {"judge": "exact", "gold_policy": "approved",
+                                                          "tau": "0.7", "window": "1"})
+    job = EvaluationJob.objects.get()
+    assert response.status_code == 302 and response.url == f"/evaluations/{job.pk}/"
+    page = client.get(response.url)
+    assert page.status_code == 200
+    content = page.content.decode()
+    assert "Done" in content and "agent-a" in content and "1.000" in content
+    assert client.get("/evaluations/").status_code == 200
+
+
+def test_invalid_form_starts_nothing(client, reviewer, run):
+    response = client.post(f"/runs/{run.pk}/evaluate/", {"gold_policy": "annotator", "tau": "3", "window": "1"})
+    assert response.status_code == 302
+    assert not EvaluationJob.objects.exists()
+
+
+def test_strangers_may_not_start_or_cancel(client, run):
+    client.force_login(UserFactory(username="stranger"))
+    assert client.post(f"/runs/{run.pk}/evaluate/", {"tau": "0.7", "window": "1"}).status_code == 403
+
+
+def test_cancel_and_rerun_buttons(client, reviewer, run):
+    from metrics.services.evaluation import create_evaluation
+
+    job = create_evaluation(runs=[run], judge_config=JudgeConfigFactory(name="exact", backend="exact"))
+    assert client.post(f"/evaluations/{job.pk}/cancel/").status_code == 302
+    job.refresh_from_db()
+    assert job.status == "cancelled"
+    client.post(f"/evaluations/{job.pk}/rerun/")
+    job.refresh_from_db()
+    assert job.status == "done" and job.scores.count() == 1
+
+
+def test_run_page_offers_evaluation_and_lists_jobs(client, reviewer, run):
+    from metrics.services.evaluation import create_evaluation, start_evaluation
+
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "Not evaluated yet" in page and f"/runs/{run.pk}/evaluate/" in page
+    job = create_evaluation(runs=[run], judge_config=JudgeConfigFactory(name="exact", backend="exact"))
+    start_evaluation(job)
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert f"/evaluations/{job.pk}/" in page
+
+
+def test_trajectory_page_traces_every_score_to_its_decisions(client, reviewer, run):
+    from metrics.services.evaluation import create_evaluation, start_evaluation
+
+    job = create_evaluation(runs=[run], judge_config=JudgeConfigFactory(name="exact", backend="exact"))
+    start_evaluation(job)
+    score = job.scores.get()
+    page = client.get(f"/trajectories/{score.trajectory_id}/").content.decode()
+    assert f"Evaluation <a href=\"/evaluations/{job.pk}/\">#{job.pk}</a>" in page
+    assert "1 of 1 gold steps matched by 1 agent steps" in page
+    assert "on the gold path: gold step 1" in page
+    for decision in score.decisions.all():
+        assert f'id="decision-{decision.pk}"' in page
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -1,0 +1,95 @@
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from tests.factories import AgentRunFactory, UserFactory
+from tests.trajectories.expectations import assert_samples_imported
+from trajectories.models import AgentRun, ImportJob, Trajectory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def user():
+    return UserFactory(username="agent-dev")
+
+
+@pytest.fixture
+def api(user):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return client
+
+
+def _document(task_id):
+    return {"schema": "trajectory/v1", "task": {"task_id": task_id},
+            "steps": [{"index": 1, "action": "stop [N/A]", "reasoning": "```stop [N/A]```"}],
+            "final_answer": "N/A", "outcome": {"status": "na"}}
+
+
+def test_multipart_files_return_the_report(webarena_tasks, api, samples):
+    files = [SimpleUploadedFile(path.name, path.read_bytes()) for path in sorted(samples.glob("*.html"))]
+    response = api.post(reverse("api-run-import"), {"run": "api-run", "model": "llama", "files": files},
+                        format="multipart")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["run"] == "api-run" and body["ok"] is True
+    assert body["counts"] == {"imported": 3, "unchanged": 0, "replaced": 0, "failed": 0, "skipped": 0}
+    assert sorted(entry["task_id"] for entry in body["files"]) == ["0", "3", "6"]
+    assert_samples_imported(AgentRun.objects.get(name="api-run"))
+
+    again = api.post(reverse("api-run-import"), {"run": "api-run", "files": [
+        SimpleUploadedFile(path.name, path.read_bytes()) for path in sorted(samples.glob("*.html"))]},
+        format="multipart")
+    assert again.json()["counts"]["unchanged"] == 3
+
+
+def test_a_json_body_with_one_bad_trajectory(webarena_tasks, api):
+    bad = _document("4")
+    del bad["outcome"]
+    response = api.post(reverse("api-run-import"),
+                        {"run": "json-run", "trajectories": [_document("3"), bad]}, format="json")
+    body = response.json()
+    assert response.status_code == 200 and body["ok"] is False
+    assert [(e["file"], e["line"], e["status"]) for e in body["files"]] == [
+        ("request.jsonl", 1, "imported"), ("request.jsonl", 2, "failed")]
+    assert body["files"][1]["reason"] == "'outcome' is a required property"
+    assert Trajectory.objects.get().task.task_id == "3"
+
+
+def test_background_imports_answer_with_the_job(webarena_tasks, api, user, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post(reverse("api-run-import"),
+                            {"run": "bg", "background": True, "trajectories": [_document("3")]}, format="json")
+    assert response.status_code == 202
+    job_url = response.json()["url"]
+    job = api.get(job_url).json()
+    assert (job["status"], job["processed"], job["total"], job["run"]) == ("done", 1, 1, "bg")
+    assert job["report"]["counts"]["imported"] == 1
+    assert ImportJob.objects.get().created_by == user
+
+
+def test_bad_requests(api):
+    assert api.post(reverse("api-run-import"), {"run": "x"}, format="json").status_code == 400
+    empty = api.post(reverse("api-run-import"), {"run": "x", "trajectories": []}, format="json")
+    assert empty.status_code == 400 and "either files" in str(empty.json())
+    AgentRunFactory(name="theirs", uploaded_by=UserFactory(username="owner"))
+    refused = api.post(reverse("api-run-import"), {"run": "theirs", "trajectories": [_document("3")]}, format="json")
+    assert refused.status_code == 403 and "belongs to another account" in refused.json()["detail"]
+
+
+def test_limits_refuse_the_upload(api, settings):
+    settings.INGEST_MAX_FILES = 0
+    response = api.post(reverse("api-run-import"), {"run": "x", "trajectories": [_document("3")]}, format="json")
+    assert response.status_code == 400
+    assert response.json()["refused"].startswith("import refused, nothing was read: more than 0 files")
+
+
+def test_authentication_is_required_and_jobs_are_private(api):
+    anonymous = APIClient()
+    assert anonymous.post(reverse("api-run-import"), {}, format="json").status_code == 401
+    job = ImportJob.objects.create(run=AgentRunFactory(), created_by=UserFactory(username="other"))
+    assert api.get(reverse("api-import-job", args=[job.pk])).status_code == 403
+    assert anonymous.get(reverse("api-import-job", args=[job.pk])).status_code == 401

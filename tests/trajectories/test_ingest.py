@@ -1,0 +1,269 @@
+import base64
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import IntegrityError
+
+from tests.factories import AgentRunFactory, TaskFactory, TrajectoryScoreFactory
+from tests.trajectories.expectations import assert_samples_imported
+from tests.trajectories.renders import RenderStep, png, render_html
+from trajectories.models import Screenshot, Step, Trajectory
+from trajectories.services.ingest import import_paths
+
+pytestmark = pytest.mark.django_db
+
+
+def _stored_files() -> list[Path]:
+    return sorted(path for path in Path(settings.MEDIA_ROOT).rglob("*") if path.is_file())
+
+
+def _by_task(run) -> dict[str, Trajectory]:
+    return {t.task.task_id: t for t in Trajectory.objects.filter(run=run).select_related("task")}
+
+
+def test_the_three_samples(webarena_tasks, run, samples):
+    report = import_paths(sorted(samples.glob("*.html")), run)
+
+    assert report.counts() == {"imported": 3, "unchanged": 0, "replaced": 0, "failed": 0, "skipped": 0}
+    assert_samples_imported(run)
+    trajectories = _by_task(run)
+    gpt = trajectories["0"]
+    assert gpt.source_name == "gpt4turbo_render_0.html" and gpt.source_format == "webarena_render"
+    first = gpt.steps.get(index=1)
+    assert (first.action_type, first.element_id, first.action_value, first.press_enter) == ("click", "1090", "", None)
+    assert first.element_label.startswith("link 'Go to Advanced Reporting")
+    assert first.url == "http://localhost:7780/admin/admin/dashboard/" and first.prev_action == ""
+    weak_steps = list(trajectories["3"].steps.all())
+    assert not any(step.action.startswith("stop") for step in weak_steps)
+    assert weak_steps[1].element_label == "Today Last 24 Hours Last 7 Days Current Month YTD 2YTD"
+    assert trajectories["6"].steps.get(index=3).action_value == "'N/A'"
+
+
+def test_screenshots_are_files_stored_once_never_base64_in_rows(webarena_tasks, run, samples):
+    import_paths([samples], run)
+    steps = Step.objects.filter(trajectory__run=run)
+    assert steps.count() == 13 and not steps.filter(screenshot__isnull=True).exists()
+    assert not steps.filter(observation__contains="base64").exists()
+    shots = Screenshot.objects.all()
+    assert shots.count() == steps.values("screenshot").distinct().count() < 13  # identical screens stored once
+    assert len(_stored_files()) == shots.count()
+    for shot in shots:
+        with shot.image.open("rb") as image:
+            assert image.read(8) == b"\x89PNG\r\n\x1a\n"
+        assert shot.content_type == "image/png" and shot.size > 0
+
+
+def test_importing_the_same_files_again_changes_nothing(webarena_tasks, run, samples):
+    import_paths([samples], run)
+    before = list(Trajectory.objects.values_list("id", "content_hash", "updated_at"))
+    files = _stored_files()
+
+    report = import_paths([samples], run)
+
+    assert report.counts()["unchanged"] == 3 and report.counts()["imported"] == 0
+    assert {entry.trajectory_id for entry in report.files if entry.kind == "trajectory"} == {b[0] for b in before}
+    assert list(Trajectory.objects.values_list("id", "content_hash", "updated_at")) == before
+    assert _stored_files() == files
+    assert Step.objects.count() == 13
+
+
+def test_a_zip_with_one_corrupt_file_imports_the_others(webarena_tasks, run, samples, tmp_path):
+    archive = tmp_path / "run.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
+        for sample in sorted(samples.glob("*.html")):
+            zipped.write(sample, f"results/{sample.name}")
+        corrupt = render_html(steps=[RenderStep(action="scroll [down]"), RenderStep(action="scroll [up]")])
+        zipped.writestr("results/render_4.html", corrupt[: corrupt.rindex("<div class='parsed_action'")])
+
+    report = import_paths([archive], run)
+
+    assert report.counts()["imported"] == 3
+    [failed] = report.failed
+    assert failed.file == "run.zip/results/render_4.html"
+    assert failed.where == "step block 2" and failed.line > 1
+    assert "no parsed_action" in failed.reason
+    assert set(_by_task(run)) == {"0", "3", "6"}
+
+
+def test_a_trajectory_for_an_unknown_task_fails_with_the_remedy(run, samples):
+    TaskFactory(task_id="0", number=0, intent="What is the top-1 best-selling product in 2022")
+    report = import_paths([samples / "gpt4turbo_render_0.html", samples / "llama3-8b_render_3.html"], run)
+    assert report.counts()["imported"] == 1
+    [failed] = report.failed
+    assert failed.task_id == "3"
+    assert failed.reason == "task webarena/3 is not imported (run manage.py import_tasks)"
+
+
+def test_a_different_trajectory_for_a_task_is_refused_unless_replacing(webarena_tasks, run, tmp_path):
+    first = tmp_path / "a" / "render_3.html"
+    first.parent.mkdir()
+    first.write_text(render_html(steps=[RenderStep(action="scroll [down]", screenshot=png((1, 1, 1)))]))
+    import_paths([first], run)
+    original = Trajectory.objects.get(run=run)
+    TrajectoryScoreFactory(trajectory=original)
+
+    second = tmp_path / "b" / "render_3.html"
+    second.parent.mkdir()
+    second.write_text(render_html(steps=[RenderStep(action="scroll [up]"), RenderStep(action="stop [done]")]))
+
+    refused = import_paths([second], run)
+    [entry] = refused.failed
+    assert "already has a different trajectory for task webarena/3" in entry.reason and "--replace" in entry.reason
+    assert Trajectory.objects.get(run=run).pk == original.pk
+
+    replaced = import_paths([second], run, replace=True)
+    assert replaced.counts()["replaced"] == 1
+    current = Trajectory.objects.get(run=run)
+    assert current.pk != original.pk and current.outcome_status == "answered"
+    assert list(current.steps.values_list("action", flat=True)) == ["scroll [up]", "stop [done]"]
+    assert not Step.objects.filter(trajectory_id=original.pk).exists()
+    assert not current.scores.exists()  # scores of the replaced content go with it
+
+
+def test_a_failed_store_leaves_neither_rows_nor_files(webarena_tasks, run, samples, monkeypatch):
+    def fail(*args, **kwargs):
+        raise IntegrityError("step rows refused")
+
+    monkeypatch.setattr(Step.objects, "bulk_create", fail)
+    report = import_paths([samples / "llama3-8b_render_3.html"], run)
+    [entry] = report.failed
+    assert entry.reason == "could not be stored: step rows refused"
+    assert not Trajectory.objects.exists() and not Screenshot.objects.exists()
+    assert _stored_files() == []
+
+
+def test_result_logs_and_run_config_in_the_same_upload(webarena_tasks, run, samples, tmp_path):
+    folder = tmp_path / "results"
+    (folder / "log_files").mkdir(parents=True)
+    for sample in samples.glob("llama3-8b_*.html"):
+        (folder / sample.name).write_bytes(sample.read_bytes())
+    (folder / "log_files" / "log_1.log").write_text(
+        "[Config file]: config_files/3.json\n[Result] (FAIL) config_files/3.json\n"
+        "[Result] (PASS) config_files/6.json\n[Result] (PASS) config_files/99.json\n"
+    )
+    (folder / "config.json").write_text(json.dumps({"model": "meta-llama/Meta-Llama-3-8B-Instruct",
+                                                    "instruction_path": "p_cot_id_actree_2s.json",
+                                                    "api_key": "secret"}))
+
+    report = import_paths([folder], run)
+
+    assert [entry.kind for entry in report.files] == ["harness_config", "trajectory", "trajectory", "results"]
+    results = report.files[-1]
+    assert results.status == "imported"
+    assert results.notes == ["3 results (2 PASS, 1 FAIL); 2 trajectories updated",
+                             "1 results for tasks without a trajectory in this run: 99"]
+    assert {task: t.success for task, t in _by_task(run).items()} == {"3": False, "6": True}
+    run.refresh_from_db()
+    assert run.model == "meta-llama/Meta-Llama-3-8B-Instruct"
+    assert run.metadata["harness_config"] == {"model": "meta-llama/Meta-Llama-3-8B-Instruct",
+                                              "instruction_path": "p_cot_id_actree_2s.json"}
+    again = import_paths([folder], run)
+    assert [entry.status for entry in again.files] == ["unchanged"] * 4
+
+
+def test_jsonl_in_a_zip_with_screenshots_beside_it(webarena_tasks, run, tmp_path):
+    def document(task_id, shot):
+        return {"schema": "trajectory/v1", "run": {"agent": "my-agent", "paradigm": "full_plan"},
+                "task": {"task_id": task_id}, "plan": ["open reports", "read the table"],
+                "steps": [{"index": 1, "action": "click [12]", "screenshot": shot,
+                           "observation": "[12] link 'Reports\x00'"}],
+                "outcome": {"status": "no_stop", "success": False}}
+
+    archive = tmp_path / "mine.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("out/shots/a.png", png((9, 9, 9)))
+        zipped.writestr("out/run.jsonl", "\n".join([
+            json.dumps(document("3", "shots/a.png")),
+            json.dumps(document("4", "shots/missing.png")),
+            json.dumps(document("5", "data:image/png;base64," + base64.b64encode(png((9, 9, 9))).decode())),
+        ]))
+
+    report = import_paths([archive], run)
+
+    assert [(entry.line, entry.status) for entry in report.files] == [(1, "imported"), (2, "failed"),
+                                                                      (3, "imported")]
+    assert report.files[1].where == "steps[0].screenshot"
+    assert "not found beside the trajectory" in report.files[1].reason
+    assert Screenshot.objects.count() == 1  # the same image, once as a file and once inline
+    three = _by_task(run)["3"]
+    assert three.plan == ["open reports", "read the table"] and three.success is False
+    assert three.steps.get().element_label == "link 'Reports\ufffd'"
+    run.refresh_from_db()
+    assert (run.agent, run.paradigm) == ("my-agent", "full_plan")
+
+
+def test_the_same_trajectory_encoded_differently_is_unchanged(webarena_tasks, run, tmp_path):
+    shot = png((5, 6, 7))
+    step = {"index": 1, "action": "stop [x]"}
+    inline = {"schema": "trajectory/v1", "task": {"task_id": "3"}, "outcome": {"status": "answered"},
+              "final_answer": "x",
+              "steps": [{**step, "screenshot": "data:image/png;base64," + base64.b64encode(shot).decode()}]}
+    (tmp_path / "one").mkdir()
+    (tmp_path / "one" / "t.json").write_text(json.dumps(inline))
+    (tmp_path / "two").mkdir()
+    (tmp_path / "two" / "s.png").write_bytes(shot)
+    (tmp_path / "two" / "t.json").write_text(json.dumps({**inline, "steps": [{**step, "screenshot": "s.png"}]}))
+    assert import_paths([tmp_path / "one"], run).counts()["imported"] == 1
+    assert import_paths([tmp_path / "two"], run).counts()["unchanged"] == 1
+
+
+def test_html2json_output_imports_with_a_note(webarena_tasks, run, tmp_path):
+    dump = tmp_path / "json_dump.json"
+    dump.write_text(json.dumps({"example_6": {
+        "task_id": 6, "intent": "What are the top-5 best-selling product in 2023", "success": False,
+        "messages": [{"user": "URL: http://x/admin\n\nobservation:\n[20] SELECT 'Today'", "image": "i.png"},
+                     {"assistant": "In summary, the next action I will perform is ```stop [N/A]```"}]}}))
+    [entry] = import_paths([dump], run).files
+    assert (entry.status, entry.where, entry.format) == ("imported", "example_6", "webarena_html2json")
+    assert "html2json keeps no executed actions" in entry.notes[0]
+    assert Trajectory.objects.get().outcome_status == "na"
+
+
+def test_a_different_intent_is_noted(webarena_tasks, run, tmp_path):
+    path = tmp_path / "render_3.html"
+    path.write_text(render_html(steps=[], intent="Something else entirely"))
+    [entry] = import_paths([path], run).files
+    assert entry.status == "imported"
+    assert entry.notes == ["the file's intent differs from task webarena/3's: 'Something else entirely'"]
+
+
+def test_progress_and_the_whole_import_refused_over_the_limits(webarena_tasks, run, samples, settings):
+    calls = []
+    import_paths([samples], run, progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(0, 4), (1, 4), (2, 4), (3, 4), (4, 4)]
+
+    settings.INGEST_MAX_FILES = 2
+    other = AgentRunFactory()
+    report = import_paths([samples], other)
+    assert report.refused == "import refused, nothing was read: more than 2 files (counting the files inside archives)"
+    assert not report.ok and report.files == []
+    assert not Trajectory.objects.filter(run=other).exists()
+
+
+def test_report_as_a_dict(webarena_tasks, run, samples):
+    report = import_paths([samples / "gpt4turbo_render_0.html", samples / "SOURCES.md"], run).to_dict()
+    assert report["run"] == "llama-run" and report["ok"] is True
+    assert report["counts"] == {"imported": 1, "unchanged": 0, "replaced": 0, "failed": 0, "skipped": 1}
+    assert report["files"][0] == {
+        "file": "gpt4turbo_render_0.html", "status": "imported", "kind": "trajectory", "format": "webarena_render",
+        "task_id": "0", "line": None, "where": "", "reason": "", "notes": [],
+        "trajectory_id": Trajectory.objects.get().pk,
+    }
+    assert report["files"][1]["reason"] == "not a trajectory, result log or run description file"
+
+
+def test_two_files_for_one_task_in_the_same_upload(webarena_tasks, run, tmp_path):
+    same = render_html(steps=[RenderStep(action="scroll [down]", screenshot=png((3, 3, 3)))])
+    for folder, text in (("a", same), ("b", same), ("c", render_html(steps=[RenderStep(action="go_back")]))):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "render_3.html").write_text(text)
+
+    report = import_paths([tmp_path / "a", tmp_path / "b", tmp_path / "c"], run)
+
+    assert [entry.status for entry in report.files] == ["imported", "unchanged", "failed"]
+    assert "already has a different trajectory" in report.files[2].reason
+    assert Trajectory.objects.get().steps.get().action == "scroll [down]"
+    assert len(_stored_files()) == Screenshot.objects.count() == 1

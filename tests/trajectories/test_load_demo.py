@@ -1,0 +1,26 @@
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from annotation.models import GoldTrajectory
+from metrics.models import EvaluationJob, TrajectoryScore
+from trajectories.models import AgentRun, Task, Trajectory
+
+
+@pytest.mark.django_db(transaction=True)
+def test_load_demo_loads_everything_once(capsys):
+    call_command("load_demo")
+    call_command("load_demo")
+    assert Task.objects.count() == 812
+    assert set(AgentRun.objects.values_list("name", flat=True)) == {"gpt-4-turbo", "llama3-8b"}
+    assert Trajectory.objects.count() == 3
+    assert GoldTrajectory.objects.filter(status="approved").count() == 3
+    demo = get_user_model().objects.get(username="demo")
+    assert demo.is_superuser and demo.check_password("demo")
+    assert EvaluationJob.objects.count() == 2
+    assert set(EvaluationJob.objects.values_list("status", flat=True)) == {"done"}
+    assert TrajectoryScore.objects.filter(error="").count() == 3
+    scored = TrajectoryScore.objects.get(trajectory__task__task_id="3")
+    assert scored.gold is not None and scored.step_success is not None
+    assert scored.outcome_status == "early_stop" and scored.outcome_reason == "invalid_actions"
+    assert "created admin account 'demo'" in capsys.readouterr().out

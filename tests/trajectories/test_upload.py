@@ -1,0 +1,112 @@
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import Group
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from annotation.roles import ADMIN
+from tests.factories import AgentRunFactory, UserFactory
+from tests.trajectories.expectations import assert_samples_imported
+from trajectories.models import AgentRun, ImportJob, Trajectory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def user(client):
+    account = UserFactory(username="uploader")
+    client.force_login(account)
+    return account
+
+
+def _upload(path: Path) -> SimpleUploadedFile:
+    return SimpleUploadedFile(path.name, path.read_bytes(), content_type="text/html")
+
+
+def _zip_of(paths, name="run.zip") -> SimpleUploadedFile:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in paths:
+            archive.write(path, f"results/{path.name}")
+        archive.writestr("results/render_9.html", "<html>broken</html>")
+    return SimpleUploadedFile(name, buffer.getvalue(), content_type="application/zip")
+
+
+def test_upload_page_runs_a_job_and_shows_its_report(webarena_tasks, samples, client, user,
+                                                     django_capture_on_commit_callbacks):
+    files = [_upload(samples / "gpt4turbo_render_0.html"), _zip_of(sorted(samples.glob("llama3-8b_*.html")))]
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("trajectories:upload"), {
+            "run": "my-run", "agent": "cot", "model": "gpt-4", "paradigm": "step_by_step", "files": files})
+    job = ImportJob.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("trajectories:import-job", args=[job.pk])
+    assert (job.status, job.processed, job.total, job.created_by) == ("done", 4, 4, user)
+    assert job.report["counts"] == {"imported": 3, "unchanged": 0, "replaced": 0, "failed": 1, "skipped": 0}
+    run = AgentRun.objects.get(name="my-run")
+    assert (run.agent, run.model, run.uploaded_by) == ("cot", "gpt-4", user)
+    assert_samples_imported(run)
+    # the uploaded files are removed once imported
+    assert not (Path(settings.MEDIA_ROOT) / "uploads" / "import-jobs" / str(job.pk)).exists()
+
+    page = client.get(response["Location"])
+    content = page.content.decode()
+    assert page.status_code == 200
+    assert "run.zip/results/render_9.html" in content and "not a WebArena render file" in content
+    assert reverse("trajectories:trajectory-detail", args=[Trajectory.objects.get(task__task_id="6").pk]) in content
+
+    progress = client.get(reverse("trajectories:import-job-progress", args=[job.pk])).json()
+    assert progress == {"status": "done", "processed": 4, "total": 4}
+
+
+def test_upload_into_someone_elses_run_is_refused(client, user, samples):
+    AgentRunFactory(name="theirs", uploaded_by=UserFactory(username="owner"))
+    response = client.post(reverse("trajectories:upload"),
+                           {"run": "theirs", "paradigm": "step_by_step", "files": [_upload(samples / "SOURCES.md")]})
+    assert response.status_code == 200
+    assert "belongs to another account" in response.content.decode()
+    assert not ImportJob.objects.exists()
+
+
+def test_admins_may_upload_into_any_run(client, samples, django_capture_on_commit_callbacks, webarena_tasks):
+    admin = UserFactory(username="boss")
+    admin.groups.add(Group.objects.get_or_create(name=ADMIN)[0])
+    client.force_login(admin)
+    AgentRunFactory(name="cli-run")
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("trajectories:upload"), {"run": "cli-run", "paradigm": "step_by_step",
+                                                     "files": [_upload(samples / "llama3-8b_render_6.html")]})
+    assert AgentRun.objects.get(name="cli-run").trajectories.count() == 1
+
+
+def test_upload_size_limit_and_required_files(client, user, samples, settings):
+    settings.INGEST_MAX_UPLOAD_BYTES = 1000
+    response = client.post(reverse("trajectories:upload"), {
+        "run": "r", "paradigm": "step_by_step", "files": [_upload(samples / "gpt4turbo_render_0.html")]})
+    assert "the limit is 1000" in response.content.decode()
+    response = client.post(reverse("trajectories:upload"), {"run": "r", "paradigm": "step_by_step"})
+    assert "This field is required." in response.content.decode()
+    assert not ImportJob.objects.exists() and not AgentRun.objects.exists()
+
+
+def test_a_running_job_shows_its_progress(client, user):
+    job = ImportJob.objects.create(run=AgentRunFactory(name="r"), created_by=user, status="running", total=812,
+                                   processed=100)
+    content = client.get(reverse("trajectories:import-job", args=[job.pk])).content.decode()
+    assert '<progress id="job-progress" max="812" value="100">' in content
+    assert reverse("trajectories:import-job-progress", args=[job.pk]) in content
+
+
+def test_jobs_are_private_to_their_creator(client, user):
+    job = ImportJob.objects.create(run=AgentRunFactory(), created_by=UserFactory(username="someone"))
+    assert client.get(reverse("trajectories:import-job", args=[job.pk])).status_code == 403
+    assert client.get(reverse("trajectories:import-job-progress", args=[job.pk])).status_code == 403
+
+
+def test_pages_need_a_login(client):
+    for url in (reverse("trajectories:upload"), reverse("trajectories:run-list")):
+        response = client.get(url)
+        assert response.status_code == 302 and response["Location"].startswith(reverse("login"))

@@ -1,0 +1,93 @@
+"""The trajectory viewer in Debian's Chromium: uploaded markup stays inert, steps follow the keyboard."""
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from tests.factories import AgentRunFactory, TaskFactory, UserFactory
+from tests.trajectories.renders import RenderStep, png, render_html
+from trajectories.models import Trajectory
+from trajectories.services.ingest import import_paths
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SCRIPT = "<script>window.__pwned = (window.__pwned || []).concat('script')</script>"
+IMAGE = "<img src=x onerror=\"window.__pwned = (window.__pwned || []).concat('img'); alert('img')\">"
+
+
+@pytest.fixture
+def logged_in_page(page, live_server):
+    client = Client()
+    client.force_login(UserFactory(username="browser"))
+    page.context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value,
+                               "url": live_server.url}])
+    return page
+
+
+@pytest.fixture
+def dialogs(page):
+    """Messages of any alert() the page raises."""
+    messages = []
+    page.on("dialog", lambda dialog: (messages.append(dialog.message), dialog.dismiss()))
+    return messages
+
+
+@pytest.fixture
+def hostile_trajectory(tmp_path):
+    """A render file as the harness writes it, unescaped, with markup in every text the agent saw or wrote."""
+    TaskFactory(task_id="3", number=3, intent=f"Find the best seller {SCRIPT}")
+    path = tmp_path / "render_3.html"
+    path.write_text(render_html(task_id="3", intent=f"Find the best seller {SCRIPT}", steps=[
+        RenderStep(action="click [7] where [7] is link 'Reports'", reasoning=f"I see {IMAGE}. ```click [7]```",
+                   observation=f"Tab 0 (current): Shop\n\n[7] link 'Reports'\n[8] StaticText '{SCRIPT}{IMAGE}'",
+                   screenshot=png((10, 120, 200))),
+        RenderStep(action="scroll [down]", reasoning="```scroll [down]```", prev_action=f"click [7] {SCRIPT}"),
+        RenderStep(action=f"stop [{SCRIPT}{IMAGE}]", reasoning=f"Done. ```stop [{SCRIPT}]```"),
+    ]))
+    report = import_paths([path], AgentRunFactory(name="hostile"))
+    assert report.ok, report.to_dict()
+    return Trajectory.objects.get(run__name="hostile")
+
+
+def test_script_and_onerror_payloads_do_not_run(logged_in_page, dialogs, live_server, hostile_trajectory):
+    page = logged_in_page
+    page.goto(live_server.url + reverse("trajectories:trajectory-detail", args=[hostile_trajectory.pk]))
+    page.wait_for_load_state("load")
+    for details in page.locator("details.tj-tree").all():
+        details.evaluate("element => { element.open = true; }")
+    page.wait_for_timeout(300)
+
+    assert page.evaluate("window.__pwned === undefined")
+    assert dialogs == []
+    assert page.locator("img[src='x']").count() == 0
+    assert page.locator("#final-answer").inner_text() == f"{SCRIPT}{IMAGE}"
+    assert f"[8] StaticText '{SCRIPT}{IMAGE}'" in page.locator("#step-1 details pre").inner_text()
+    assert IMAGE in page.locator("#step-1 .tj-reasoning").inner_text()
+    # the real screenshot is an image of its own, loaded from storage
+    screenshot = page.locator("#step-1 img")
+    assert screenshot.get_attribute("loading") == "lazy"
+    assert screenshot.evaluate("image => image.complete && image.naturalWidth") == 4
+
+
+def test_keyboard_moves_between_steps(logged_in_page, live_server, hostile_trajectory):
+    page = logged_in_page
+    page.goto(live_server.url + reverse("trajectories:trajectory-detail", args=[hostile_trajectory.pk]))
+    current = "document.querySelector('.tj-step.current') && document.querySelector('.tj-step.current').id"
+
+    page.keyboard.press("j")
+    assert page.evaluate(current) == "step-1"
+    page.keyboard.press("j")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate(current) == "step-3"
+    page.keyboard.press("j")  # there is no step 4
+    assert page.evaluate(current) == "step-3"
+    page.keyboard.press("k")
+    assert page.evaluate(current) == "step-2"
+    assert page.evaluate("location.hash") == "#step-2"
+    page.keyboard.press("t")
+    assert page.locator("#step-2 details").evaluate("element => element.open")
+    page.keyboard.press("ArrowLeft")
+    assert page.evaluate(current) == "step-1"
+
+    page.reload()
+    assert page.evaluate(current) == "step-1"  # the hash brings the reader back to the same step

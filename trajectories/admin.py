@@ -1,0 +1,61 @@
+from django.contrib import admin
+
+from .models import AgentRun, ImportJob, Screenshot, Step, Task, Trajectory
+
+
+@admin.register(Task)
+class TaskAdmin(admin.ModelAdmin):
+    list_display = ("task_id", "benchmark", "intent", "site_list", "unachievable", "requirements_source")
+    list_filter = ("benchmark", "unachievable", "requirements_source", "require_login")
+    search_fields = ("task_id", "intent", "old_task_id")
+    readonly_fields = ("created_at", "updated_at")
+
+    @admin.display(description="sites")
+    def site_list(self, task):
+        return ", ".join(task.sites)
+
+
+@admin.register(AgentRun)
+class AgentRunAdmin(admin.ModelAdmin):
+    list_display = ("name", "agent", "model", "paradigm", "benchmark", "uploaded_by", "created_at")
+    list_filter = ("paradigm", "benchmark")
+    search_fields = ("name", "agent", "model")
+    raw_id_fields = ("uploaded_by",)
+
+
+class StepInline(admin.TabularInline):
+    model = Step
+    fields = ("index", "url", "action", "planned_action", "action_type", "element_id")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+
+@admin.register(Trajectory)
+class TrajectoryAdmin(admin.ModelAdmin):
+    list_display = ("task", "run", "step_count", "outcome_status", "outcome_reason", "success", "final_answer")
+    list_filter = ("outcome_status", "outcome_reason", "success", "run")
+    search_fields = ("task__task_id", "run__name", "final_answer")
+    raw_id_fields = ("run", "task")
+    inlines = [StepInline]
+
+
+@admin.register(Step)
+class StepAdmin(admin.ModelAdmin):
+    list_display = ("trajectory", "index", "action_type", "action")
+    list_filter = ("action_type",)
+    raw_id_fields = ("trajectory", "screenshot")
+    search_fields = ("action", "planned_action")
+
+
+@admin.register(Screenshot)
+class ScreenshotAdmin(admin.ModelAdmin):
+    list_display = ("sha256", "content_type", "size", "created_at")
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(admin.ModelAdmin):
+    list_display = ("id", "run", "status", "processed", "total", "created_by", "created_at")
+    list_filter = ("status",)
+    raw_id_fields = ("run", "created_by")

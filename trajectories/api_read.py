@@ -1,0 +1,182 @@
+"""Read endpoints for tasks, runs and trajectories (uploads are in `api.py`)."""
+
+import json
+
+import django_filters
+from django.db.models import Prefetch
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import serializers, viewsets
+
+from config.api import IdFilter
+
+from . import selectors
+from .models import AgentRun, OutcomeStatus, Paradigm, Step, Task, Trajectory
+
+
+class SiteFilter(django_filters.CharFilter):
+    """A site of a task's `sites` list; the quoted name keeps "shopping" from matching "shopping_admin"."""
+
+    def __init__(self, field_name="sites", **kwargs):
+        super().__init__(field_name=field_name, lookup_expr="icontains", **kwargs)
+
+    def filter(self, qs, value):
+        return super().filter(qs, json.dumps(value) if value else value)
+
+
+class TaskFilter(django_filters.FilterSet):
+    site = SiteFilter(help_text="A WebArena site, e.g. `shopping_admin` (multi-site tasks match each of theirs).")
+    search = django_filters.CharFilter(field_name="intent", lookup_expr="icontains", help_text="Words of the intent.")
+
+    class Meta:
+        model = Task
+        fields = ("benchmark", "task_id", "site", "unachievable", "search")
+
+
+class TaskSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Task
+        fields = ("id", "benchmark", "task_id", "number", "intent", "sites", "start_url", "eval_types",
+                  "requirements", "requirements_source", "unachievable")
+        read_only_fields = fields
+
+
+class TaskDetailSerializer(TaskSerializer):
+    class Meta(TaskSerializer.Meta):
+        fields = TaskSerializer.Meta.fields + (
+            "old_task_id", "intent_template", "intent_template_id", "instantiation", "require_login",
+            "require_reset", "eval_config", "config", "created_at", "updated_at",
+        )
+        read_only_fields = fields
+
+
+@extend_schema(tags=["tasks"])
+class TaskViewSet(viewsets.ReadOnlyModelViewSet):
+    """Benchmark tasks with their published evaluation config."""
+
+    queryset = Task.objects.order_by("benchmark", "number", "task_id")
+    filterset_class = TaskFilter
+    ordering_fields = ("number", "task_id", "benchmark")
+    lookup_value_converter = "int"
+
+    def get_serializer_class(self):
+        return TaskDetailSerializer if self.action == "retrieve" else TaskSerializer
+
+
+class RunFilter(django_filters.FilterSet):
+    paradigm = django_filters.ChoiceFilter(choices=Paradigm.choices)
+
+    class Meta:
+        model = AgentRun
+        fields = ("name", "agent", "model", "paradigm", "benchmark")
+
+
+class RunSerializer(serializers.ModelSerializer):
+    uploaded_by = serializers.CharField(source="uploaded_by.get_username", read_only=True, default=None,
+                                        allow_null=True)
+    trajectories = serializers.IntegerField(source="trajectory_count", read_only=True)
+    passed = serializers.IntegerField(read_only=True, help_text="Trajectories the harness judged successful.")
+    judged = serializers.IntegerField(read_only=True, help_text="Trajectories with a harness verdict.")
+    outcomes = serializers.SerializerMethodField()
+
+    class Meta:
+        model = AgentRun
+        fields = ("id", "name", "agent", "model", "paradigm", "benchmark", "description", "metadata", "uploaded_by",
+                  "trajectories", "passed", "judged", "outcomes", "created_at", "updated_at")
+        read_only_fields = fields
+
+    @extend_schema_field(serializers.DictField(child=serializers.IntegerField()))
+    def get_outcomes(self, run) -> dict:
+        """Trajectories per outcome status."""
+        return {status: getattr(run, field) for status, field in selectors.OUTCOME_FIELDS.items()}
+
+
+@extend_schema(tags=["runs"])
+class RunViewSet(viewsets.ReadOnlyModelViewSet):
+    """Agent runs with their trajectory and outcome counts; upload with POST /api/runs/import/."""
+
+    serializer_class = RunSerializer
+    filterset_class = RunFilter
+    ordering_fields = ("name", "created_at")
+    lookup_value_converter = "int"
+
+    def get_queryset(self):
+        return selectors.runs_overview()
+
+
+class TrajectoryFilter(django_filters.FilterSet):
+    run = django_filters.CharFilter(field_name="run__name", help_text="Run name.")
+    run_id = IdFilter(field_name="run_id")
+    benchmark = django_filters.CharFilter(field_name="task__benchmark")
+    task_id = django_filters.CharFilter(field_name="task__task_id")
+    site = SiteFilter(field_name="task__sites", help_text="A site of the task.")
+    outcome_status = django_filters.ChoiceFilter(choices=OutcomeStatus.choices)
+
+    class Meta:
+        model = Trajectory
+        fields = ("run", "run_id", "benchmark", "task_id", "site", "outcome_status", "success")
+
+
+class TaskRefSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Task
+        fields = ("id", "benchmark", "task_id", "intent", "sites")
+        read_only_fields = fields
+
+
+class StepSerializer(serializers.ModelSerializer):
+    screenshot = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Step
+        fields = ("index", "url", "observation", "reasoning", "planned_action", "action", "action_type",
+                  "element_id", "element_label", "action_value", "press_enter", "prev_action", "screenshot")
+        read_only_fields = fields
+
+    @extend_schema_field(serializers.URLField(allow_null=True))
+    def get_screenshot(self, step) -> str | None:
+        if step.screenshot is None:
+            return None
+        url = reverse("trajectories:screenshot", args=[step.screenshot.sha256])
+        request = self.context.get("request")
+        return request.build_absolute_uri(url) if request else url
+
+
+class TrajectorySerializer(serializers.ModelSerializer):
+    run = serializers.CharField(source="run.name", read_only=True)
+    task = TaskRefSerializer(read_only=True)
+
+    class Meta:
+        model = Trajectory
+        fields = ("id", "run", "run_id", "task", "outcome_status", "outcome_reason", "success", "step_count",
+                  "final_answer", "source_name", "source_format", "created_at")
+        read_only_fields = fields
+
+
+class TrajectoryDetailSerializer(TrajectorySerializer):
+    steps = StepSerializer(many=True, read_only=True)
+
+    class Meta(TrajectorySerializer.Meta):
+        fields = TrajectorySerializer.Meta.fields + ("outcome_message", "plan", "content_hash", "steps")
+        read_only_fields = fields
+
+
+@extend_schema(tags=["trajectories"])
+class TrajectoryViewSet(viewsets.ReadOnlyModelViewSet):
+    """What each run did on each task; the detail has every agent step."""
+
+    filterset_class = TrajectoryFilter
+    ordering_fields = ("id", "step_count", "created_at")
+    lookup_value_converter = "int"
+
+    def get_queryset(self):
+        trajectories = Trajectory.objects.select_related("run", "task").order_by(
+            "run__name", "task__number", "task__task_id"
+        )
+        if self.action == "retrieve":
+            steps = Step.objects.select_related("screenshot").order_by("index")
+            trajectories = trajectories.prefetch_related(Prefetch("steps", queryset=steps))
+        return trajectories
+
+    def get_serializer_class(self):
+        return TrajectoryDetailSerializer if self.action == "retrieve" else TrajectorySerializer

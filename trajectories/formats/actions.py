@@ -1,0 +1,156 @@
+"""The WebArena action grammar: executed actions (`parsed_action`) and planned actions.
+
+Parsing is strict on purpose: Element Accuracy counts a planned `scroll [direction=down]`
+against an executed `scroll [down]` as a miss, so arguments are kept exactly as written.
+"""
+
+import re
+from dataclasses import dataclass
+
+ACTION_TYPES = (
+    "click",
+    "hover",
+    "type",
+    "press",
+    "scroll",
+    "select",
+    "goto",
+    "new_tab",
+    "close_tab",
+    "go_back",
+    "go_forward",
+    "tab_focus",
+    "stop",
+    "none",
+)
+# The harness writes `page_focus`; the prompt's action space says `tab_focus`.
+_ALIASES = {"page_focus": "tab_focus"}
+ELEMENT_ACTIONS = frozenset({"click", "hover", "type", "select"})
+
+_WHERE = re.compile(r"\s+where\s+\[(?P<id>[^\]]*)\]\s+is\s?(?P<label>.*)\Z", re.S)
+_HEAD = re.compile(r"\A(?P<name>[a-z_]+)(?P<rest>.*)\Z", re.S)
+_ARG = re.compile(r"\s*\[(?P<arg>.*?)\](?=\s*\[|\s*\Z)", re.S)
+_FENCE = re.compile(r"`{3,}")
+
+
+@dataclass(frozen=True)
+class ParsedAction:
+    type: str
+    element_id: str = ""
+    element_label: str = ""
+    value: str = ""
+    press_enter: bool | None = None
+    valid: bool = True
+
+    def same_target(self, other: "ParsedAction") -> bool:
+        """Same action type, element and argument; `press_enter` and labels are ignored."""
+        return (
+            self.valid
+            and other.valid
+            and self.type == other.type
+            and self.element_id == other.element_id
+            and self.value == other.value
+        )
+
+
+INVALID = ParsedAction(type="none", valid=False)
+
+
+def _split_args(rest: str) -> list[str] | None:
+    args, pos = [], 0
+    rest = rest.rstrip()
+    while pos < len(rest):
+        match = _ARG.match(rest, pos)
+        if not match:
+            return None
+        args.append(match.group("arg"))
+        pos = match.end()
+    return args
+
+
+def parse_action(text: str | None) -> ParsedAction:
+    """Parse one action string; anything outside the grammar is an invalid `none` action."""
+    if text is None:
+        return INVALID
+    text = text.strip()
+    label = ""
+    where = _WHERE.search(text)
+    if where:
+        label = where.group("label").strip()
+        text = text[: where.start()].rstrip()
+        # Some harness versions repeat the id inside the label: "[1090] link 'X'".
+        label = re.sub(r"\A\[%s\]\s*" % re.escape(where.group("id")), "", label)
+    head = _HEAD.match(text)
+    if not head:
+        return INVALID
+    name = _ALIASES.get(head.group("name"), head.group("name"))
+    rest = head.group("rest")
+    if name not in ACTION_TYPES or name == "none":
+        return INVALID
+    if name == "stop":
+        # The answer may itself contain brackets: take everything between the outer pair.
+        body = rest.strip()
+        if not (body.startswith("[") and body.endswith("]")):
+            return INVALID
+        return ParsedAction(type="stop", value=body[1:-1])
+    args = _split_args(rest)
+    if args is None:
+        return INVALID
+    if name in ("click", "hover") and len(args) == 1:
+        return ParsedAction(type=name, element_id=args[0], element_label=label)
+    if name == "type" and len(args) in (2, 3):
+        press_enter = True if len(args) == 2 else args[2].strip() != "0"
+        return ParsedAction(
+            type="type", element_id=args[0], element_label=label, value=args[1], press_enter=press_enter
+        )
+    if name == "select" and len(args) == 2:
+        return ParsedAction(type="select", element_id=args[0], element_label=label, value=args[1])
+    if name in ("press", "scroll", "goto", "tab_focus") and len(args) == 1:
+        return ParsedAction(type=name, value=args[0])
+    if name in ("new_tab", "close_tab", "go_back", "go_forward") and not args:
+        return ParsedAction(type=name)
+    return INVALID
+
+
+def extract_planned_action(reasoning: str | None) -> str | None:
+    """The last triple-backticked span of the reasoning, i.e. the action the agent stated.
+
+    The span is taken between the last two fences, counted from the end: models quote the
+    format hint with stray fences (e.g. "````action [arg]```") earlier in the text, and pairing
+    fences from the start would then swallow the final action.
+    """
+    if not reasoning:
+        return None
+    fences = list(_FENCE.finditer(reasoning))
+    if len(fences) < 2:
+        return None
+    planned = reasoning[fences[-2].end() : fences[-1].start()].strip()
+    return planned or None
+
+
+def resolve_element_label(observation: str, element_id: str) -> str:
+    """The accessibility-tree line of an element, without its `[id]`: "link 'Home' url: ..."."""
+    if not element_id or not observation:
+        return ""
+    match = re.search(r"^[ \t]*\[%s\][ \t]+(.+)$" % re.escape(element_id), observation, re.M)
+    return match.group(1).strip() if match else ""
+
+
+_FORCED_STOPS = (
+    (re.compile(r"same action|repeat", re.I), "repeated_action"),
+    (re.compile(r"parse|invalid", re.I), "invalid_actions"),
+    (re.compile(r"max(imum)?[ _]steps?", re.I), "max_steps"),
+)
+
+
+def forced_stop_reason(action: ParsedAction) -> str | None:
+    """The early-stop reason when a `stop` was written by the harness rather than the agent."""
+    if action.type != "stop":
+        return None
+    answer = action.value.strip()
+    if not re.match(r"\A(early stop|reach(ed)? max)", answer, re.I):
+        return None
+    for pattern, reason in _FORCED_STOPS:
+        if pattern.search(answer):
+            return reason
+    return "other"

@@ -1,0 +1,189 @@
+"""`trajectory/v1`: the one shape every importer produces and users' own agents can write.
+
+Plain dataclasses (no Django) so parsers, metrics and tests can use them anywhere. The JSON
+Schema beside this module (`schemas/trajectory-v1.schema.json`) is the published contract;
+`from_dict` validates against it and names the path of the first bad field.
+"""
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+
+import jsonschema
+
+SCHEMA_ID = "trajectory/v1"
+SCHEMA_PATH = Path(__file__).parent / "schemas" / "trajectory-v1.schema.json"
+
+PARADIGMS = ("step_by_step", "tree_search", "full_plan", "other")
+OUTCOME_STATUSES = ("answered", "na", "early_stop", "no_stop", "crashed")
+EARLY_STOP_REASONS = ("repeated_action", "invalid_actions", "max_steps", "other")
+
+
+class TrajectoryFormatError(ValueError):
+    """Input that is not a valid trajectory; `where` names the field path, `line` the line."""
+
+    def __init__(self, message: str, where: str = "", line: int | None = None):
+        self.message = message
+        self.where = where
+        self.line = line
+        prefix = ", ".join(part for part in (f"line {line}" if line else "", where) if part)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+@dataclass
+class RunInfo:
+    name: str = ""
+    agent: str = ""
+    model: str = ""
+    paradigm: str = "step_by_step"
+    meta: dict = field(default_factory=dict)
+
+
+@dataclass
+class TaskRef:
+    task_id: str
+    benchmark: str = "webarena"
+    intent: str = ""
+
+
+@dataclass
+class ActionParts:
+    """The executed action split into its parts (see `formats.actions.ParsedAction`)."""
+
+    type: str
+    element_id: str = ""
+    element_label: str = ""
+    value: str = ""
+    press_enter: bool | None = None
+
+
+@dataclass
+class Step:
+    index: int
+    action: str
+    url: str = ""
+    observation: str = ""
+    reasoning: str = ""
+    planned_action: str | None = None
+    prev_action: str = ""
+    # A `data:image/...;base64,` URI or a path relative to the uploaded file.
+    screenshot: str | None = None
+    action_parts: ActionParts | None = None
+
+
+@dataclass
+class Outcome:
+    status: str
+    reason: str | None = None
+    success: bool | None = None
+    message: str = ""
+
+
+@dataclass
+class Trajectory:
+    task: TaskRef
+    steps: list[Step]
+    outcome: Outcome
+    run: RunInfo = field(default_factory=RunInfo)
+    plan: list[str] = field(default_factory=list)
+    final_answer: str | None = None
+    schema: str = SCHEMA_ID
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def content_hash(self) -> str:
+        """Identity of the trajectory's content, independent of the run it is imported into."""
+        body = self.to_dict()
+        body.pop("run")
+        encoded = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+
+
+@cache
+def json_schema() -> dict:
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def _path(error: jsonschema.ValidationError) -> str:
+    parts = []
+    for item in error.absolute_path:
+        parts.append(f"[{item}]" if isinstance(item, int) else f".{item}")
+    return "".join(parts).lstrip(".") or "(document)"
+
+
+@cache
+def _validator(part: str = "") -> jsonschema.Draft202012Validator:
+    schema = json_schema()
+    if part:
+        schema = {**schema["properties"][part], "$defs": schema["$defs"]}
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _raise_first_error(validator: jsonschema.Draft202012Validator, document: object, prefix: str = "") -> None:
+    errors = sorted(validator.iter_errors(document), key=lambda e: [str(p) for p in e.absolute_path])
+    if errors:
+        where = _path(errors[0])
+        if prefix:
+            where = prefix if where == "(document)" else f"{prefix}.{where}"
+        raise TrajectoryFormatError(errors[0].message, where=where)
+
+
+def validate(document: object) -> None:
+    _raise_first_error(_validator(), document)
+
+
+def run_from_dict(document: object) -> RunInfo:
+    """A `run` object on its own, as a run folder's `run.json` holds it."""
+    _raise_first_error(_validator("run"), document, prefix="run")
+    return RunInfo(**document)
+
+
+def _check_consistency(document: dict) -> None:
+    """Rules the JSON Schema cannot state: step order, and a reason only for an early stop."""
+    previous = 0
+    for position, raw in enumerate(document["steps"]):
+        if raw["index"] <= previous:
+            raise TrajectoryFormatError(
+                f"step index {raw['index']} does not follow {previous}; indexes must increase",
+                where=f"steps[{position}].index",
+            )
+        previous = raw["index"]
+    outcome = document["outcome"]
+    if outcome.get("reason") and outcome["status"] != "early_stop":
+        raise TrajectoryFormatError(
+            f"a reason is only allowed for status 'early_stop', not {outcome['status']!r}", where="outcome.reason"
+        )
+
+
+def from_dict(document: dict) -> Trajectory:
+    validate(document)
+    _check_consistency(document)
+    steps = []
+    for raw in document["steps"]:
+        parts = raw.get("action_parts")
+        steps.append(
+            Step(
+                index=raw["index"],
+                action=raw["action"],
+                url=raw.get("url", ""),
+                observation=raw.get("observation", ""),
+                reasoning=raw.get("reasoning", ""),
+                planned_action=raw.get("planned_action"),
+                prev_action=raw.get("prev_action", ""),
+                screenshot=raw.get("screenshot"),
+                action_parts=ActionParts(**parts) if parts else None,
+            )
+        )
+    task = document["task"]
+    return Trajectory(
+        run=RunInfo(**document.get("run", {})),
+        task=TaskRef(task_id=str(task["task_id"]), benchmark=task.get("benchmark", "webarena"),
+                     intent=task.get("intent", "")),
+        steps=steps,
+        plan=list(document.get("plan", [])),
+        final_answer=document.get("final_answer"),
+        outcome=Outcome(**document["outcome"]),
+    )

@@ -1,0 +1,144 @@
+"""Turn the bytes of one file into `trajectory/v1` records, whatever format it is in.
+
+A file may hold one trajectory (a render file, a JSON object) or many (a JSON list, JSONL,
+html2json output); each comes out as its own record, so one bad line or example fails alone.
+"""
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from .actions import extract_planned_action
+from .agent_steps import action_parts
+from .canonical import SCHEMA_ID, Trajectory, TrajectoryFormatError, from_dict
+from .webarena_html2json import FORMAT as HTML2JSON, NOTE as HTML2JSON_NOTE, looks_like_html2json, parse_html2json
+from .webarena_render import FORMAT as RENDER, parse_render
+
+CANONICAL_JSON = "trajectory_v1_json"
+CANONICAL_JSONL = "trajectory_v1_jsonl"
+NOT_UTF8 = "not valid UTF-8: undecodable bytes were replaced"
+
+
+@dataclass
+class Record:
+    """One trajectory read from a file, or the reason it could not be; `key` names it inside the file."""
+
+    format: str
+    trajectory: Trajectory | None = None
+    error: TrajectoryFormatError | None = None
+    line: int | None = None
+    key: str = ""
+    notes: tuple[str, ...] = ()
+
+
+def decode(data: bytes) -> tuple[str, bool]:
+    """The text and whether it was valid UTF-8: bad bytes become U+FFFD instead of failing the file."""
+    try:
+        return data.decode("utf-8-sig"), True
+    except UnicodeDecodeError:
+        return data.decode("utf-8-sig", errors="replace"), False
+
+
+def load_json(text: str) -> object:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise TrajectoryFormatError(f"invalid JSON: {error.msg} (column {error.colno})", line=error.lineno) from None
+    except RecursionError:
+        raise TrajectoryFormatError("invalid JSON: nested too deeply") from None
+
+
+def canonical_trajectory(document: object) -> Trajectory:
+    """A `trajectory/v1` document, with what the writer may leave out derived as the importers do."""
+    trajectory = from_dict(document)
+    for raw, step in zip(document["steps"], trajectory.steps):
+        if "planned_action" not in raw:
+            step.planned_action = extract_planned_action(step.reasoning)
+        if step.action_parts is None:
+            step.action_parts = action_parts(step.action, step.observation)
+    return trajectory
+
+
+def _record(format: str, parse, *, line: int | None = None, key: str = "", notes=()) -> Record:
+    try:
+        return Record(format=format, trajectory=parse(), line=line, key=key, notes=notes)
+    except TrajectoryFormatError as error:
+        inner = "" if error.where == "(document)" and key else error.where
+        where = f"{key}.{inner}" if key and inner and not inner.startswith("[") else f"{key}{inner}"
+        located = TrajectoryFormatError(error.message, where=where, line=line or error.line)
+        return Record(format=format, error=located, line=line, key=key, notes=notes)
+
+
+def _json_records(document: object, notes: tuple[str, ...]) -> Iterator[Record]:
+    if isinstance(document, dict) and document.keys() & {"schema", "task", "steps"}:
+        yield _record(CANONICAL_JSON, lambda: canonical_trajectory(document), notes=notes)
+    elif isinstance(document, list):
+        for position, item in enumerate(document):
+            yield _record(CANONICAL_JSON, lambda item=item: canonical_trajectory(item), key=f"[{position}]",
+                          notes=notes)
+    elif looks_like_html2json(document):
+        for key, parsed in parse_html2json(document):
+            if isinstance(parsed, TrajectoryFormatError):
+                yield Record(format=HTML2JSON, error=parsed, key=key, notes=notes)
+            else:
+                yield Record(format=HTML2JSON, trajectory=parsed, key=key, notes=(*notes, HTML2JSON_NOTE))
+    else:
+        yield Record(
+            format=CANONICAL_JSON,
+            error=TrajectoryFormatError(
+                f'expected a "{SCHEMA_ID}" object (with "schema": "{SCHEMA_ID}"), a list of them, '
+                'or html2json output ({"example_<id>": ...})'
+            ),
+            notes=notes,
+        )
+
+
+def _lines(stream: BinaryIO, max_line_bytes: int) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, bytes) per line; None for a line over the limit, which is skipped unread."""
+    number = 0
+    while True:
+        line = stream.readline(max_line_bytes + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > max_line_bytes and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = stream.readline(1 << 20)
+            yield number, None
+        else:
+            yield number, line
+
+
+def _jsonl_records(stream: BinaryIO, max_line_bytes: int) -> Iterator[Record]:
+    for number, data in _lines(stream, max_line_bytes):
+        if data is None:
+            error = TrajectoryFormatError(f"line longer than the limit of {max_line_bytes:,} bytes", line=number)
+            yield Record(format=CANONICAL_JSONL, error=error, line=number)
+            continue
+        text, valid = decode(data)
+        if not text.strip():
+            continue
+        notes = () if valid else (NOT_UTF8,)
+        yield _record(CANONICAL_JSONL, lambda text=text: canonical_trajectory(load_json(text)), line=number,
+                      notes=notes)
+
+
+def read_records(name: str, stream: BinaryIO, max_bytes: int) -> Iterator[Record]:
+    """Every trajectory in the file `name` (its suffix picks the format), as records in file order."""
+    suffix = name.lower().rsplit(".", 1)[-1]
+    if suffix == "jsonl":
+        yield from _jsonl_records(stream, max_bytes)
+        return
+    text, valid = decode(stream.read())
+    notes = () if valid else (NOT_UTF8,)
+    if suffix in ("html", "htm"):
+        yield _record(RENDER, lambda: parse_render(text, name), notes=notes)
+        return
+    try:
+        document = load_json(text)
+    except TrajectoryFormatError as error:
+        yield Record(format=CANONICAL_JSON, error=error, line=error.line, notes=notes)
+        return
+    del text
+    yield from _json_records(document, notes)

@@ -1,0 +1,245 @@
+"""The files of one import: paths, folders and zip archives, listed and checked before anything is read.
+
+Uploads are untrusted, so the limits are applied to what the archives declare, before a byte is
+decompressed: number of files, total size, size of one file, compression ratio, and entry
+names (absolute or with `..`). Archives are read in place, never extracted to disk. Python's
+`zipfile` stops every entry at its declared size and checks its CRC, so a lying header cannot
+make an entry larger than the check saw.
+"""
+
+import posixpath
+import re
+import zipfile
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+RUN_DESCRIPTION = "run"
+HARNESS_CONFIG = "harness_config"
+TRAJECTORIES = "trajectories"
+RESULTS = "results"
+SKIPPED = "skipped"
+# Run-level files first, so that trajectories land in a described run; result logs last, so
+# that their verdicts reach the trajectories imported with them.
+_ORDER = {RUN_DESCRIPTION: 0, HARNESS_CONFIG: 1, TRAJECTORIES: 2, RESULTS: 3, SKIPPED: 4}
+TRAJECTORY_SUFFIXES = (".html", ".htm", ".json", ".jsonl")
+RESULT_SUFFIXES = (".log", ".txt")
+# Screenshots referenced from trajectory JSON travel beside it; they are not files of their own.
+COMPANION_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_files: int
+    max_total_bytes: int
+    max_file_bytes: int
+    max_compression_ratio: float
+
+
+class ImportRefused(ValueError):
+    """The import as a whole is over a limit: nothing of it is read."""
+
+
+def _no_sibling(relative: str) -> bytes:
+    raise FileNotFoundError(relative)
+
+
+@dataclass
+class Source:
+    name: str
+    kind: str
+    size: int = 0
+    problem: str = ""
+    opener: Callable[[], BinaryIO] | None = field(default=None, repr=False)
+    sibling_reader: Callable[[str], bytes] = field(default=_no_sibling, repr=False)
+
+    @property
+    def suffix(self) -> str:
+        return posixpath.splitext(self.name)[1].lower()
+
+    def open(self) -> BinaryIO:
+        return self.opener()
+
+    def read(self) -> bytes:
+        with self.open() as stream:
+            return stream.read()
+
+    def read_sibling(self, relative: str) -> bytes:
+        """A file named relative to this one (a screenshot), never outside the upload."""
+        return self.sibling_reader(relative)
+
+
+def _classify(name: str) -> str:
+    base = posixpath.basename(name).lower()
+    if base == "run.json":
+        return RUN_DESCRIPTION
+    if base == "config.json":
+        return HARNESS_CONFIG
+    if base.endswith(TRAJECTORY_SUFFIXES):
+        return TRAJECTORIES
+    if base.endswith(RESULT_SUFFIXES):
+        return RESULTS
+    return SKIPPED
+
+
+def _ignored(parts: Iterable[str]) -> bool:
+    parts = list(parts)
+    return any(part.startswith(".") or part == "__MACOSX" for part in parts) or (
+        parts[-1].lower().endswith(COMPANION_SUFFIXES)
+    )
+
+
+def _natural_key(source: Source) -> tuple:
+    return _ORDER[source.kind], [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", source.name)]
+
+
+def _folder_sibling_reader(path: Path, root: Path, max_bytes: int) -> Callable[[str], bytes]:
+    def read(relative: str) -> bytes:
+        target = (path.parent / relative).resolve()
+        if not target.is_relative_to(root):
+            raise ValueError(f"{relative!r} points outside the uploaded folder")
+        if target.stat().st_size > max_bytes:
+            raise ValueError(f"{relative!r} is larger than the limit for one file")
+        return target.read_bytes()
+
+    return read
+
+
+def _unsafe_entry(name: str) -> bool:
+    normalized = name.replace("\\", "/")
+    return normalized.startswith("/") or re.match(r"[A-Za-z]:", normalized) is not None or ".." in normalized.split("/")
+
+
+class Catalogue:
+    """The sources of one import, in processing order; keeps the archives open while in use."""
+
+    def __init__(self, paths: list[Path], limits: Limits):
+        self.limits = limits
+        self.sources: list[Source] = []
+        self._stack = ExitStack()
+        self._files = 0
+        self._bytes = 0
+        try:
+            for path in paths:
+                self._add_path(Path(path))
+        except BaseException:
+            self._stack.close()
+            raise
+        self.sources.sort(key=_natural_key)
+
+    def __enter__(self) -> "Catalogue":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stack.close()
+
+    def __iter__(self) -> Iterator[Source]:
+        return iter(self.sources)
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def _count(self, size: int) -> None:
+        self._files += 1
+        self._bytes += size
+        if self._files > self.limits.max_files:
+            raise ImportRefused(f"more than {self.limits.max_files} files (counting the files inside archives)")
+        if self._bytes > self.limits.max_total_bytes:
+            raise ImportRefused(
+                f"more than {self.limits.max_total_bytes:,} bytes in total once uncompressed"
+            )
+
+    def _add_path(self, path: Path) -> None:
+        if path.is_dir():
+            root = path.resolve()
+            for child in sorted(path.rglob("*")):
+                if child.is_file():
+                    self._add_file(child, f"{path.name}/{child.relative_to(path).as_posix()}", root)
+        elif path.is_file():
+            self._add_file(path, path.name, path.parent.resolve())
+        else:
+            self.sources.append(Source(name=str(path), kind=TRAJECTORIES, problem="no such file or folder"))
+
+    def _add_file(self, path: Path, name: str, root: Path) -> None:
+        ignored = _ignored(name.split("/")[1:] or [name])
+        if path.suffix.lower() == ".zip" and not ignored:
+            self._add_archive(path, name)
+            return
+        size = path.stat().st_size
+        self._count(size)
+        if ignored:
+            return
+        kind = _classify(name)
+        self.sources.append(
+            Source(
+                name=name,
+                kind=kind,
+                size=size,
+                problem=self._size_problem(name, kind, size),
+                opener=lambda: path.open("rb"),
+                sibling_reader=_folder_sibling_reader(path, root, self.limits.max_file_bytes),
+            )
+        )
+
+    def _size_problem(self, name: str, kind: str, size: int) -> str:
+        # JSONL is read a line at a time; the reader applies the limit to each line instead.
+        if kind == SKIPPED or name.lower().endswith(".jsonl") or size <= self.limits.max_file_bytes:
+            return ""
+        return f"{size:,} bytes is over the limit of {self.limits.max_file_bytes:,} bytes for one file"
+
+    def _add_archive(self, path: Path, name: str) -> None:
+        try:
+            archive = self._stack.enter_context(zipfile.ZipFile(path))
+        except (zipfile.BadZipFile, OSError) as error:
+            self._count(path.stat().st_size)
+            self.sources.append(Source(name=name, kind=TRAJECTORIES, problem=f"not a readable zip archive: {error}"))
+            return
+        entries = {info.filename: info for info in archive.infolist() if not info.is_dir()}
+        for info in entries.values():
+            self._count(info.file_size)
+            if _ignored(info.filename.replace("\\", "/").split("/")) and not _unsafe_entry(info.filename):
+                continue
+            kind = _classify(info.filename)
+            self.sources.append(
+                Source(
+                    name=f"{name}/{info.filename}",
+                    kind=kind,
+                    size=info.file_size,
+                    problem=self._entry_problem(info, kind),
+                    opener=lambda info=info: archive.open(info),
+                    sibling_reader=self._archive_sibling_reader(archive, entries, info.filename),
+                )
+            )
+
+    def _entry_problem(self, info: zipfile.ZipInfo, kind: str) -> str:
+        if _unsafe_entry(info.filename):
+            return "refused: an archive entry with an absolute path or '..'"
+        if info.flag_bits & 0x1:
+            return "refused: encrypted archive entry"
+        if info.compress_size:
+            ratio = info.file_size / info.compress_size
+        else:
+            ratio = float("inf") if info.file_size else 0.0
+        if ratio > self.limits.max_compression_ratio:
+            return (
+                f"refused: compression ratio {ratio:.0f}:1 is over the limit of "
+                f"{self.limits.max_compression_ratio:.0f}:1"
+            )
+        return self._size_problem(info.filename, kind, info.file_size)
+
+    def _archive_sibling_reader(self, archive: zipfile.ZipFile, entries: dict, name: str) -> Callable[[str], bytes]:
+        def read(relative: str) -> bytes:
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(name), relative))
+            if _unsafe_entry(target):
+                raise ValueError(f"{relative!r} points outside the archive")
+            info = entries.get(target)
+            if info is None:
+                raise FileNotFoundError(relative)
+            problem = self._entry_problem(info, TRAJECTORIES)
+            if problem:
+                raise ValueError(f"{relative!r}: {problem}")
+            return archive.read(info)
+
+        return read

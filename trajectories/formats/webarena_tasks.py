@@ -1,0 +1,203 @@
+"""WebArena task configs (`test.raw.json`, per-task `config_files/<id>.json`, WebArena-Lite).
+
+Every entry is checked before anything is stored, and each problem names the task id and
+the field, so a broken file can be fixed in one pass.
+"""
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+EVAL_TYPES = ("string_match", "url_match", "program_html")
+
+
+@dataclass(frozen=True)
+class TaskProblem:
+    entry: int
+    task_id: object
+    field: str
+    message: str
+
+    def __str__(self):
+        return f"task {self.task_id!s} (entry {self.entry}): field '{self.field}': {self.message}"
+
+
+class TaskConfigError(ValueError):
+    def __init__(self, source: str, problems: list[TaskProblem] | None = None, message: str = ""):
+        self.source = source
+        self.problems = problems or []
+        if not message:
+            count = len(self.problems)
+            message = f"{count} invalid task entr{'y' if count == 1 else 'ies'}, nothing imported:\n" + "\n".join(
+                f"  {problem}" for problem in self.problems
+            )
+        super().__init__(f"{source}: {message}")
+
+
+@dataclass
+class TaskConfig:
+    benchmark: str
+    task_id: str
+    number: int | None
+    old_task_id: str
+    intent: str
+    intent_template: str
+    intent_template_id: int | None
+    instantiation: dict
+    sites: list[str]
+    start_url: str
+    require_login: bool
+    require_reset: bool
+    eval_types: list[str]
+    eval_config: dict
+    config: dict
+    requirements: list[str] = field(default_factory=list)
+    requirements_source: str = ""
+    unachievable: bool = False
+
+
+def _is_str_list(value) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _type_name(value) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+class _Checker:
+    def __init__(self, entry: int, task_id):
+        self.entry, self.task_id, self.problems = entry, task_id, []
+
+    def fail(self, name: str, message: str):
+        self.problems.append(TaskProblem(self.entry, self.task_id, name, message))
+
+    def expect(self, raw: dict, name: str, kinds: tuple, what: str, required: bool = False):
+        if name not in raw:
+            if required:
+                self.fail(name, "missing")
+            return
+        value = raw[name]
+        # bool is an int subclass: never accept it where a number is meant.
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            self.fail(name, f"expected {what}, got {_type_name(value)}")
+
+
+def _check_eval(check: _Checker, raw_eval) -> None:
+    if not isinstance(raw_eval, dict):
+        check.fail("eval", f"expected an object, got {_type_name(raw_eval)}")
+        return
+    eval_types = raw_eval.get("eval_types")
+    if not _is_str_list(eval_types) or not eval_types:
+        check.fail("eval.eval_types", "expected a non-empty list of strings")
+    else:
+        unknown = [name for name in eval_types if name not in EVAL_TYPES]
+        if unknown:
+            check.fail("eval.eval_types", f"unknown evaluator {unknown[0]!r} (known: {', '.join(EVAL_TYPES)})")
+    answers = raw_eval.get("reference_answers")
+    if answers is None:
+        return
+    if not isinstance(answers, dict):
+        check.fail("eval.reference_answers", f"expected an object or null, got {_type_name(answers)}")
+        return
+    if "exact_match" in answers and not isinstance(answers["exact_match"], str):
+        check.fail("eval.reference_answers.exact_match", f"expected a string, got {_type_name(answers['exact_match'])}")
+    if "must_include" in answers and not _is_str_list(answers["must_include"]):
+        check.fail("eval.reference_answers.must_include", "expected a list of strings")
+    fuzzy = answers.get("fuzzy_match")
+    if "fuzzy_match" in answers and not (_is_str_list(fuzzy) or fuzzy == "N/A"):
+        check.fail("eval.reference_answers.fuzzy_match", "expected a list of strings or \"N/A\"")
+
+
+def _requirements(reference_answers: dict) -> tuple[list[str], str]:
+    """Partial Success keywords: `must_include`, else a list-valued `fuzzy_match`."""
+    must_include = reference_answers.get("must_include")
+    if must_include:
+        return list(must_include), "must_include"
+    fuzzy = reference_answers.get("fuzzy_match")
+    if isinstance(fuzzy, list) and fuzzy:
+        return list(fuzzy), "fuzzy_match"
+    return [], ""
+
+
+def parse_task_configs(data, source: str, benchmark: str | None = None) -> list[TaskConfig]:
+    """Turn decoded JSON (a list of task objects, or one object) into TaskConfigs, or raise."""
+    entries = [data] if isinstance(data, dict) else data
+    if not isinstance(entries, list):
+        raise TaskConfigError(source, message=f"expected a list of task objects, got {_type_name(data)}")
+    if benchmark is None:
+        is_lite = any(isinstance(raw, dict) and "old_task_id" in raw for raw in entries)
+        benchmark = "webarena-lite" if is_lite else "webarena"
+
+    problems, configs, seen = [], [], {}
+    for entry, raw in enumerate(entries, start=1):
+        if not isinstance(raw, dict):
+            problems.append(TaskProblem(entry, "?", "(entry)", f"expected an object, got {_type_name(raw)}"))
+            continue
+        task_id = raw.get("task_id")
+        check = _Checker(entry, task_id)
+        check.expect(raw, "task_id", (int, str), "an integer or string", required=True)
+        if isinstance(task_id, str) and not task_id.strip():
+            check.fail("task_id", "empty")
+        check.expect(raw, "intent", (str,), "a string", required=True)
+        if isinstance(raw.get("intent"), str) and not raw["intent"].strip():
+            check.fail("intent", "empty")
+        check.expect(raw, "start_url", (str,), "a string")
+        check.expect(raw, "intent_template", (str,), "a string")
+        check.expect(raw, "intent_template_id", (int, type(None)), "an integer")
+        check.expect(raw, "instantiation_dict", (dict, type(None)), "an object")
+        check.expect(raw, "require_login", (bool,), "true or false")
+        check.expect(raw, "require_reset", (bool,), "true or false")
+        check.expect(raw, "old_task_id", (int, str), "an integer or string")
+        if "sites" not in raw:
+            check.fail("sites", "missing")
+        elif not _is_str_list(raw["sites"]):
+            check.fail("sites", "expected a list of strings")
+        if "eval" not in raw:
+            check.fail("eval", "missing")
+        else:
+            _check_eval(check, raw["eval"])
+        key = str(task_id)
+        if not check.problems and key in seen:
+            check.fail("task_id", f"duplicate of entry {seen[key]}")
+        seen.setdefault(key, entry)
+        if check.problems:
+            problems.extend(check.problems)
+            continue
+
+        answers = raw["eval"].get("reference_answers") or {}
+        requirements, requirements_source = _requirements(answers)
+        configs.append(
+            TaskConfig(
+                benchmark=benchmark,
+                task_id=key,
+                number=task_id if isinstance(task_id, int) else (int(key) if key.isdigit() else None),
+                old_task_id="" if raw.get("old_task_id") is None else str(raw["old_task_id"]),
+                intent=raw["intent"].strip(),
+                intent_template=raw.get("intent_template") or "",
+                intent_template_id=raw.get("intent_template_id"),
+                instantiation=raw.get("instantiation_dict") or {},
+                sites=list(raw["sites"]),
+                start_url=raw.get("start_url") or "",
+                require_login=raw.get("require_login", False),
+                require_reset=raw.get("require_reset", False),
+                eval_types=list(raw["eval"]["eval_types"]),
+                eval_config=raw["eval"],
+                config=raw,
+                requirements=requirements,
+                requirements_source=requirements_source,
+                unachievable=answers.get("fuzzy_match") == "N/A",
+            )
+        )
+    if problems:
+        raise TaskConfigError(source, problems)
+    return configs
+
+
+def load_task_file(path: Path, benchmark: str | None = None) -> list[TaskConfig]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise TaskConfigError(path.name, message=f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except json.JSONDecodeError as exc:
+        raise TaskConfigError(path.name, message=f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from exc
+    return parse_task_configs(data, path.name, benchmark)

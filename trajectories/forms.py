@@ -1,0 +1,71 @@
+from django import forms
+from django.conf import settings
+from django.template.defaultfilters import filesizeformat
+
+from .models import OutcomeStatus, Paradigm
+from .selectors import TrajectoryFilters
+
+ACCEPTED_FILES = ".html,.htm,.json,.jsonl,.zip,.log,.txt"
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    widget = MultipleFileInput
+
+    def clean(self, data, initial=None):
+        files = data if isinstance(data, (list, tuple)) else [data] if data else []
+        if not files and self.required:
+            raise forms.ValidationError(self.error_messages["required"], code="required")
+        return [super(MultipleFileField, self).clean(item, initial) for item in files]
+
+
+def check_upload_size(files) -> None:
+    total = sum(item.size for item in files)
+    if total > settings.INGEST_MAX_UPLOAD_BYTES:
+        raise forms.ValidationError(
+            f"The upload is {filesizeformat(total)}; the limit is {filesizeformat(settings.INGEST_MAX_UPLOAD_BYTES)}."
+        )
+
+
+class UploadForm(forms.Form):
+    run = forms.CharField(max_length=200, help_text="An existing run of yours, or a new name.",
+                          widget=forms.TextInput(attrs={"list": "run-names", "autocomplete": "off"}))
+    agent = forms.CharField(max_length=200, required=False)
+    model = forms.CharField(max_length=200, required=False)
+    paradigm = forms.ChoiceField(choices=Paradigm.choices, initial=Paradigm.STEP_BY_STEP)
+    replace = forms.BooleanField(
+        required=False, help_text="Replace the run's trajectory for a task when a file holds a different one."
+    )
+    files = MultipleFileField(
+        widget=MultipleFileInput(attrs={"accept": ACCEPTED_FILES}),
+        help_text="render_<id>.html, trajectory JSON or JSONL, html2json output, harness logs and config.json; "
+        "zip a folder to upload it whole.",
+    )
+
+    def clean_files(self):
+        files = self.cleaned_data["files"]
+        check_upload_size(files)
+        return files
+
+
+class TrajectoryFilterForm(forms.Form):
+    outcome = forms.ChoiceField(choices=[("", "any outcome"), *OutcomeStatus.choices], required=False)
+    site = forms.ChoiceField(choices=[("", "any site")], required=False)
+    success = forms.ChoiceField(
+        choices=[("", "any result"), ("pass", "PASS"), ("fail", "FAIL"), ("unknown", "unknown")], required=False
+    )
+    q = forms.CharField(required=False, label="Task or intent")
+
+    def __init__(self, *args, sites=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["site"].choices = [("", "any site"), *((site, site) for site in sites)]
+
+    def filters(self) -> TrajectoryFilters:
+        """The valid filters; an invalid one (e.g. a site this run does not have) is left out."""
+        self.is_valid()
+        data = self.cleaned_data
+        return TrajectoryFilters(outcome=data.get("outcome", ""), site=data.get("site", ""),
+                                 success=data.get("success", ""), search=data.get("q", "").strip())

@@ -1,0 +1,38 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from trajectories.formats.webarena_tasks import TaskConfigError
+from trajectories.services.tasks import import_task_file
+
+
+class Command(BaseCommand):
+    help = (
+        "Import WebArena task configs (test.raw.json, per-task config files, WebArena-Lite). "
+        "Each file is imported whole or not at all; re-running updates tasks in place."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("paths", nargs="+", type=Path, help="JSON files, or folders of them")
+        parser.add_argument("--benchmark", help="Benchmark name (default: webarena, or webarena-lite)")
+
+    def handle(self, *args, paths, benchmark, **options):
+        files = []
+        for path in paths:
+            if path.is_dir():
+                files.extend(sorted(path.glob("*.json")))
+            elif path.is_file():
+                files.append(path)
+            else:
+                raise CommandError(f"{path}: no such file or folder")
+        failures = 0
+        for path in files:
+            try:
+                report = import_task_file(path, benchmark=benchmark)
+            except TaskConfigError as exc:
+                failures += 1
+                self.stderr.write(self.style.ERROR(str(exc)))
+                continue
+            self.stdout.write(self.style.SUCCESS(str(report)))
+        if failures:
+            raise CommandError(f"{failures} of {len(files)} file(s) were refused; nothing from them was stored.")

@@ -1,0 +1,204 @@
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Paradigm(models.TextChoices):
+    STEP_BY_STEP = "step_by_step", "Step by step"
+    TREE_SEARCH = "tree_search", "Tree search"
+    FULL_PLAN = "full_plan", "Full plan"
+    OTHER = "other", "Other"
+
+
+class OutcomeStatus(models.TextChoices):
+    ANSWERED = "answered", "Answered"
+    NA = "na", "Answered N/A"
+    EARLY_STOP = "early_stop", "Early stop"
+    NO_STOP = "no_stop", "No stop"
+    CRASHED = "crashed", "Crashed"
+
+
+class EarlyStopReason(models.TextChoices):
+    REPEATED_ACTION = "repeated_action", "Repeated action"
+    INVALID_ACTIONS = "invalid_actions", "Invalid actions"
+    MAX_STEPS = "max_steps", "Max steps"
+    OTHER = "other", "Other"
+
+
+class RequirementsSource(models.TextChoices):
+    NONE = "", "None"
+    MUST_INCLUDE = "must_include", "WebArena must_include"
+    FUZZY_MATCH = "fuzzy_match", "WebArena fuzzy_match"
+    ANNOTATOR = "annotator", "Annotator"
+
+
+class Task(models.Model):
+    """A benchmark task, with its evaluation config exactly as published."""
+
+    benchmark = models.CharField(max_length=64, default="webarena")
+    task_id = models.CharField(max_length=64, help_text="Task id within its benchmark.")
+    number = models.PositiveIntegerField(null=True, blank=True, help_text="Numeric task id, for ordering.")
+    old_task_id = models.CharField(max_length=64, blank=True, help_text="WebArena-Lite: id in full WebArena.")
+    intent = models.TextField()
+    intent_template = models.TextField(blank=True)
+    intent_template_id = models.IntegerField(null=True, blank=True)
+    instantiation = models.JSONField(default=dict, blank=True)
+    sites = models.JSONField(default=list, blank=True)
+    start_url = models.TextField(blank=True)
+    require_login = models.BooleanField(default=False)
+    require_reset = models.BooleanField(default=False)
+    eval_types = models.JSONField(default=list, blank=True)
+    eval_config = models.JSONField(default=dict, blank=True, help_text="The raw `eval` object.")
+    config = models.JSONField(default=dict, blank=True, help_text="The whole task config as imported.")
+    requirements = models.JSONField(
+        default=list, blank=True, help_text="Phrases a complete final answer must contain (Partial Success)."
+    )
+    requirements_source = models.CharField(
+        max_length=16, choices=RequirementsSource.choices, default=RequirementsSource.NONE, blank=True
+    )
+    unachievable = models.BooleanField(default=False, help_text="Unachievable by design (fuzzy_match 'N/A').")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["benchmark", "number", "task_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "task_id"], name="task_unique_per_benchmark"),
+        ]
+        indexes = [models.Index(fields=["benchmark", "number"])]
+
+    def __str__(self):
+        return f"{self.benchmark}/{self.task_id}"
+
+    @property
+    def reference_answers(self) -> dict:
+        return self.eval_config.get("reference_answers") or {}
+
+
+class AgentRun(models.Model):
+    """One agent (with one model and configuration) run over a set of benchmark tasks."""
+
+    name = models.CharField(max_length=200, unique=True)
+    agent = models.CharField(max_length=200, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    paradigm = models.CharField(max_length=16, choices=Paradigm.choices, default=Paradigm.STEP_BY_STEP)
+    benchmark = models.CharField(max_length=64, default="webarena")
+    description = models.TextField(blank=True)
+    metadata = models.JSONField(default=dict, blank=True, help_text="Harness config, prompt, versions...")
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="agent_runs"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return self.name
+
+
+class Trajectory(models.Model):
+    """What one agent run did on one task."""
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="trajectories")
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="trajectories")
+    final_answer = models.TextField(null=True, blank=True, help_text="Argument of the agent's own stop.")
+    outcome_status = models.CharField(max_length=16, choices=OutcomeStatus.choices)
+    outcome_reason = models.CharField(max_length=16, choices=EarlyStopReason.choices, blank=True)
+    outcome_message = models.TextField(blank=True, help_text="The harness's forced-stop text, verbatim.")
+    success = models.BooleanField(null=True, blank=True, help_text="Harness verdict, when known.")
+    plan = models.JSONField(default=list, blank=True)
+    step_count = models.PositiveIntegerField(default=0)
+    content_hash = models.CharField(max_length=64)
+    source_name = models.CharField(max_length=500, blank=True, help_text="File the trajectory came from.")
+    source_format = models.CharField(max_length=32, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["run", "task"]
+        verbose_name_plural = "trajectories"
+        constraints = [
+            models.UniqueConstraint(fields=["run", "task"], name="trajectory_unique_per_run_task"),
+            models.CheckConstraint(
+                condition=Q(outcome_status="early_stop") | Q(outcome_reason=""),
+                name="trajectory_reason_only_for_early_stop",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["content_hash"]),
+            models.Index(fields=["run", "outcome_status"]),
+        ]
+
+    def __str__(self):
+        return f"{self.run} / {self.task}"
+
+
+class Screenshot(models.Model):
+    """A screenshot stored once per distinct image, however many steps show it."""
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    image = models.FileField(upload_to="screenshots/%Y/%m/")
+    content_type = models.CharField(max_length=64, default="image/png")
+    size = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return self.sha256[:12]
+
+
+class Step(models.Model):
+    """One agent step: what the agent saw, what it said it would do and what it executed."""
+
+    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="steps")
+    index = models.PositiveIntegerField(help_text="1-based position in the trajectory.")
+    url = models.TextField(blank=True)
+    observation = models.TextField(blank=True)
+    reasoning = models.TextField(blank=True)
+    planned_action = models.TextField(null=True, blank=True, help_text="Action stated in the reasoning.")
+    action = models.TextField(help_text="Executed action as written by the harness.")
+    action_type = models.CharField(max_length=32, blank=True)
+    element_id = models.CharField(max_length=64, blank=True)
+    element_label = models.TextField(blank=True)
+    action_value = models.TextField(blank=True)
+    press_enter = models.BooleanField(null=True, blank=True)
+    prev_action = models.TextField(blank=True)
+    screenshot = models.ForeignKey(
+        Screenshot, null=True, blank=True, on_delete=models.SET_NULL, related_name="steps"
+    )
+
+    class Meta:
+        ordering = ["trajectory", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["trajectory", "index"], name="step_unique_index"),
+            models.CheckConstraint(condition=Q(index__gte=1), name="step_index_positive"),
+        ]
+
+    def __str__(self):
+        return f"{self.trajectory} #{self.index}"
+
+
+class ImportJob(models.Model):
+    """A background import of uploaded files into a run, with its progress and report."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="import_jobs")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    upload = models.FileField(upload_to="uploads/%Y/%m/", blank=True)
+    replace = models.BooleanField(default=False)
+    total = models.PositiveIntegerField(default=0)
+    processed = models.PositiveIntegerField(default=0)
+    report = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]

@@ -1,0 +1,12 @@
+"""Who may add trajectories to a run."""
+
+from annotation.roles import ADMIN, has_role
+
+from .models import AgentRun
+
+
+def can_import_into(user, run: AgentRun) -> bool:
+    """Only into one's own runs; admins into any run, including those made from the command line."""
+    if not user.is_authenticated:
+        return False
+    return (run.uploaded_by_id is not None and run.uploaded_by_id == user.pk) or has_role(user, ADMIN)

@@ -1,0 +1,98 @@
+"""Imports of uploaded files, recorded as ImportJob rows so that large uploads can run on a worker
+while the uploader watches their progress.
+
+The uploaded files are kept in storage under the job's own folder until the job has finished;
+a worker reads them through the storage's local path, so workers on other machines need the
+same media storage (as they do for the screenshots).
+"""
+
+import contextlib
+import logging
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from django.core.files import File
+from django.db import transaction
+from django.utils import timezone
+
+from trajectories.models import AgentRun, ImportJob
+
+from .ingest import import_paths
+
+logger = logging.getLogger(__name__)
+_STORAGE = ImportJob._meta.get_field("upload").storage
+_PROGRESS_INTERVAL = 0.5  # seconds between progress writes
+
+
+def job_folder(job: ImportJob) -> str:
+    return f"uploads/import-jobs/{job.pk}"
+
+
+@transaction.atomic
+def create_import_job(run: AgentRun, files: Iterable[tuple[str, File]], *, replace: bool = False,
+                      user=None) -> ImportJob:
+    """Store the uploaded files for a new job; `files` are (file name, content) pairs."""
+    job = ImportJob.objects.create(run=run, replace=replace, created_by=user)
+    folder = job_folder(job)
+    saved = []
+    try:
+        for name, content in files:
+            saved.append(_STORAGE.save(f"{folder}/{Path(name).name}", content))
+    except BaseException:
+        for name in saved:
+            _STORAGE.delete(name)
+        raise
+    return job
+
+
+def enqueue_import_job(job: ImportJob) -> None:
+    """Run the job on a worker once the upload is committed (in-process when no broker is set)."""
+    from trajectories.tasks import run_import_job_task
+
+    transaction.on_commit(lambda: run_import_job_task.delay(job.pk))
+
+
+def _uploaded_names(job: ImportJob) -> list[str]:
+    folder = job_folder(job)
+    with contextlib.suppress(FileNotFoundError):
+        return [f"{folder}/{name}" for name in sorted(_STORAGE.listdir(folder)[1])]
+    return []
+
+
+def _discard_uploads(job: ImportJob) -> None:
+    for name in _uploaded_names(job):
+        _STORAGE.delete(name)
+    with contextlib.suppress(OSError, NotImplementedError):
+        Path(_STORAGE.path(job_folder(job))).rmdir()
+
+
+def run_import_job(job_id: int) -> ImportJob:
+    """Import a job's files into its run, writing progress as it goes; the files are removed once
+    the job is done. A job that is already done is left alone, so a redelivered task is harmless."""
+    job = ImportJob.objects.select_related("run").get(pk=job_id)
+    if job.status == ImportJob.Status.DONE:
+        return job
+    ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.RUNNING)
+    last_write = 0.0
+
+    def progress(done: int, total: int) -> None:
+        nonlocal last_write
+        now = time.monotonic()
+        if done in (0, total) or now - last_write >= _PROGRESS_INTERVAL:
+            last_write = now
+            ImportJob.objects.filter(pk=job.pk).update(processed=done, total=total)
+
+    try:
+        paths = [Path(_STORAGE.path(name)) for name in _uploaded_names(job)]
+        report = import_paths(paths, job.run, replace=job.replace, progress=progress)
+    except Exception as error:  # noqa: BLE001 - the job records any failure instead of losing it
+        logger.exception("import job %s failed", job.pk)
+        job.status, job.error = ImportJob.Status.FAILED, f"{type(error).__name__}: {error}"
+    else:
+        job.status, job.report = ImportJob.Status.DONE, report.to_dict()
+        _discard_uploads(job)
+    job.finished_at = timezone.now()
+    job.save(update_fields=["status", "report", "error", "finished_at"])
+    job.refresh_from_db()
+    return job

@@ -1,0 +1,15 @@
+from django.urls import path
+
+from . import views
+
+app_name = "trajectories"
+
+urlpatterns = [
+    path("runs/", views.run_list, name="run-list"),
+    path("runs/import/", views.upload, name="upload"),
+    path("runs/<int:pk>/", views.run_detail, name="run-detail"),
+    path("trajectories/<int:pk>/", views.trajectory_detail, name="trajectory-detail"),
+    path("screenshots/<str:sha256>", views.screenshot, name="screenshot"),
+    path("imports/<int:pk>/", views.import_job, name="import-job"),
+    path("imports/<int:pk>/progress", views.import_job_progress, name="import-job-progress"),
+]
