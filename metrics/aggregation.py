@@ -9,8 +9,10 @@ import math
 import statistics
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 import numpy as np
+from scipy import special
 
 from trajectories.formats.canonical import EARLY_STOP_REASONS, OUTCOME_STATUSES
 
@@ -200,47 +202,69 @@ class PairedComparison:
 _BOOTSTRAP_BATCH = 1000
 # Metric values are ratios; two equal ones computed in different ways can differ in the last bit.
 _TIE = 1e-12
+# Index batches of at most this many entries are kept (at most 8 MB each, 24 of them).
+_CACHED_INDEXES_AT_MOST = 1_000_000
+
+
+@lru_cache(maxsize=24)
+def _cached_resample_indexes(n: int, resamples: int, seed: int) -> tuple[np.ndarray, ...]:
+    return _resample_indexes(n, resamples, seed)
+
+
+def _resample_indexes(n: int, resamples: int, seed: int) -> tuple[np.ndarray, ...]:
+    """The bootstrap's resamples as index batches. They depend only on (n, resamples, seed), so a
+    comparison's metrics and sites with the same number of pairs share one draw."""
+    rng = np.random.default_rng(seed)
+    return tuple(
+        rng.integers(0, n, size=(min(_BOOTSTRAP_BATCH, resamples - start), n))
+        for start in range(0, resamples, _BOOTSTRAP_BATCH)
+    )
 
 
 def _bootstrap_ci(differences: np.ndarray, confidence: float, resamples: int, seed: int) -> tuple[float, float]:
-    rng = np.random.default_rng(seed)
     n = len(differences)
-    means = []
-    for start in range(0, resamples, _BOOTSTRAP_BATCH):
-        size = min(_BOOTSTRAP_BATCH, resamples - start)
-        means.append(differences[rng.integers(0, n, size=(size, n))].mean(axis=1))
-    means = np.concatenate(means)
+    draw = _cached_resample_indexes if n * resamples <= _CACHED_INDEXES_AT_MOST else _resample_indexes
+    means = np.concatenate([differences[indexes].mean(axis=1) for indexes in draw(n, resamples, seed)])
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(means, [tail, 100 - tail])
     return float(low), float(high)
 
 
-def _p_value(result) -> float | None:
-    p = float(result.pvalue)
-    return None if math.isnan(p) else p
-
-
-# scipy's method="auto" runs an exact permutation test on at most this many tied differences.
+# scipy.stats.wilcoxon(method="auto") is exact up to this many differences without ties...
+_EXACT_AT_MOST = 50
+# ...and enumerates the 2**n sign patterns up to this many tied ones; beyond, normal approximation.
 _PERMUTED_AT_MOST = 13
 
 
-def _wilcoxon_p(differences: np.ndarray, stats) -> float | None:
-    """Two-sided p of Wilcoxon's signed-rank test on non-zero differences, as scipy's
-    method="auto" gives it. For a few tied differences scipy enumerates the 2**n sign patterns
-    (seconds at n = 13, and a per-site comparison runs dozens of tests); counting the sums of
-    mid-ranks instead gives the same exact p-value in microseconds."""
-    magnitudes = np.abs(differences)
-    if len(differences) > _PERMUTED_AT_MOST or len(np.unique(magnitudes)) == len(magnitudes):
-        return _p_value(stats.wilcoxon(differences))
-    ranks = stats.rankdata(magnitudes)
-    doubled = np.rint(2 * ranks).astype(int)  # mid-ranks are multiples of 1/2
-    counts = np.zeros(doubled.sum() + 1)  # counts[s]: sign patterns whose positive ranks sum to s / 2
-    counts[0] = 1
-    for rank in doubled:
-        counts[rank:] += counts[:-rank].copy()
-    observed = int(doubled[differences > 0].sum())
-    low, high = counts[: observed + 1].sum(), counts[observed:].sum()
-    return min(1.0, 2 * min(low, high) / counts.sum())
+def _wilcoxon_p(differences: np.ndarray) -> float:
+    """Two-sided p of Wilcoxon's signed-rank test on non-zero differences, exactly as
+    scipy.stats.wilcoxon's defaults give it, computed directly: scipy's general machinery costs
+    about a millisecond per call (a comparison runs a hundred), and for tied differences it
+    enumerates sign patterns where counting sums of mid-ranks gives the same exact p."""
+    n = len(differences)
+    _, inverse, ties = np.unique(np.abs(differences), return_inverse=True, return_counts=True)
+    ranks = (np.cumsum(ties) - (ties - 1) / 2)[inverse]  # mid-ranks of the magnitudes
+    positive = float(ranks[differences > 0].sum())
+    tied = len(ties) < n
+    if n <= (_PERMUTED_AT_MOST if tied else _EXACT_AT_MOST):
+        doubled = np.rint(2 * ranks).astype(int)  # mid-ranks are multiples of 1/2
+        counts = np.zeros(doubled.sum() + 1)  # counts[s]: sign patterns whose positive ranks sum to s / 2
+        counts[0] = 1
+        for rank in doubled:
+            counts[rank:] += counts[:-rank].copy()
+        observed = int(round(2 * positive))
+        low, high = counts[: observed + 1].sum(), counts[observed:].sum()
+        return min(1.0, 2 * min(low, high) / counts.sum())
+    variance = (n * (n + 1) * (2 * n + 1) - np.sum(ties**3 - ties) / 2) / 24
+    z = (positive - n * (n + 1) / 4) / math.sqrt(variance)
+    return min(1.0, 2 * float(special.ndtr(-abs(z))))
+
+
+def _paired_t_p(differences: np.ndarray) -> float:
+    """Two-sided p of the paired t-test (scipy.stats.ttest_rel), for differences with spread."""
+    n = len(differences)
+    t = differences.mean() / (differences.std(ddof=1) / math.sqrt(n))
+    return min(1.0, 2 * float(special.stdtr(n - 1, -abs(t))))
 
 
 def compare_paired(
@@ -256,9 +280,6 @@ def compare_paired(
         raise ValueError(f"confidence must be between 0 and 1, got {confidence!r}")
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
         raise ValueError(f"resamples must be a positive integer, got {resamples!r}")
-    # scipy.stats takes about half a second to import: only comparisons pay for it.
-    from scipy import stats
-
     shared = [task for task in baseline if task in candidate]
     pairs = [(float(baseline[task]), float(candidate[task])) for task in shared
              if baseline[task] is not None and candidate[task] is not None]
@@ -271,9 +292,9 @@ def compare_paired(
         ci_low, ci_high = _bootstrap_ci(differences, confidence, resamples, seed)
         nonzero = differences[np.abs(differences) > _TIE]
         if len(nonzero):
-            wilcoxon_p = _wilcoxon_p(nonzero, stats)
+            wilcoxon_p = _wilcoxon_p(nonzero)
         if np.ptp(differences) > _TIE:
-            t_test_p = _p_value(stats.ttest_rel(b, a))
+            t_test_p = _paired_t_p(differences)
     return PairedComparison(
         pairs=n,
         baseline_mean=float(a.mean()) if n else None,

@@ -72,19 +72,21 @@ def task_scores(side: Side) -> dict[int, TaskScores]:
     """{task pk: the side's scores on it} from one query."""
     rows = TrajectoryScore.objects.filter(
         job_id=side.evaluation.job_id, trajectory__run_id=side.run_id, error=""
-    ).values("trajectory_id", "trajectory__task_id", "trajectory__task__task_id", "trajectory__task__number",
-             "trajectory__task__sites", "trajectory__task__intent", *METRICS)
-    by_task: dict[int, list[dict]] = {}
+    ).values_list("trajectory__task_id", "trajectory_id", "trajectory__task__task_id", "trajectory__task__number",
+                  "trajectory__task__sites", "trajectory__task__intent", *METRICS)
+    by_task: dict[int, list[tuple]] = {}
     for row in rows:
-        by_task.setdefault(row["trajectory__task_id"], []).append(row)
+        by_task.setdefault(row[0], []).append(row)
     result = {}
     for task_pk, scored in by_task.items():
-        first = scored[0]
+        task_pk, trajectory_id, task_id, number, sites, intent, *values = scored[0]
+        if len(scored) == 1:
+            means = [None if value is None else float(value) for value in values]
+        else:  # one row per gold (the "each" gold policy): the task's value is their mean
+            means = [_mean(row[6 + k] for row in scored) for k in range(len(METRICS))]
         result[task_pk] = TaskScores(
-            task_pk=task_pk, task_id=first["trajectory__task__task_id"], number=first["trajectory__task__number"],
-            site=aggregation.site_group({"sites": first["trajectory__task__sites"]}),
-            intent=first["trajectory__task__intent"], trajectory_id=first["trajectory_id"],
-            values={metric: _mean(row[metric] for row in scored) for metric in METRICS},
+            task_pk=task_pk, task_id=task_id, number=number, site=aggregation.site_group({"sites": sites}),
+            intent=intent, trajectory_id=trajectory_id, values=dict(zip(METRICS, means)),
         )
     return result
 

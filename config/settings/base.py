@@ -150,6 +150,10 @@ SPECTACULAR_SETTINGS = {
         {"name": "token", "description": "Get an API token."},
     ],
 }
+# Computed reports (leaderboard, comparisons, plots) are cached here. Several web or worker
+# processes share them only through a shared cache: CACHE_URL=redis://127.0.0.1:6379/1.
+CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
+
 # Anonymous visitors may read the leaderboard; off: accounts only.
 PUBLIC_LEADERBOARD = env.bool("PUBLIC_LEADERBOARD", default=False)
 

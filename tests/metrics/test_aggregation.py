@@ -1,9 +1,11 @@
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from metrics import aggregation
 from metrics.aggregation import (
     OUTCOME_CATEGORIES,
     Summary,
@@ -218,3 +220,31 @@ def test_paired_comparison_is_antisymmetric(paired, seed):
         assert backward.mean_difference == pytest.approx(-forward.mean_difference, abs=1e-12)
     else:
         assert forward.mean_difference is None
+
+
+paired_differences = st.lists(
+    st.one_of(st.sampled_from([-1.0, -0.5, -0.25, 0.25, 0.5, 1.0]), st.floats(-1, 1).filter(lambda x: abs(x) > 1e-9)),
+    min_size=1, max_size=80,
+)
+
+
+@given(paired_differences)
+def test_p_values_are_scipys(differences):
+    """The direct Wilcoxon and paired t computations give what scipy.stats gives for every size,
+    with and without ties (exact, permutation and normal approximation branches)."""
+    from scipy import stats
+
+    d = np.array(differences)
+    assert aggregation._wilcoxon_p(d) == pytest.approx(float(stats.wilcoxon(d).pvalue), rel=1e-9, abs=1e-12)
+    if len(d) >= 2 and np.ptp(d) > 1e-12:
+        expected = float(stats.ttest_rel(d, np.zeros_like(d)).pvalue)
+        assert aggregation._paired_t_p(d) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def test_bootstrap_draws_are_shared_and_reproducible():
+    d = np.linspace(-1, 1, 200)
+    first = aggregation._bootstrap_ci(d, 0.95, 1000, 0)
+    assert aggregation._bootstrap_ci(d, 0.95, 1000, 0) == first
+    uncached = np.concatenate([d[i].mean(axis=1) for i in aggregation._resample_indexes(200, 1000, 0)])
+    tail = (1 - 0.95) / 2 * 100
+    assert first == tuple(float(x) for x in np.percentile(uncached, [tail, 100 - tail]))
