@@ -4,7 +4,11 @@ The numbers come from `metrics.leaderboard`, `metrics.comparison`, `metrics.plot
 `metrics.exports`, which the API uses too; these views only read the query string and render.
 """
 
+from functools import wraps
+
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -22,6 +26,17 @@ TEXT_COLUMNS = ("name", "agent", "model", "paradigm", "benchmark")
 LEADERBOARD_ORDER = ("success",) + tuple(metric for metric in METRICS if metric != "success")
 
 
+def public_when_enabled(view):
+    """Anonymous visitors may see the page when PUBLIC_LEADERBOARD is on; otherwise a login is needed."""
+    protected = login_required(view)
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        return (view if settings.PUBLIC_LEADERBOARD else protected)(request, *args, **kwargs)
+
+    return wrapper
+
+
 def _query(request, **changes) -> str:
     query = request.GET.copy()
     for key, value in changes.items():
@@ -37,7 +52,7 @@ def _sort_value(filters, key: str) -> str:
     return ("-" if descending else "") + key
 
 
-@login_required
+@public_when_enabled
 @require_GET
 def leaderboard_page(request):
     form = LeaderboardForm(request.GET)
@@ -99,7 +114,7 @@ def compare_task(request, baseline: int, candidate: int, task: int):
     return render(request, "metrics/compare_task.html", {"view": view, "labels": METRIC_LABELS})
 
 
-@login_required
+@public_when_enabled
 @require_GET
 def plot(request, name: str, fmt: str):
     try:
@@ -115,12 +130,15 @@ def plot(request, name: str, fmt: str):
     return response
 
 
-@login_required
+@public_when_enabled
 @require_GET
 def export(request, what: str, fmt: str):
-    """`leaderboard` takes the leaderboard's filters; the others one or more `run` ids (and a `job`)."""
+    """`leaderboard` takes the leaderboard's filters; the others one or more `run` ids (and a `job`)
+    and always need a login."""
     if what not in exports.EXPORTS or fmt not in exports.FORMATS:
         raise Http404(f"no export {what}.{fmt}")
+    if what != "leaderboard" and not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
     try:
         if what == "leaderboard":
             board = leaderboard.leaderboard(LeaderboardForm(request.GET).filters())

@@ -166,3 +166,13 @@ def test_run_names_are_escaped(user_client):
 def test_pages_need_a_login(client):
     response = client.get(reverse("metrics:leaderboard"))
     assert response.status_code == 302 and reverse("login") in response["Location"]
+
+
+def test_a_public_leaderboard_is_readable_without_an_account(settings, client, runs):
+    settings.PUBLIC_LEADERBOARD = True
+    page = client.get(reverse("metrics:leaderboard"))
+    assert page.status_code == 200 and "alpha" in page.content.decode()
+    assert client.get(reverse("metrics:export", args=["leaderboard", "csv"])).status_code == 200
+    assert client.get(reverse("metrics:plot", args=["sites", "svg"])).status_code == 200
+    run = client.get(reverse("metrics:export", args=["scores", "csv"]), {"run": runs.alpha.pk})
+    assert run.status_code == 302 and reverse("login") in run["Location"]  # per-trajectory data stays private
