@@ -1,10 +1,12 @@
 """The whole way in Debian's Chromium: upload the sample run, evaluate it, find it on the leaderboard,
 compare it with a second run, read the two trajectories side by side and download the scores CSV.
 
-The screenshots of the README's user guide are taken here (docs/screenshots/).
+The screenshots of the README's user guide are taken here; they replace docs/screenshots/ only
+with UPDATE_SCREENSHOTS=1, so that an ordinary test run leaves the working tree as it was.
 """
 
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -84,13 +86,20 @@ def researcher_page(page, live_server):
     return page
 
 
-def _shot(page, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+@pytest.fixture
+def shot(tmp_path):
+    folder = SCREENSHOTS if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path / "screenshots"
+
+    def take(page, name: str) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+        assert (folder / f"{name}.png").stat().st_size > 10_000, name  # a rendered page, not a blank one
+
+    return take
 
 
 def test_upload_evaluate_leaderboard_compare_and_download(researcher_page, live_server, platform, shared_data,
-                                                          tmp_path):
+                                                          tmp_path, shot):
     page = researcher_page
     samples = sorted((shared_data / "trajectory-samples").glob("*.html"))
 
@@ -100,7 +109,7 @@ def test_upload_evaluate_leaderboard_compare_and_download(researcher_page, live_
     page.fill("#id_agent", "WebArena PromptAgent")
     page.fill("#id_model", "gpt-4-turbo / llama3-8b")
     page.set_input_files("#id_files", [str(path) for path in samples])
-    _shot(page, "upload")
+    shot(page, "upload")
     page.get_by_role("button", name="Import").click()
     page.wait_for_selector("#import-job[data-status='done']")
     run = AgentRun.objects.get(name="sample-agent")
@@ -113,7 +122,7 @@ def test_upload_evaluate_leaderboard_compare_and_download(researcher_page, live_
     job = EvaluationJob.objects.get(runs=run)
     assert (job.status, job.done, job.failed) == ("done", 3, 0)
     assert page.locator("[data-field='done']").inner_text() == "3"
-    _shot(page, "evaluation")
+    shot(page, "evaluation")
 
     # 3. the run is on the leaderboard, with its numbers
     page.get_by_role("link", name="Leaderboard").first.click()
@@ -125,7 +134,7 @@ def test_upload_evaluate_leaderboard_compare_and_download(researcher_page, live_
     assert page.locator("tr[data-run='baseline-agent']").count() == 1
     page.set_viewport_size({"width": 1600, "height": 900})
     page.wait_for_function("[...document.images].every(image => image.complete && image.naturalWidth > 0)")
-    _shot(page, "leaderboard")
+    shot(page, "leaderboard")
     page.set_viewport_size({"width": 1280, "height": 900})
 
     # 4. compare it with the second run, and open the task where they differ most
@@ -136,11 +145,11 @@ def test_upload_evaluate_leaderboard_compare_and_download(researcher_page, live_
     assert page.locator("#shared-tasks").inner_text() == "3"
     assert page.locator("#comparison tr[data-metric='step_success']").count() == 1
     page.wait_for_function("[...document.images].every(image => image.complete && image.naturalWidth > 0)")
-    _shot(page, "compare")
+    shot(page, "compare")
     compare_url = page.url
     page.locator("#differing-tasks").get_by_role("link", name="side by side").first.click()
     assert page.locator("#aligned tr.rp-row-gold").count() == 6  # the demo gold has six steps per task
-    _shot(page, "side-by-side")
+    shot(page, "side-by-side")
 
     # 5. download the scores CSV of both runs and check it against the stored scores
     page.goto(compare_url)
@@ -169,4 +178,4 @@ def test_upload_evaluate_leaderboard_compare_and_download(researcher_page, live_
     gold = GoldTrajectory.objects.get(task__task_id="3")
     page.goto(live_server.url + reverse("annotation:gold", args=[gold.pk]))
     assert "Click on the 'Bestsellers' link under the Products section." in page.content()
-    _shot(page, "annotate")
+    shot(page, "annotate")

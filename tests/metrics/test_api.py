@@ -2,16 +2,7 @@ import pytest
 from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
-from tests.factories import (
-    AgentRunFactory,
-    GoldStepFactory,
-    GoldTrajectoryFactory,
-    JudgeConfigFactory,
-    StepFactory,
-    TaskFactory,
-    TrajectoryFactory,
-    UserFactory,
-)
+from tests.factories import JudgeConfigFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -28,17 +19,6 @@ def api(reviewer):
     client = APIClient()
     client.force_authenticate(reviewer)
     return client
-
-
-@pytest.fixture
-def run():
-    run = AgentRunFactory(name="agent-a")
-    task = TaskFactory()
-    gold = GoldTrajectoryFactory(task=task, status="approved")
-    GoldStepFactory(gold=gold, index=1, text="click [1]")
-    trajectory = TrajectoryFactory(run=run, task=task)
-    StepFactory(trajectory=trajectory, index=1, action="click [1]", planned_action="click [1]")
-    return run
 
 
 def test_start_follow_and_read_scores(api, run):

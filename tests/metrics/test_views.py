@@ -2,16 +2,7 @@ import pytest
 from django.contrib.auth.models import Group
 
 from metrics.models import EvaluationJob
-from tests.factories import (
-    AgentRunFactory,
-    GoldStepFactory,
-    GoldTrajectoryFactory,
-    JudgeConfigFactory,
-    StepFactory,
-    TaskFactory,
-    TrajectoryFactory,
-    UserFactory,
-)
+from tests.factories import JudgeConfigFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,17 +13,6 @@ def reviewer(client):
     user.groups.add(Group.objects.get(name="reviewer"))
     client.force_login(user)
     return user
-
-
-@pytest.fixture
-def run():
-    run = AgentRunFactory(name="agent-a")
-    task = TaskFactory()
-    gold = GoldTrajectoryFactory(task=task, status="approved")
-    GoldStepFactory(gold=gold, index=1, text="click [1]")
-    trajectory = TrajectoryFactory(run=run, task=task, final_answer="<script>alert(1)</script>")
-    StepFactory(trajectory=trajectory, index=1, action="click [1]", planned_action="click [1]")
-    return run
 
 
 def test_start_from_the_run_page_and_follow_the_job(client, reviewer, run):
