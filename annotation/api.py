@@ -121,6 +121,7 @@ class GoldListCreate(GoldErrorsMixin, generics.ListAPIView):
 
     serializer_class = GoldTrajectorySerializer
     filterset_class = GoldFilter
+    ordering_fields = ("id", "created_at", "updated_at", "status", "version")
 
     def get_queryset(self):
         return (

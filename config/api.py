@@ -14,7 +14,7 @@ from django.core.signals import got_request_exception
 from django.http import Http404, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import extend_schema_field
-from rest_framework import exceptions, permissions, serializers, status
+from rest_framework import exceptions, filters, permissions, serializers, status
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -46,6 +46,18 @@ class NameField(serializers.SlugRelatedField):
         if isinstance(data, str) and "\x00" in data:
             raise exceptions.ValidationError("Null characters are not allowed.", code="null_characters_not_allowed")
         return super().to_internal_value(data)
+
+
+class OrderingFilter(filters.OrderingFilter):
+    """`?ordering=` on the columns a list view names in `ordering_fields`, and on nothing else.
+
+    DRF would otherwise offer every serializer field, computed ones included, and ordering by
+    one of those is a database error."""
+
+    def get_valid_fields(self, queryset, view, context=None):
+        if getattr(view, "ordering_fields", None) is None:
+            return []
+        return super().get_valid_fields(queryset, view, context or {})
 
 
 class Pagination(PageNumberPagination):

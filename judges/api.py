@@ -62,6 +62,7 @@ class JudgeConfigViewSet(viewsets.ModelViewSet):
     serializer_class = JudgeConfigSerializer
     permission_classes = [IsAdminOrReadOnly]
     filterset_fields = ("backend", "is_default")
+    ordering_fields = ("name", "backend", "model", "created_at")
     lookup_value_converter = "int"
 
     def perform_destroy(self, instance):
@@ -128,6 +129,8 @@ class JudgeDecisionViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = JudgeDecision.objects.select_related("reviewed_by").order_by("-created_at", "-pk")
     serializer_class = JudgeDecisionSerializer
     filterset_class = JudgeDecisionFilter
+    ordering_fields = ("id", "created_at", "kind", "score", "human_score", "reviewed_at", "latency_ms", "cost",
+                       "prompt_tokens", "completion_tokens")
     lookup_value_converter = "int"
 
     @extend_schema(request=VerdictSerializer, responses={200: JudgeDecisionSerializer})

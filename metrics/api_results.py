@@ -26,7 +26,7 @@ from metrics import comparison, exports, leaderboard
 from metrics.aggregation import METRICS
 from metrics.models import Aggregate, TrajectoryScore
 from metrics.selectors import scores_with_context
-from metrics.serializers import TrajectoryScoreSerializer
+from metrics.serializers import SCORE_ORDERING, TrajectoryScoreSerializer
 from trajectories.api_read import SiteFilter, TaskRefSerializer
 from trajectories.models import AgentRun, Paradigm, Task
 
@@ -58,6 +58,7 @@ class ScoreList(generics.ListAPIView):
 
     serializer_class = TrajectoryScoreSerializer
     filterset_class = ScoreFilter
+    ordering_fields = SCORE_ORDERING
     queryset = scores_with_context()
 
 
@@ -89,6 +90,7 @@ class AggregateList(generics.ListAPIView):
 
     serializer_class = AggregateSerializer
     filterset_class = AggregateFilter
+    ordering_fields = ("job", "scope", "group", "metric", "mean", "std", "count", "null_count")
     queryset = Aggregate.objects.select_related("run").order_by("run__name", "job_id", "scope", "group", "metric")
 
 

@@ -12,7 +12,12 @@ from judges.services import default_judge_config
 from metrics.models import EvaluationJob, TrajectoryScore
 from metrics.permissions import can_evaluate
 from metrics.selectors import scores_with_context
-from metrics.serializers import EvaluationJobSerializer, EvaluationRequestSerializer, TrajectoryScoreSerializer
+from metrics.serializers import (
+    SCORE_ORDERING,
+    EvaluationJobSerializer,
+    EvaluationRequestSerializer,
+    TrajectoryScoreSerializer,
+)
 from metrics.services import evaluation
 
 
@@ -38,6 +43,7 @@ class EvaluationListCreate(generics.ListAPIView):
 
     serializer_class = EvaluationJobSerializer
     filterset_class = EvaluationFilter
+    ordering_fields = ("id", "created_at", "started_at", "finished_at", "status", "total", "done", "failed")
 
     def get_queryset(self):
         return _jobs().order_by("-created_at", "-pk")
@@ -95,6 +101,7 @@ class EvaluationScores(generics.ListAPIView):
     """The job's per-trajectory scores (every metric, null where it cannot be computed)."""
 
     serializer_class = TrajectoryScoreSerializer
+    ordering_fields = SCORE_ORDERING
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):

@@ -25,6 +25,10 @@ class EvaluationRequestSerializer(serializers.Serializer):
         return attrs
 
 
+# What `?ordering=` accepts on score lists: the stored columns, never the nested ones.
+SCORE_ORDERING = ("id", "job", "trajectory", "computed_at", *SCORE_FIELDS)
+
+
 class TrajectoryScoreSerializer(serializers.ModelSerializer):
     run = serializers.CharField(source="trajectory.run.name")
     task_id = serializers.CharField(source="trajectory.task.task_id")

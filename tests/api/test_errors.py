@@ -138,3 +138,18 @@ def test_null_characters_in_pages_are_a_400(client, django_user_model):
     client.force_login(django_user_model.objects.create_user("nul", password="x"))
     response = client.get("/annotation/export/?annotator=a%00")
     assert response.status_code == 400 and b"query field 'annotator'" in response.content
+
+
+@pytest.mark.parametrize("url", ["/api/evaluations/?ordering=rate_per_second", "/api/scores/?ordering=details",
+                                 "/api/judge-configs/?ordering=has_api_key", "/api/gold/?ordering=steps",
+                                 "/api/aggregates/?ordering=run_name", "/api/judge-decisions/?ordering=inputs"])
+def test_ordering_by_a_column_a_list_does_not_offer_is_ignored(api, platform, url):
+    assert api.get(url).status_code == 200
+
+
+def test_lists_order_by_the_columns_they_name(api, platform):
+    scores = api.get("/api/scores/?ordering=-step_success,id").json()["results"]
+    values = [score["step_success"] for score in scores if score["step_success"] is not None]
+    assert values == sorted(values, reverse=True) and len(values) >= 4
+    jobs = api.get("/api/evaluations/?ordering=created_at").json()["results"]
+    assert [job["id"] for job in jobs] == sorted(job["id"] for job in jobs)
