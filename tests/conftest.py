@@ -10,7 +10,10 @@ from hypothesis import settings as hypothesis_settings
 
 # Performance is measured by benchmarks/, never by tests: no per-example deadline on a busy machine.
 hypothesis_settings.register_profile("project", deadline=None)
-hypothesis_settings.load_profile("project")
+# CI replays the same examples on every run, so that a red build always means a change broke something;
+# local runs draw new ones and so keep exploring.
+hypothesis_settings.register_profile("ci", deadline=None, derandomize=True)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "project"))
 
 SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR", settings.BASE_DIR.parent / "shared" / "data"))
 
