@@ -2,6 +2,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from config.fields import RowwiseJSONField
+
 
 class JudgeBackend(models.TextChoices):
     EXACT = "exact", "Exact string equality"
@@ -18,19 +20,6 @@ class DecisionKind(models.TextChoices):
     REQUIREMENTS = "requirements", "Requirements in final answer"
     GROUNDEDNESS = "groundedness", "Answer grounded and relevant"
     FUZZY_ANSWER = "fuzzy_answer", "Answer vs reference answer"
-
-
-class RowwiseJSONField(models.JSONField):
-    """A JSONField whose bulk inserts go to PostgreSQL as rows of VALUES.
-
-    Django otherwise sends a bulk insert as one array per column (UNNEST), and psycopg then
-    escapes every quote and backslash of each JSON text in Python: with the observations a
-    groundedness question carries, that was most of the time spent storing new decisions.
-    Declaring a placeholder (the default one) is what makes Django use VALUES.
-    """
-
-    def get_placeholder(self, value, compiler, connection):
-        return "%s"
 
 
 class JudgeConfig(models.Model):

@@ -3,6 +3,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.models import GoldTrajectory
+from config.fields import RowwiseJSONField
 from judges.models import JudgeConfig, JudgeDecision
 from trajectories.models import AgentRun, EarlyStopReason, OutcomeStatus, Trajectory
 
@@ -86,7 +87,7 @@ class TrajectoryScore(models.Model):
     deviations = models.PositiveIntegerField(null=True, blank=True)
     recoveries = models.PositiveIntegerField(null=True, blank=True)
     mean_recovery_cost = models.FloatField(null=True, blank=True)
-    details = models.JSONField(default=dict, blank=True, help_text="Matched pairs, deviation points, ...")
+    details = RowwiseJSONField(default=dict, blank=True, help_text="Matched pairs, deviation points, ...")
     decisions = models.ManyToManyField(JudgeDecision, blank=True, related_name="scores")
     computed_at = models.DateTimeField(auto_now=True)
 

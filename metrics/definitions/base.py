@@ -6,7 +6,6 @@ results are 1-based, like `Step.index` and `GoldStep.index`.
 """
 
 import math
-from dataclasses import asdict
 from numbers import Real
 
 DEFAULT_TAU = 0.7
@@ -16,10 +15,14 @@ class MetricResult:
     """Mixin for the frozen result dataclasses."""
 
     def to_dict(self) -> dict:
-        return _plain(asdict(self))
+        return _plain(self)
 
 
 def _plain(value):
+    """JSON-ready copy: dataclasses become dicts, tuples lists (`dataclasses.asdict` would also
+    deep-copy every leaf, which costs more than the metrics themselves)."""
+    if hasattr(value, "__dataclass_fields__"):
+        return {name: _plain(getattr(value, name)) for name in value.__dataclass_fields__}
     if isinstance(value, dict):
         return {key: _plain(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
