@@ -36,7 +36,6 @@ class RateLimiter(ABC):
     @abstractmethod
     def wait_time(self) -> float:
         """Seconds to wait before the next request may go; 0 reserves a slot now."""
-        raise NotImplementedError
 
     def acquire(self) -> None:
         while wait := self.wait_time():

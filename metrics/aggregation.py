@@ -12,7 +12,6 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import special
 
 from trajectories.formats.canonical import EARLY_STOP_REASONS, OUTCOME_STATUSES
 
@@ -241,6 +240,8 @@ def _wilcoxon_p(differences: np.ndarray) -> float:
     scipy.stats.wilcoxon's defaults give it, computed directly: scipy's general machinery costs
     about a millisecond per call (a comparison runs a hundred), and for tied differences it
     enumerates sign patterns where counting sums of mid-ranks gives the same exact p."""
+    from scipy import special  # about a quarter of a second to import: only comparisons pay for it
+
     n = len(differences)
     _, inverse, ties = np.unique(np.abs(differences), return_inverse=True, return_counts=True)
     ranks = (np.cumsum(ties) - (ties - 1) / 2)[inverse]  # mid-ranks of the magnitudes
@@ -262,6 +263,8 @@ def _wilcoxon_p(differences: np.ndarray) -> float:
 
 def _paired_t_p(differences: np.ndarray) -> float:
     """Two-sided p of the paired t-test (scipy.stats.ttest_rel), for differences with spread."""
+    from scipy import special
+
     n = len(differences)
     t = differences.mean() / (differences.std(ddof=1) / math.sqrt(n))
     return min(1.0, 2 * float(special.stdtr(n - 1, -abs(t))))

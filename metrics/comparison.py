@@ -79,11 +79,12 @@ def task_scores(side: Side) -> dict[int, TaskScores]:
         by_task.setdefault(row[0], []).append(row)
     result = {}
     for task_pk, scored in by_task.items():
-        task_pk, trajectory_id, task_id, number, sites, intent, *values = scored[0]
-        if len(scored) == 1:
-            means = [None if value is None else float(value) for value in values]
+        _, trajectory_id, task_id, number, sites, intent = scored[0][: -len(METRICS)]
+        values = [row[-len(METRICS):] for row in scored]
+        if len(values) == 1:
+            means = [None if value is None else float(value) for value in values[0]]
         else:  # one row per gold (the "each" gold policy): the task's value is their mean
-            means = [_mean(row[6 + k] for row in scored) for k in range(len(METRICS))]
+            means = [_mean(column) for column in zip(*values)]
         result[task_pk] = TaskScores(
             task_pk=task_pk, task_id=task_id, number=number, site=aggregation.site_group({"sites": sites}),
             intent=intent, trajectory_id=trajectory_id, values=dict(zip(METRICS, means)),

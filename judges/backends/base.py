@@ -32,9 +32,7 @@ class Backend(ABC):
     @abstractmethod
     def version(self, kind: str) -> str:
         """The prompt or rule version a decision of this kind is made with (part of its cache key)."""
-        raise NotImplementedError
 
     @abstractmethod
     def answer(self, questions: list[Question]) -> list[Answer]:
         """One answer per question, in order; a failure is an answer with `error`, not an exception."""
-        raise NotImplementedError
