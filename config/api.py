@@ -21,6 +21,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from annotation.roles import ADMIN, has_role
+from config.jobs import WorkersUnreachable
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +100,9 @@ def error_body(exc: exceptions.APIException) -> dict:
 
 def exception_handler(exc, context):
     """DRF's handler with one body shape; anything unexpected is logged and answered 500 alike."""
+    if isinstance(exc, WorkersUnreachable):
+        return Response(workers_unreachable_body(exc), status=status.HTTP_503_SERVICE_UNAVAILABLE,
+                        headers={"Retry-After": "30"})
     if isinstance(exc, Http404):
         exc = exceptions.NotFound(*exc.args)
     elif isinstance(exc, PermissionDenied):
@@ -112,6 +116,12 @@ def exception_handler(exc, context):
     got_request_exception.send(sender=None, request=request)
     return Response({"detail": "server error", "code": "server_error"},
                     status=status.HTTP_500_INTERNAL_SERVER_ERROR)
+
+
+def workers_unreachable_body(exc: WorkersUnreachable) -> dict:
+    job = exc.job
+    return {"detail": str(exc), "code": "workers_unreachable",
+            "job": {"kind": job.job_kind, "id": job.pk, "url": job.get_absolute_url()}}
 
 
 @csrf_exempt  # like DRF's views: API clients authenticate by token, not by form

@@ -37,11 +37,18 @@ def _broker() -> dict:
     return {"mode": "broker", "transport": str(transport)}
 
 
+def _jobs() -> dict:
+    from config.jobs import waiting_counts
+
+    return {"waiting": waiting_counts()}
+
+
 def check() -> dict:
     database, broker = _timed(_database), _timed(_broker)
     return {
         "status": "ok" if database["ok"] and broker["ok"] else "unavailable",
         "database": database,
         "broker": broker,
+        "jobs": _timed(_jobs) if database["ok"] else {"ok": False, "error": "database unavailable"},
         "judge_backend": settings.JUDGE_BACKEND,
     }

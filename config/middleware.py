@@ -1,10 +1,15 @@
-"""Requests carrying a NUL character are refused at the door.
+"""Request-level guards: NUL characters refused at the door, unreachable workers answered 503.
+
+Requests carrying a NUL character are refused at the door.
 
 PostgreSQL text cannot hold NUL, so a NUL in a path, query or form field would otherwise reach
 a lookup or a save as a database error (a 500). JSON bodies are checked by the API's fields.
 """
 
 from django.http import HttpResponseBadRequest, JsonResponse
+from django.shortcuts import render
+
+from config.jobs import WorkersUnreachable
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
@@ -34,3 +39,26 @@ class RejectNullCharactersMiddleware:
         if request.path.startswith("/api/"):
             return JsonResponse({"detail": message, "code": "null_characters_not_allowed"}, status=400)
         return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
+
+
+class WorkersUnreachableMiddleware:
+    """A job saved while the broker is down: say so with a 503 and a link to the job, never a 500."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not isinstance(exception, WorkersUnreachable):
+            return None
+        if request.path.startswith("/api/"):
+            from config.api import workers_unreachable_body
+
+            response = JsonResponse(workers_unreachable_body(exception), status=503)
+        else:
+            response = render(request, "workers_unreachable.html", {"job": exception.job, "message": str(exception)},
+                              status=503)
+        response["Retry-After"] = "30"
+        return response

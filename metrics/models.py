@@ -1,9 +1,11 @@
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.urls import reverse
 
 from annotation.models import GoldTrajectory
 from config.fields import RowwiseJSONField
+from config.jobs import BackgroundJob
 from judges.models import JudgeConfig, JudgeDecision
 from trajectories.models import AgentRun, EarlyStopReason, OutcomeStatus, Trajectory
 
@@ -14,8 +16,11 @@ class GoldPolicy(models.TextChoices):
     ANNOTATOR = "annotator", "A named annotator's gold"
 
 
-class EvaluationJob(models.Model):
+class EvaluationJob(BackgroundJob):
     """Scoring of one or more runs against gold with one judge and one set of parameters."""
+
+    dispatch_task = "metrics.tasks.run_evaluation"
+    job_kind = "evaluation"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -54,6 +59,9 @@ class EvaluationJob(models.Model):
 
     def __str__(self):
         return f"evaluation #{self.pk} ({self.status})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("metrics:job", args=[self.pk])
 
 
 class TrajectoryScore(models.Model):

@@ -1,7 +1,6 @@
 """Evaluation on Celery: one task plans a job, chunk tasks score its trajectories."""
 
 from celery import shared_task
-from celery.signals import worker_ready
 
 from metrics.models import EvaluationJob
 from metrics.services import evaluation
@@ -17,9 +16,3 @@ def run_evaluation(job_id: int) -> None:
 @shared_task
 def evaluate_chunk(job_id: int, units: list) -> None:
     evaluation.evaluate_chunk(job_id, [tuple(unit) for unit in units])
-
-
-@worker_ready.connect
-def _resume_after_restart(sender=None, **kwargs):
-    """A worker that starts picks up jobs whose chunks died with a previous worker."""
-    evaluation.resume_unfinished_jobs()

@@ -111,6 +111,11 @@ class Workers:
         self.processes.append(process)
         return process
 
+    def use_broker(self, url: str, monkeypatch) -> None:
+        """Send and receive through another broker (e.g. a Redis the test stops and starts)."""
+        use_broker(url, monkeypatch)
+        self.env["CELERY_BROKER_URL"] = url
+
     def output(self) -> str:
         texts = []
         for process in self.processes:
@@ -146,8 +151,9 @@ def celery_workers(tmp_path, transactional_db):
 
     queue = f"test-{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "DATABASE_URL": _test_database_url(), "DJANGO_SETTINGS_MODULE": "config.settings.base",
-           "CELERY_TASK_DEFAULT_QUEUE": queue}
-    changed = {"task_default_queue": queue, "task_always_eager": False}
+           "CELERY_TASK_DEFAULT_QUEUE": queue, "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+           "JOB_SWEEP_INTERVAL": "1", "JOB_REDISPATCH_AFTER": "5"}
+    changed = {"task_default_queue": queue, "task_always_eager": False, "broker_url": app.conf.broker_url}
     if settings.CELERY_TASK_ALWAYS_EAGER:
         folder = tmp_path / "broker"
         folder.mkdir()
@@ -165,6 +171,18 @@ def celery_workers(tmp_path, transactional_db):
     workers.stop_all()
     app.conf.update(saved)
     _forget_producer_pool(app)
+
+
+def use_broker(url: str, monkeypatch) -> None:
+    """Point this process's sends at `url` for one test (Celery reads CELERY_BROKER_URL first)."""
+    from config.celery import app
+
+    monkeypatch.setenv("CELERY_BROKER_URL", url)
+    monkeypatch.setitem(app.conf, "broker_url", url)
+    monkeypatch.setitem(app.conf, "task_always_eager", False)
+    # Pools are bound to the broker they were made for: new ones now, the old ones back afterwards.
+    monkeypatch.setattr(app, "_pool", None)
+    monkeypatch.setattr(app.amqp, "_producer_pool", None)
 
 
 def _forget_producer_pool(app):

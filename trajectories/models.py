@@ -1,6 +1,9 @@
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.urls import reverse
+
+from config.jobs import BackgroundJob
 
 
 class Paradigm(models.TextChoices):
@@ -179,8 +182,11 @@ class Step(models.Model):
         return f"{self.trajectory} #{self.index}"
 
 
-class ImportJob(models.Model):
+class ImportJob(BackgroundJob):
     """A background import of uploaded files into a run, with its progress and report."""
+
+    dispatch_task = "trajectories.tasks.run_import_job_task"
+    job_kind = "import"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -202,3 +208,6 @@ class ImportJob(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+    def get_absolute_url(self) -> str:
+        return reverse("trajectories:import-job", args=[self.pk])

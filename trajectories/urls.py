@@ -12,4 +12,5 @@ urlpatterns = [
     path("screenshots/<str:sha256>", views.screenshot, name="screenshot"),
     path("imports/<int:pk>/", views.import_job, name="import-job"),
     path("imports/<int:pk>/progress", views.import_job_progress, name="import-job-progress"),
+    path("imports/<int:pk>/retry/", views.import_job_retry, name="import-job-retry"),
 ]

@@ -6,9 +6,10 @@ from django.core.paginator import Paginator
 from django.http import FileResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import cache_control
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.roles import ADMIN, has_role
+from config import jobs
 from metrics.forms import EvaluationForm
 from metrics.permissions import can_evaluate
 from metrics.selectors import run_evaluations, trajectory_evaluation
@@ -107,6 +108,16 @@ def _visible_job(request, pk: int) -> ImportJob:
 @require_GET
 def import_job(request, pk: int):
     return render(request, "trajectories/import_job.html", {"job": _visible_job(request, pk)})
+
+
+@login_required
+@require_POST
+def import_job_retry(request, pk: int):
+    """Send a stalled import to the workers again (the import itself is idempotent)."""
+    job = _visible_job(request, pk)
+    if job.is_unfinished:
+        jobs.retry(job)
+    return redirect(job)
 
 
 @login_required

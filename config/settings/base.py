@@ -49,6 +49,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "config.middleware.WorkersUnreachableMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -178,6 +179,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="celery")
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# Jobs whose queue message is missing are sent again by a sweeper in every worker (config/jobs.py).
+JOB_SWEEP_INTERVAL = env.float("JOB_SWEEP_INTERVAL", default=15.0)  # seconds; 0 turns the sweeper off
+JOB_REDISPATCH_AFTER = env.float("JOB_REDISPATCH_AFTER", default=60.0)  # silent this long + empty queue: resend
+JOB_STALLED_AFTER = env.float("JOB_STALLED_AFTER", default=120.0)  # silent this long: shown stalled, retry offered
 REDIS_URL = env("REDIS_URL", default=CELERY_BROKER_URL if CELERY_BROKER_URL.startswith("redis") else "")
 
 # Judges.

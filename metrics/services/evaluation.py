@@ -3,8 +3,8 @@
 A chunk is scored as a batch: its units are loaded in a few queries, the judge settles all
 their questions at once, and their scores are written in one transaction. Every step is
 idempotent, so a job survives killed workers: scores are upserted, progress is recounted from
-the stored scores rather than incremented, and `resume_unfinished_jobs` re-queues whatever has
-no score yet.
+the stored scores rather than incremented, and a job sent again (config/jobs.py's sweeper)
+re-queues whatever has no score yet.
 """
 
 import gc
@@ -18,6 +18,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from annotation.models import GoldStatus, GoldStep, GoldTrajectory
+from config import jobs
 from judges.models import JudgeDecision
 from judges.services import get_judge, judge_identity
 from metrics.models import EvaluationJob, GoldPolicy, TrajectoryScore
@@ -97,9 +98,8 @@ def create_evaluation(*, runs, judge_config, gold_policy=GoldPolicy.APPROVED, go
 
 
 def start_evaluation(job: EvaluationJob) -> None:
-    from metrics.tasks import run_evaluation
-
-    transaction.on_commit(lambda: run_evaluation.delay(job.pk))
+    """Queue the job once the caller commits; WorkersUnreachable if the broker is down (the job is kept)."""
+    jobs.enqueue(job)
 
 
 def pending_chunks(job: EvaluationJob) -> list[list[tuple[int, int | None]]]:
@@ -142,7 +142,8 @@ def begin(job: EvaluationJob) -> list[list[tuple[int, int | None]]]:
         job.total = len(current)
         job.started_at = job.started_at or timezone.now()
         job.finished_at = None
-        job.save(update_fields=["status", "total", "started_at", "finished_at"])
+        job.heartbeat_at = timezone.now()
+        job.save(update_fields=["status", "total", "started_at", "finished_at", "heartbeat_at"])
     chunks = pending_chunks(job)
     if not chunks:
         refresh_progress(job)
@@ -283,7 +284,8 @@ def refresh_progress(job: EvaluationJob) -> EvaluationJob:
         job = EvaluationJob.objects.select_for_update().get(pk=job.pk)
         counts = job.scores.aggregate(failed=Count("pk", filter=~Q(error="")), done=Count("pk", filter=Q(error="")))
         job.failed, job.done = counts["failed"], counts["done"]
-        fields = ["done", "failed"]
+        job.heartbeat_at = timezone.now()
+        fields = ["done", "failed", "heartbeat_at"]
         finished = job.status == EvaluationJob.Status.RUNNING and job.done + job.failed >= job.total
         if finished:
             store_aggregates(job)
@@ -306,12 +308,3 @@ def rerun_evaluation(job: EvaluationJob) -> None:
     EvaluationJob.objects.filter(pk=job.pk).update(status=EvaluationJob.Status.PENDING, finished_at=None)
     start_evaluation(job)
 
-
-def resume_unfinished_jobs() -> int:
-    """Re-queue the outstanding work of running jobs, e.g. after a worker was killed."""
-    from metrics.tasks import run_evaluation
-
-    jobs = list(EvaluationJob.objects.filter(status__in=UNFINISHED).values_list("pk", flat=True))
-    for job_id in jobs:
-        run_evaluation.delay(job_id)
-    return len(jobs)

@@ -16,6 +16,7 @@ from django.core.files import File
 from django.db import transaction
 from django.utils import timezone
 
+from config import jobs
 from trajectories.models import AgentRun, ImportJob
 
 from .ingest import import_paths
@@ -48,9 +49,7 @@ def create_import_job(run: AgentRun, files: Iterable[tuple[str, File]], *, repla
 
 def enqueue_import_job(job: ImportJob) -> None:
     """Run the job on a worker once the upload is committed (in-process when no broker is set)."""
-    from trajectories.tasks import run_import_job_task
-
-    transaction.on_commit(lambda: run_import_job_task.delay(job.pk))
+    jobs.enqueue(job)
 
 
 def _uploaded_names(job: ImportJob) -> list[str]:
@@ -73,7 +72,7 @@ def run_import_job(job_id: int) -> ImportJob:
     job = ImportJob.objects.select_related("run").get(pk=job_id)
     if job.status == ImportJob.Status.DONE:
         return job
-    ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.RUNNING)
+    ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.RUNNING, heartbeat_at=timezone.now())
     last_write = 0.0
 
     def progress(done: int, total: int) -> None:
@@ -81,7 +80,7 @@ def run_import_job(job_id: int) -> ImportJob:
         now = time.monotonic()
         if done in (0, total) or now - last_write >= _PROGRESS_INTERVAL:
             last_write = now
-            ImportJob.objects.filter(pk=job.pk).update(processed=done, total=total)
+            ImportJob.objects.filter(pk=job.pk).update(processed=done, total=total, heartbeat_at=timezone.now())
 
     try:
         paths = [Path(_STORAGE.path(name)) for name in _uploaded_names(job)]

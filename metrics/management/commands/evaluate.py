@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from config.jobs import WorkersUnreachable
 from judges.models import JudgeConfig
 from judges.services import default_judge_config
 from metrics.models import EvaluationJob, GoldPolicy
@@ -63,7 +64,12 @@ class Command(BaseCommand):
                                     gold_annotator=annotator, parameters=dict(map(_parameter, param)))
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        start_evaluation(job)
+        try:
+            start_evaluation(job)
+        except WorkersUnreachable as exc:
+            if not wait:
+                raise CommandError(str(exc)) from None
+            self.stderr.write(str(exc))
         self.stdout.write(f"evaluation #{job.pk}: {job.total} trajectories, judge {judge_config.name}, "
                           f"parameters {job.parameters}")
         if wait:

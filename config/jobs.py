@@ -1,0 +1,257 @@
+"""Background jobs and their queue messages, kept together.
+
+A job is a database row (an import, an evaluation) plus one queue message that tells a worker
+to run it. The row is written in the caller's transaction and the message is sent only after
+that commits. A message that could not be sent (broker down) or that was lost (the broker
+restarted, or the worker holding it died) is found by the sweeper, which runs in every worker
+and sends it again; the job tasks are idempotent, so a message sent twice does no harm.
+
+Services enqueue through `enqueue`, never by importing a task: the task is named by its Celery
+name (`BackgroundJob.dispatch_task`), so services and tasks do not import each other.
+"""
+
+import logging
+import threading
+from datetime import datetime, timedelta
+
+from django.apps import apps
+from django.conf import settings
+from django.db import models, transaction
+from django.db.models import F, Q
+from django.db.models.functions import Coalesce, Greatest
+from django.utils import timezone
+
+log = logging.getLogger(__name__)
+
+
+class WorkersUnreachable(Exception):
+    """The job row is stored but its message could not be sent; the sweeper will send it."""
+
+    def __init__(self, job: "BackgroundJob", error: Exception):
+        self.job, self.error = job, error
+        super().__init__(
+            f"Background workers are unreachable: your {job.job_kind} #{job.pk} is saved and will start "
+            "when they are back."
+        )
+
+
+class BackgroundJob(models.Model):
+    """What every job row carries so that its message can be tracked and sent again."""
+
+    dispatch_task: str = ""  # Celery name of the task that runs the job with the row's pk
+    job_kind: str = "job"
+    unfinished_statuses: tuple[str, ...] = ("pending", "running")
+
+    dispatched_at = models.DateTimeField(
+        null=True, blank=True, help_text="When its queue message was last sent; empty: not sent yet."
+    )
+    heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="Last progress written by a worker.")
+
+    class Meta:
+        abstract = True
+
+    @property
+    def last_activity(self) -> datetime:
+        return max(t for t in (self.created_at, self.dispatched_at, self.heartbeat_at) if t is not None)
+
+    @property
+    def is_unfinished(self) -> bool:
+        return self.status in self.unfinished_statuses
+
+    @property
+    def is_waiting_for_workers(self) -> bool:
+        return self.is_unfinished and self.dispatched_at is None
+
+    @property
+    def is_stalled(self) -> bool:
+        """Unfinished with no sign of life for longer than JOB_STALLED_AFTER: offer a retry."""
+        stalled_after = timedelta(seconds=settings.JOB_STALLED_AFTER)
+        return self.is_unfinished and timezone.now() - self.last_activity > stalled_after
+
+
+def _send(job: BackgroundJob) -> None:
+    from config.celery import app
+
+    if job.dispatch_task not in app.tasks:
+        app.loader.import_default_modules()  # the apps' tasks modules, found by autodiscovery
+    task = app.tasks[job.dispatch_task]
+    if app.conf.task_always_eager:
+        task.apply_async(args=[job.pk])
+        return
+    # One attempt, no reconnection loop: a broker that is down is answered at once, not after seconds.
+    options = {**(app.conf.broker_transport_options or {}), "max_retries": 0}
+    with app.connection_for_write(transport_options=options) as connection:
+        task.apply_async(args=[job.pk], retry=False, connection=connection)
+
+
+def _mark_sent(job: BackgroundJob, previous: datetime | None) -> bool:
+    """Claim the send: only one of several sweepers that saw the same row wins."""
+    now = timezone.now()
+    claimed = type(job).objects.filter(pk=job.pk, dispatched_at=previous).update(dispatched_at=now)
+    if claimed:
+        job.dispatched_at = now
+    return bool(claimed)
+
+
+def dispatch_now(job: BackgroundJob) -> None:
+    """Send the job's message; raises WorkersUnreachable (the row stays undispatched) on failure."""
+    from kombu.exceptions import OperationalError
+
+    # Marked before sending, so that a sweeper never sends a message that is on its way.
+    job.dispatched_at = timezone.now()
+    type(job).objects.filter(pk=job.pk).update(dispatched_at=job.dispatched_at)
+    try:
+        _send(job)
+    except OperationalError as error:
+        log.warning("could not send %s #%s: %s", job.job_kind, job.pk, error)
+        type(job).objects.filter(pk=job.pk).update(dispatched_at=None)
+        job.dispatched_at = None
+        raise WorkersUnreachable(job, error) from error
+
+
+def enqueue(job: BackgroundJob) -> None:
+    """Send the job's message once the caller's transaction commits.
+
+    Raises WorkersUnreachable from the commit when the broker cannot be reached; the row is kept.
+    """
+    transaction.on_commit(lambda: dispatch_now(job))
+
+
+def heartbeat(model: type[BackgroundJob], pk: int) -> None:
+    model.objects.filter(pk=pk).update(heartbeat_at=timezone.now())
+
+
+def job_models() -> list[type[BackgroundJob]]:
+    return [model for model in apps.get_models() if issubclass(model, BackgroundJob) and model.dispatch_task]
+
+
+def broker_started_at() -> datetime | None:
+    """When the broker last started, where the broker can tell (Redis): messages sent before then are lost."""
+    from config.celery import app
+
+    url = app.conf.broker_url or ""
+    if not url.startswith(("redis://", "rediss://")):
+        return None
+    import redis
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2)
+    try:
+        uptime = client.info("server")["uptime_in_seconds"]
+    finally:
+        client.close()
+    return timezone.now() - timedelta(seconds=int(uptime) + 1)
+
+
+def _queue_is_empty() -> bool:
+    """True when the default queue holds no message (so a silent job's message is not merely waiting)."""
+    from config.celery import app
+
+    with app.connection_for_write() as connection:
+        channel = connection.default_channel
+        try:
+            _, count, _ = channel.queue_declare(queue=app.conf.task_default_queue, passive=True)
+        except connection.channel_errors:
+            return True  # no such queue (Redis drops an empty list): nothing is waiting
+    return count == 0
+
+
+def _with_latest_sign(jobs: models.QuerySet) -> models.QuerySet:
+    """Annotate `latest_sign`: the newest of creation, last send and last progress."""
+    return jobs.annotate(latest_sign=Greatest(F("created_at"), Coalesce("dispatched_at", "created_at"),
+                                              Coalesce("heartbeat_at", "created_at")))
+
+
+def jobs_to_send(model: type[BackgroundJob], *, now: datetime, broker_start: datetime | None,
+                 queue_empty: bool) -> models.QuerySet:
+    """The unfinished jobs whose message is missing.
+
+    - never sent (the broker was down when they were created);
+    - sent before the broker's current start (the broker lost its queue when it restarted);
+    - no sign of life for JOB_REDISPATCH_AFTER seconds while the queue is empty (the worker that
+      held the message died).
+    """
+    unfinished = model.objects.filter(status__in=model.unfinished_statuses)
+    missing = Q(dispatched_at__isnull=True)
+    if broker_start is not None:
+        missing |= Q(dispatched_at__lt=broker_start)
+    if queue_empty:
+        silent_since = now - timedelta(seconds=settings.JOB_REDISPATCH_AFTER)
+        unfinished = _with_latest_sign(unfinished)
+        missing |= Q(dispatched_at__isnull=False, latest_sign__lt=silent_since)
+    return unfinished.filter(missing)
+
+
+def sweep() -> int:
+    """Send again every job whose message is missing; returns how many were sent."""
+    now = timezone.now()
+    broker_start = broker_started_at()
+    queue_empty = _queue_is_empty()
+    sent = 0
+    for model in job_models():
+        for job in jobs_to_send(model, now=now, broker_start=broker_start, queue_empty=queue_empty):
+            if not _mark_sent(job, job.dispatched_at):
+                continue
+            try:
+                _send(job)
+            except Exception:  # noqa: BLE001 - the broker went away again; the next sweep retries
+                model.objects.filter(pk=job.pk).update(dispatched_at=None)
+                log.warning("sweeper could not send %s #%s", job.job_kind, job.pk, exc_info=True)
+                return sent
+            sent += 1
+            log.info("sweeper sent %s #%s again", job.job_kind, job.pk)
+    return sent
+
+
+def retry(job: BackgroundJob) -> None:
+    """A user's retry of a stalled job: send its message now (WorkersUnreachable if that fails)."""
+    type(job).objects.filter(pk=job.pk).update(heartbeat_at=timezone.now())
+    dispatch_now(job)
+
+
+def waiting_counts() -> dict:
+    """Per job kind: jobs not sent yet and jobs stalled, for /healthz."""
+    now = timezone.now()
+    stalled_before = now - timedelta(seconds=settings.JOB_STALLED_AFTER)
+    counts = {}
+    for model in job_models():
+        unfinished = model.objects.filter(status__in=model.unfinished_statuses)
+        counts[model.job_kind] = {
+            "not_sent": unfinished.filter(dispatched_at__isnull=True).count(),
+            "stalled": _with_latest_sign(unfinished).filter(latest_sign__lt=stalled_before).count(),
+        }
+    return counts
+
+
+class Sweeper(threading.Thread):
+    """Runs `sweep` every JOB_SWEEP_INTERVAL seconds inside a worker process."""
+
+    def __init__(self, interval: float):
+        super().__init__(name="job-sweeper", daemon=True)
+        self.interval = interval
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        from django.db import close_old_connections
+
+        while not self.stopped.is_set():
+            try:
+                sweep()
+            except Exception:  # noqa: BLE001 - broker or database away: try again next round
+                log.warning("job sweep failed", exc_info=True)
+            finally:
+                close_old_connections()
+            self.stopped.wait(self.interval)
+
+
+_sweeper: Sweeper | None = None
+
+
+def start_sweeper() -> Sweeper | None:
+    global _sweeper
+    if settings.CELERY_TASK_ALWAYS_EAGER or settings.JOB_SWEEP_INTERVAL <= 0:
+        return None
+    if _sweeper is None or not _sweeper.is_alive():
+        _sweeper = Sweeper(settings.JOB_SWEEP_INTERVAL)
+        _sweeper.start()
+    return _sweeper
+
