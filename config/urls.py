@@ -4,11 +4,12 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.static import serve
 
-from . import views
+from . import monitoring, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
+    path("metrics", monitoring.metrics_view, name="metrics"),
     path("schemas/trajectory-v1.schema.json", views.trajectory_schema, name="trajectory-schema"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -100,12 +100,14 @@ class Workers:
     def __init__(self, env: dict, log_dir: Path):
         self.env, self.log_dir, self.processes = env, log_dir, []
 
-    def start(self) -> "subprocess.Popen":
+    def start(self, cwd: Path | None = None) -> "subprocess.Popen":
+        """A worker process; `cwd` elsewhere than the project runs it as on another machine."""
         log = (self.log_dir / f"worker-{len(self.processes)}.log").open("w+")
+        env = self.env if cwd is None else {**self.env, "PYTHONPATH": str(settings.BASE_DIR)}
         process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "-Q", self.env["CELERY_TASK_DEFAULT_QUEUE"],
              "--without-heartbeat", "--without-gossip", "--without-mingle", "-l", "info"],
-            cwd=settings.BASE_DIR, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            cwd=cwd or settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
         )
         process.log = log
         self.processes.append(process)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import environ
 
+from config.storage import storage_from_url
+
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
 
@@ -33,6 +35,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_prometheus",
     "trajectories",
     "annotation",
     "judges",
@@ -40,6 +43,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -50,6 +54,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "config.middleware.WorkersUnreachableMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -103,8 +108,10 @@ STATIC_ROOT = env.path("STATIC_ROOT", default=VAR_DIR / "static")
 STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_URL = "media/"
 MEDIA_ROOT = env.path("MEDIA_ROOT", default=VAR_DIR / "media")
+# Shared by web and workers: a folder (MEDIA_ROOT, or file:///path) or an S3-compatible bucket (config/storage.py).
+MEDIA_STORAGE_URL = env("MEDIA_STORAGE_URL", default="")
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": storage_from_url(MEDIA_STORAGE_URL),
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 
@@ -179,6 +186,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="celery")
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# Prometheus scrapes /metrics with this bearer token; unset: only from this machine (config/monitoring.py).
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
+
 # Jobs whose queue message is missing are sent again by a sweeper in every worker (config/jobs.py).
 JOB_SWEEP_INTERVAL = env.float("JOB_SWEEP_INTERVAL", default=15.0)  # seconds; 0 turns the sweeper off
 JOB_REDISPATCH_AFTER = env.float("JOB_REDISPATCH_AFTER", default=60.0)  # silent this long + empty queue: resend

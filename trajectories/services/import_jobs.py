@@ -1,13 +1,16 @@
 """Imports of uploaded files, recorded as ImportJob rows so that large uploads can run on a worker
 while the uploader watches their progress.
 
-The uploaded files are kept in storage under the job's own folder until the job has finished;
-a worker reads them through the storage's local path, so workers on other machines need the
-same media storage (as they do for the screenshots).
+The uploaded files are kept in storage under the job's own folder until the job has finished.
+A worker reads them in place when the storage is a local folder and copies them to a temporary
+folder first when it is not (an S3-compatible store), so web and workers may run on different
+machines as long as they share the media storage (as they do for the screenshots).
 """
 
 import contextlib
 import logging
+import shutil
+import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -66,6 +69,26 @@ def _discard_uploads(job: ImportJob) -> None:
         Path(_STORAGE.path(job_folder(job))).rmdir()
 
 
+@contextlib.contextmanager
+def _local_copies(names: list[str]):
+    """Local paths of stored files: in place for a folder storage, else copies that are removed afterwards."""
+    try:
+        in_place = [Path(_STORAGE.path(name)) for name in names]
+    except NotImplementedError:  # a remote store: no local path at all
+        in_place = []
+    if all(path.is_file() for path in in_place) and len(in_place) == len(names):
+        yield in_place
+        return
+    with tempfile.TemporaryDirectory(prefix="import-") as folder:
+        paths = []
+        for name in names:
+            path = Path(folder) / Path(name).name
+            with _STORAGE.open(name, "rb") as stored, path.open("wb") as local:
+                shutil.copyfileobj(stored, local, length=1024 * 1024)
+            paths.append(path)
+        yield paths
+
+
 def run_import_job(job_id: int) -> ImportJob:
     """Import a job's files into its run, writing progress as it goes; the files are removed once
     the job is done. A job that is already done is left alone, so a redelivered task is harmless."""
@@ -83,8 +106,8 @@ def run_import_job(job_id: int) -> ImportJob:
             ImportJob.objects.filter(pk=job.pk).update(processed=done, total=total, heartbeat_at=timezone.now())
 
     try:
-        paths = [Path(_STORAGE.path(name)) for name in _uploaded_names(job)]
-        report = import_paths(paths, job.run, replace=job.replace, progress=progress)
+        with _local_copies(_uploaded_names(job)) as paths:
+            report = import_paths(paths, job.run, replace=job.replace, progress=progress)
     except Exception as error:  # noqa: BLE001 - the job records any failure instead of losing it
         logger.exception("import job %s failed", job.pk)
         job.status, job.error = ImportJob.Status.FAILED, f"{type(error).__name__}: {error}"
