@@ -25,6 +25,7 @@ from metrics.leaderboard import Leaderboard, latest_evaluations
 from metrics.models import Aggregate, EvaluationJob, TrajectoryScore
 from metrics.services.scoring import SCORE_FIELDS
 from trajectories.formats.canonical import EARLY_STOP_REASONS, OUTCOME_STATUSES
+from trajectories.formats.spreadsheet import spreadsheet_cell
 from trajectories.models import AgentRun, Step
 
 FORMATS = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
@@ -183,13 +184,19 @@ def frame_of(rows: Iterable[Mapping], columns: tuple[Column, ...]) -> pd.DataFra
     return frame.astype({column.name: column.dtype for column in columns})
 
 
+def _csv_text(value):
+    """A text or nested cell as CSV text; formula-looking text gets a leading quote (spreadsheet_cell)."""
+    if value is None or value is pd.NA:
+        return None
+    return spreadsheet_cell(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+
+
 def to_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
+    """CSV opens safely in a spreadsheet (text columns through `spreadsheet_cell`, numbers as they are);
+    JSON keeps every value verbatim."""
     if fmt == "csv":
-        nested = [name for name in frame.columns if frame[name].dtype == object]
-        flat = frame.assign(**{
-            name: frame[name].map(lambda value: None if value is None else json.dumps(value, ensure_ascii=False))
-            for name in nested
-        })
+        texts = [name for name in frame.columns if frame[name].dtype == object or frame[name].dtype == "string"]
+        flat = frame.assign(**{name: frame[name].astype(object).map(_csv_text) for name in texts})
         return flat.to_csv(index=False).encode("utf-8")
     if fmt == "json":
         return frame.to_json(orient="records", force_ascii=False, indent=1).encode("utf-8")
