@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import pandas as pd
 from django.db.models import Q, Subquery
 
+from annotation.permissions import visible_decisions
 from judges import questions as q
 from judges.models import JudgeDecision
 from judges.selectors import judge_step_from_agent
@@ -398,7 +399,9 @@ class _ScoreDecisions:
                      agent_text=decision.inputs.get("answer"), counted=None if score is None else score >= self.tau)
 
 
-def decisions_frame(selection: Selection) -> pd.DataFrame:
+def decisions_frame(selection: Selection, *, viewer=None) -> pd.DataFrame:
+    """For a `viewer`, decisions holding gold text they may not read are left out (`visible_decisions`);
+    without one (the operator's command), every decision is exported."""
     scores = TrajectoryScore.objects.filter(_selected(selection, "job_id", "trajectory__run_id"))
     score_rows = list(scores.order_by(*_SCORE_ORDER).values(
         "pk", "job_id", "job__parameters", "trajectory_id", "trajectory__run__name", "trajectory__task__task_id",
@@ -408,8 +411,10 @@ def decisions_frame(selection: Selection) -> pd.DataFrame:
     by_score: dict[int, list[int]] = {}
     for score_id, decision_id in links.values_list("trajectoryscore_id", "judgedecision_id"):
         by_score.setdefault(score_id, []).append(decision_id)
-    decisions = {decision.pk: decision
-                 for decision in JudgeDecision.objects.filter(pk__in=Subquery(links.values("judgedecision_id")))}
+    used = JudgeDecision.objects.filter(pk__in=Subquery(links.values("judgedecision_id")))
+    if viewer is not None:
+        used = visible_decisions(viewer, used)
+    decisions = {decision.pk: decision for decision in used}
     steps: dict[int, list[tuple]] = {}
     for trajectory_id, *fields in Step.objects.filter(
         trajectory__in=Subquery(scores.values("trajectory_id"))
@@ -478,6 +483,13 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
 
 
 RUN_FRAMES = {"scores": scores_frame, "decisions": decisions_frame, "aggregates": aggregates_frame}
+
+
+def run_frame(what: str, selection: Selection, *, viewer=None) -> pd.DataFrame:
+    """One of RUN_EXPORTS as `viewer` may read it (see `decisions_frame`)."""
+    if what == "decisions":
+        return decisions_frame(selection, viewer=viewer)
+    return RUN_FRAMES[what](selection)
 
 
 def export_filename(what: str, fmt: str, runs: Iterable[str] = ()) -> str:
