@@ -21,7 +21,8 @@ class EvaluationForm(forms.Form):
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
         policies = [(value, label) for value, label in GoldPolicy.choices if may_use_gold_policy(user, value)]
-        self.fields["gold_policy"].choices = policies
+        # Only offered: a forged choice is refused by the service (`create_evaluation`).
+        self.fields["gold_policy"].widget.choices = policies
         if len(policies) == 1:
             self.fields["gold_policy"].help_text = "other gold policies need the reviewer role"
             self.fields["gold_annotator"].widget = forms.HiddenInput()

@@ -2,11 +2,12 @@
 and which gold they may score against."""
 
 from annotation.roles import REVIEWER, has_role
-from metrics.models import GoldPolicy
+from metrics.models import EvaluationJob
 
-# The reference gold, which every account may read. Scores and judge decisions show the gold they
-# were computed from, so choosing any other gold (each one, a named annotator's) is a reviewer's call.
-OPEN_GOLD_POLICIES = frozenset({GoldPolicy.APPROVED})
+# The default policy scores against the reference gold, which every account may read. Scores and
+# judge decisions show the gold they were computed from, so choosing any other gold (each one, a
+# named annotator's) is a reviewer's call.
+REFERENCE_GOLD_POLICY = EvaluationJob._meta.get_field("gold_policy").default
 
 
 def can_evaluate(user, runs) -> bool:
@@ -17,7 +18,7 @@ def can_evaluate(user, runs) -> bool:
 
 def may_use_gold_policy(user, policy: str) -> bool:
     """A gold policy other than the reference gold needs the reviewer role."""
-    return policy in OPEN_GOLD_POLICIES or has_role(user, REVIEWER)
+    return policy == REFERENCE_GOLD_POLICY or has_role(user, REVIEWER)
 
 
 def can_change_evaluation(user, job) -> bool:
