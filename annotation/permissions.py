@@ -58,7 +58,9 @@ def can_view_gold(user, gold: GoldTrajectory) -> bool:
 
 
 def can_edit_gold(user, gold: GoldTrajectory) -> bool:
-    if has_role(user, REVIEWER):
+    """Reviewers edit other people's gold; their own follows the owner's rule, since changing one's
+    own gold after someone approved it would approve the change oneself (admins excepted)."""
+    if has_role(user, REVIEWER) and may_approve_gold_of(user, gold.annotator_id):
         return True
     return gold.annotator_id == user.pk and gold.status in EDITABLE_BY_OWNER and has_role(user, ANNOTATOR)
 
@@ -67,8 +69,12 @@ def can_submit_gold(user, gold: GoldTrajectory) -> bool:
     return gold.annotator_id == user.pk and has_role(user, ANNOTATOR)
 
 
-def can_review_gold(user, gold: GoldTrajectory) -> bool:
-    """Reviewers review other people's gold; only admins may approve their own."""
+def may_approve_gold_of(user, annotator_id: int | None) -> bool:
+    """Reviewers approve other people's gold; only admins may approve their own (review page, API, imports)."""
     if not has_role(user, REVIEWER):
         return False
-    return gold.annotator_id != user.pk or has_role(user, ADMIN)
+    return annotator_id != user.pk or has_role(user, ADMIN)
+
+
+def can_review_gold(user, gold: GoldTrajectory) -> bool:
+    return may_approve_gold_of(user, gold.annotator_id)

@@ -29,11 +29,11 @@ def _steps_by_gold(annotator: str) -> list:
 
 @pytest.mark.parametrize("suffix", ["xlsx", "csv", "json"])
 def test_export_then_reimport_gives_the_same_steps(webarena_tasks, gold_xlsx, tmp_path, suffix, capsys):
-    import_gold_file(gold_xlsx, annotator="paper")
+    import_gold_file(gold_xlsx, annotator="paper", create_annotator=True)
     exported = tmp_path / f"exported.{suffix}"
 
     call_command("export_gold", str(exported), "--annotator", "paper")
-    report = import_gold_file(exported, annotator="roundtrip")
+    report = import_gold_file(exported, annotator="roundtrip", create_annotator=True)
 
     assert f"{exported}: 8 gold trajectories, 50 steps ({suffix})" in capsys.readouterr().out
     assert report.unplaced == [] and report.count("created") == 8
@@ -50,7 +50,7 @@ def test_json_export_carries_everything_of_the_gold(tmp_path):
     path = tmp_path / "gold.json"
 
     call_command("export_gold", str(path), "--status", "submitted", "--task", "5")
-    import_gold_file(path, annotator="copy", status="draft")
+    import_gold_file(path, annotator="copy", status="draft", create_annotator=True)
 
     copy = GoldTrajectory.objects.get(annotator__username="copy")
     assert (copy.cannot_complete, copy.cannot_complete_reason, copy.final_answer) == (True, "Gone.", "N/A")
