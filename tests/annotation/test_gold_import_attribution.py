@@ -6,13 +6,14 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from annotation.content import GoldContent
 from annotation.errors import GoldPermissionDenied
 from annotation.formats import GoldStepRecord
 from annotation.models import GoldStatus, GoldTrajectory
 from annotation.roles import ANNOTATOR
-from annotation.services.gold_editing import save_gold
+from annotation.services.gold_editing import create_gold, save_gold
 from annotation.services.gold_import import import_gold_file
 from tests.factories import GoldStepFactory, GoldTrajectoryFactory, TaskFactory, UserFactory
 
@@ -115,3 +116,16 @@ def test_a_reviewer_does_not_change_their_own_approved_gold(reviewer, other_anno
     with pytest.raises(GoldPermissionDenied):
         save_gold(gold.pk, user=reviewer, version=3, content=content)
     assert save_gold(gold.pk, user=other_reviewer, version=3, content=content).version == 4
+
+
+def test_approving_ones_own_gold_is_refused_on_the_review_page_and_the_api(client, reviewer, task):
+    own = create_gold(task, user=reviewer, content=GoldContent(steps=[GoldStepRecord(text="Scroll down")]),
+                      submit=True)
+    api = APIClient()
+    api.force_authenticate(reviewer)
+    answer = api.post(f"/api/gold/{own.pk}/review/", {"version": own.version, "decision": "approved"}, format="json")
+    assert answer.status_code == 403
+    client.force_login(reviewer)
+    client.post(reverse("annotation:review", args=[own.pk]), {"version": own.version, "decision": "approved"})
+    own.refresh_from_db()
+    assert own.status == "submitted" and not own.reviews.exists()
