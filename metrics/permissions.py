@@ -4,9 +4,9 @@ and which gold they may score against."""
 from annotation.roles import REVIEWER, has_role
 from metrics.models import EvaluationJob
 
-# The default policy scores against the reference gold, which every account may read. Scores and
-# judge decisions show the gold they were computed from, so choosing any other gold (each one, a
-# named annotator's) is a reviewer's call.
+# The default policy scores against the reference gold (approved, past review). Scores and judge
+# decisions show the gold they were computed from, so choosing any other gold (each one, submitted
+# ones included; a named annotator's) is a reviewer's call.
 REFERENCE_GOLD_POLICY = EvaluationJob._meta.get_field("gold_policy").default
 
 
