@@ -109,7 +109,8 @@ def _annotator_user(username: str, *, create: bool):
         try:
             user.full_clean(exclude=["password"])
         except ValidationError as exc:
-            raise ValueError(f"annotator {username!r}: {' '.join(exc.message_dict.get('username', exc.messages))}")
+            messages = exc.message_dict.get("username", exc.messages)
+            raise ValueError(f"annotator {username!r}: {' '.join(messages)}") from None
         user.set_unusable_password()
         user.save()
         user.groups.add(Group.objects.get_or_create(name=ANNOTATOR)[0])
