@@ -98,9 +98,9 @@ def _required_version(data) -> int:
 
 
 def _gold_response(gold_id: int, code: int = status.HTTP_200_OK) -> Response:
-    gold = GoldTrajectory.objects.select_related("task", "annotator").prefetch_related("steps", "reviews").get(
-        pk=gold_id
-    )
+    gold = GoldTrajectory.objects.select_related("task", "annotator", "imported_by").prefetch_related(
+        "steps", "reviews"
+    ).get(pk=gold_id)
     return Response(GoldTrajectorySerializer(gold).data, status=code)
 
 
@@ -126,7 +126,7 @@ class GoldListCreate(GoldErrorsMixin, generics.ListAPIView):
     def get_queryset(self):
         return (
             visible_gold(self.request.user)
-            .select_related("task", "annotator")
+            .select_related("task", "annotator", "imported_by")
             .prefetch_related("steps", "reviews")
             .order_by("task__benchmark", "task__number", "task__task_id", "pk")
         )

@@ -9,6 +9,8 @@ dataset round-trips. The sheet rules follow the real file (FORMATS.md section 3)
 - `Step No.` is kept as a label only: order is row order, whatever is written there;
 - a task whose rows appear in two separate blocks is two gold trajectories; so is a run of
   rows whose `Step No.` starts again at 1;
+- sheets are written with `spreadsheet_cell` (a text that would open as a formula gets a
+  leading quote) and read with `spreadsheet_text`, which takes that quote off again;
 - exports add `Gold No.` (which gold trajectory a row belongs to) and the structured columns
   (`Action Type`, `Element Role`, `Element Name`, `Value`) plus `Benchmark`; when a sheet has
   `Gold No.`, it alone separates gold trajectories of the same task.
@@ -25,6 +27,8 @@ from pathlib import Path
 
 import jsonschema
 import openpyxl
+
+from trajectories.formats.spreadsheet import spreadsheet_cell, spreadsheet_text
 
 from .sentences import ACTION_TYPES
 
@@ -170,12 +174,13 @@ _HEADER_KEYS = {_header_key(column): column for column in SHEET_COLUMNS}
 
 
 def _cell(value) -> str:
-    """A cell as text: Excel gives 809 or 809.0 for the same task number."""
+    """A cell as text: Excel gives 809 or 809.0 for the same task number; the quote our exports put
+    before formula-looking text is taken off."""
     if value is None:
         return ""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return str(value).strip()
+    return spreadsheet_text(str(value).strip())
 
 
 def _read_header(rows: Iterator[tuple[int, tuple]], row_word: str) -> dict[str, int]:
@@ -352,11 +357,15 @@ def _read_json(data: bytes, benchmark: str) -> GoldFile:
 
 
 def _sheet_rows(blocks: Iterable[GoldBlock]) -> Iterator[list]:
+    """Rows as written: numeric task ids stay numbers (as in the published sheet), text is made safe."""
     for gold_no, block in enumerate(blocks, start=1):
+        task_id = int(block.task_id) if block.task_id.isdigit() else block.task_id
         for index, step in enumerate(block.steps, start=1):
             yield [
-                block.task_id, step.label or str(index), step.text, gold_no, step.action_type, step.element_role,
-                step.element_name, step.value, block.benchmark,
+                spreadsheet_cell(value) for value in (
+                    task_id, step.label or str(index), step.text, gold_no, step.action_type, step.element_role,
+                    step.element_name, step.value, block.benchmark,
+                )
             ]
 
 
@@ -365,8 +374,6 @@ def write_xlsx(blocks: Iterable[GoldBlock], stream) -> None:
     sheet = workbook.create_sheet("Gold")
     sheet.append(list(SHEET_COLUMNS))
     for row in _sheet_rows(blocks):
-        # Numeric task ids stay numbers, as in the published sheet.
-        row[0] = int(row[0]) if row[0].isdigit() else row[0]
         sheet.append(row)
     workbook.save(stream)
 

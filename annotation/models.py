@@ -45,6 +45,12 @@ class GoldTrajectory(models.Model):
         max_length=64, blank=True, help_text="Identity of an imported block, so re-imports update in place."
     )
     submitted_at = models.DateTimeField(null=True, blank=True)
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="Who imported it (a reviewer, on behalf of the annotator when that is someone else); "
+                  "empty for the operator's import_gold command.",
+    )
+    imported_at = models.DateTimeField(null=True, blank=True, help_text="When the file (`source`) last wrote it.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -4,9 +4,15 @@ Gold is recorded blind: an annotator sees only their own gold for a task until t
 submitted it; from then on they also see the others' submitted and approved gold for that task.
 Reviewers and admins see everything and may edit any gold (a review often fixes a step);
 the owner edits while the gold is a draft or has changes requested.
+
+Gold text also travels inside judge decisions (a step-matching question carries the gold steps
+it compared), so those follow the same rule: `visible_decisions`.
 """
 
 from django.db.models import Q, QuerySet
+
+from judges.models import DecisionKind, JudgeDecision
+from metrics.models import TrajectoryScore
 
 from .models import GoldStatus, GoldTrajectory
 from .roles import ADMIN, ANNOTATOR, REVIEWER, has_role
@@ -27,12 +33,34 @@ def visible_gold(user, queryset: QuerySet | None = None) -> QuerySet:
     return queryset.none()
 
 
+# Questions whose inputs hold gold step text; the others carry only agent and task data.
+GOLD_TEXT_KINDS = (DecisionKind.STEP_MATCH, DecisionKind.TRAJECTORY_MATCH)
+
+
+def visible_decisions(user, queryset: QuerySet | None = None) -> QuerySet:
+    """Judge decisions the user may read. A decision holding gold text is shown when a score it was
+    used for was computed against gold the user may see; one used by no such score (a comparison
+    of two annotators' gold on the agreement page, a reviewer's verdict on one cell) is for
+    reviewers only. Decisions without gold text are open to every account."""
+    queryset = JudgeDecision.objects.all() if queryset is None else queryset
+    if has_role(user, REVIEWER):
+        return queryset
+    if not user.is_authenticated:
+        return queryset.none()
+    used_on_visible_gold = TrajectoryScore.decisions.through.objects.filter(
+        trajectoryscore__gold__in=visible_gold(user).values("pk")
+    ).values("judgedecision_id")
+    return queryset.filter(~Q(kind__in=GOLD_TEXT_KINDS) | Q(pk__in=used_on_visible_gold))
+
+
 def can_view_gold(user, gold: GoldTrajectory) -> bool:
     return visible_gold(user, GoldTrajectory.objects.filter(pk=gold.pk)).exists()
 
 
 def can_edit_gold(user, gold: GoldTrajectory) -> bool:
-    if has_role(user, REVIEWER):
+    """Reviewers edit other people's gold; their own follows the owner's rule, since changing one's
+    own gold after someone approved it would approve the change oneself (admins excepted)."""
+    if has_role(user, REVIEWER) and may_approve_gold_of(user, gold.annotator_id):
         return True
     return gold.annotator_id == user.pk and gold.status in EDITABLE_BY_OWNER and has_role(user, ANNOTATOR)
 
@@ -41,8 +69,12 @@ def can_submit_gold(user, gold: GoldTrajectory) -> bool:
     return gold.annotator_id == user.pk and has_role(user, ANNOTATOR)
 
 
-def can_review_gold(user, gold: GoldTrajectory) -> bool:
-    """Reviewers review other people's gold; only admins may approve their own."""
+def may_approve_gold_of(user, annotator_id: int | None) -> bool:
+    """Reviewers approve other people's gold; only admins may approve their own (review page, API, imports)."""
     if not has_role(user, REVIEWER):
         return False
-    return gold.annotator_id != user.pk or has_role(user, ADMIN)
+    return annotator_id != user.pk or has_role(user, ADMIN)
+
+
+def can_review_gold(user, gold: GoldTrajectory) -> bool:
+    return may_approve_gold_of(user, gold.annotator_id)

@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 
 from judges import questions as q
@@ -27,6 +28,7 @@ from .content import GoldContent
 from .formats import GoldBlock, GoldStepRecord
 from .models import Assignment, GoldStatus, GoldTrajectory
 from .permissions import DONE
+from .roles import ADMIN, ANNOTATOR, REVIEWER
 
 NO_GOLD = "none"
 QUEUE_STATUSES = ((NO_GOLD, "No gold"),) + tuple(GoldStatus.choices)
@@ -71,6 +73,13 @@ def gold_blocks(queryset: QuerySet) -> list[GoldBlock]:
         )
         for gold in golds
     ]
+
+
+def annotator_accounts() -> QuerySet:
+    """Accounts that hold the annotator role (reviewers and admins do too), by name: whom gold may be imported under."""
+    return get_user_model().objects.filter(
+        Q(is_superuser=True) | Q(groups__name__in=(ANNOTATOR, REVIEWER, ADMIN))
+    ).distinct().order_by("username")
 
 
 def my_gold_for_task(user, task: Task) -> GoldTrajectory | None:

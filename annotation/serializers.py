@@ -29,6 +29,10 @@ class GoldReviewSerializer(serializers.ModelSerializer):
 class GoldTrajectorySerializer(serializers.ModelSerializer):
     task = serializers.SerializerMethodField()
     annotator = serializers.CharField(source="annotator.get_username", read_only=True)
+    imported_by = serializers.CharField(source="imported_by.get_username", default=None, read_only=True,
+                                        allow_null=True, help_text="The reviewer who imported it (`source` is the "
+                                        "file), on behalf of `annotator` when not the same; null: the operator's "
+                                        "command, or recorded on the web.")
     steps = GoldStepSerializer(many=True, read_only=True)
     reviews = GoldReviewSerializer(many=True, read_only=True)
 
@@ -36,7 +40,8 @@ class GoldTrajectorySerializer(serializers.ModelSerializer):
         model = GoldTrajectory
         fields = (
             "id", "task", "annotator", "status", "version", "cannot_complete", "cannot_complete_reason",
-            "final_answer", "source", "submitted_at", "created_at", "updated_at", "steps", "reviews",
+            "final_answer", "source", "imported_by", "imported_at", "submitted_at", "created_at", "updated_at",
+            "steps", "reviews",
         )
         read_only_fields = fields
 

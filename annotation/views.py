@@ -127,7 +127,7 @@ def task_editor(request, task_pk: int):
 @role_required(ANNOTATOR)
 @require_GET
 def gold_editor(request, pk: int):
-    gold = visible_gold(request.user).select_related("task", "annotator").filter(pk=pk).first()
+    gold = visible_gold(request.user).select_related("task", "annotator", "imported_by").filter(pk=pk).first()
     if gold is None:
         raise Http404("no such gold trajectory, or not one you may see yet")
     return _editor(request, gold.task, gold)
@@ -285,12 +285,15 @@ MAX_GOLD_UPLOAD_BYTES = 20 * 1024 * 1024
 
 @role_required(REVIEWER)
 def import_gold_page(request):
-    """Upload a gold file (xlsx, CSV or gold/v1 JSON): the same import as `manage.py import_gold`."""
+    """Upload a gold file (xlsx, CSV or gold/v1 JSON): the same import as `manage.py import_gold`, under the
+    reviewer's own name or on behalf of an existing annotator; no account is created, no role granted."""
     report, error = None, ""
+    annotator = request.user.get_username()
+    status = GoldStatus.SUBMITTED
     if request.method == "POST":
         upload = request.FILES.get("file")
-        annotator = request.POST.get("annotator", "").strip() or request.user.get_username()
-        status = request.POST.get("status", GoldStatus.APPROVED)
+        annotator = request.POST.get("annotator", "").strip() or annotator
+        status = request.POST.get("status", status)
         benchmark = request.POST.get("benchmark") or "webarena"
         try:
             if upload is None:
@@ -300,11 +303,13 @@ def import_gold_page(request):
             parsed = read_gold_bytes(upload.read(), detect_format(upload.name), name=upload.name,
                                      benchmark=benchmark)
             report = import_gold(parsed, file_name=upload.name, annotator=annotator, status=status,
-                                 benchmark=benchmark).to_dict()
-        except ValueError as exc:  # GoldFormatError names the file and row
+                                 benchmark=benchmark, imported_by=request.user).to_dict()
+        except (ValueError, GoldError) as exc:  # GoldFormatError names the file and row
             error = str(exc)
     return render(request, "annotation/import.html", {
         "report": report, "error": error, "statuses": GoldStatus.choices, "benchmarks": selectors.task_benchmarks(),
+        "annotators": selectors.annotator_accounts().values_list("username", flat=True),
+        "annotator": annotator, "status": status,
     })
 
 

@@ -8,6 +8,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from annotation.permissions import visible_decisions
 from annotation.services.judge_audit import VERDICTS, audit_decision
 from config.api import Conflict, IdFilter, IsAdminOrReadOnly
 from config.api_schema import ErrorSerializer
@@ -124,7 +125,8 @@ class VerdictSerializer(serializers.Serializer):
 
 @extend_schema(tags=["judges"])
 class JudgeDecisionViewSet(viewsets.ReadOnlyModelViewSet):
-    """Every answer a judge gave, with its inputs, cost and any human verdict."""
+    """Every answer a judge gave, with its inputs, cost and any human verdict. A decision holding gold
+    step text is listed only to those who may read that gold (reviewers, its annotator...), as on the pages."""
 
     queryset = JudgeDecision.objects.select_related("reviewed_by").order_by("-created_at", "-pk")
     serializer_class = JudgeDecisionSerializer
@@ -132,6 +134,9 @@ class JudgeDecisionViewSet(viewsets.ReadOnlyModelViewSet):
     ordering_fields = ("id", "created_at", "kind", "score", "human_score", "reviewed_at", "latency_ms", "cost",
                        "prompt_tokens", "completion_tokens")
     lookup_value_converter = "int"
+
+    def get_queryset(self):
+        return visible_decisions(self.request.user, super().get_queryset())
 
     @extend_schema(request=VerdictSerializer, responses={200: JudgeDecisionSerializer})
     @action(detail=True, methods=["post"])

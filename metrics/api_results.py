@@ -361,6 +361,8 @@ class TrajectorySideSerializer(serializers.Serializer):
 class SideBySideSerializer(serializers.Serializer):
     task = TaskRefSerializer()
     same_gold = serializers.BooleanField(help_text="Both trajectories were scored against the same gold.")
+    gold_hidden = serializers.BooleanField(help_text="A gold in use is not yours to read yet (blind review): "
+                                                     "its texts are null.")
     sides = TrajectorySideSerializer(many=True)
     rows = SideBySideRowSerializer(many=True)
 
@@ -374,7 +376,8 @@ class ComparisonTaskView(APIView):
         task_row = get_object_or_404(Task, pk=task)
         data = _query(RunPairQuerySerializer, request).validated_data
         try:
-            view = comparison.side_by_side(task_row, [data["baseline"], data["candidate"]], judge=data["judge"])
+            view = comparison.side_by_side(task_row, [data["baseline"], data["candidate"]], viewer=request.user,
+                                           judge=data["judge"])
         except comparison.NotEvaluated as exc:
             raise _not_evaluated(exc, data) from None
         return Response(SideBySideSerializer(view).data)
@@ -464,7 +467,7 @@ class RunExportView(DownloadView):
                 selection.update(exports.run_selection(run, job_id=data.get("job"), judge=data["judge"]))
         except ValueError as exc:
             raise ValidationError({"job" if "job" in data else "run": str(exc)}) from None
-        frame = exports.RUN_FRAMES[self.what](selection)
+        frame = exports.run_frame(self.what, selection, viewer=request.user)
         names = [run.name for run in data["runs"]]
         return _download(exports.to_bytes(frame, fmt), exports.FORMATS[fmt],
                          exports.export_filename(self.what, fmt, names))

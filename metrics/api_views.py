@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 
 from judges.services import default_judge_config
 from metrics.models import EvaluationJob, TrajectoryScore
-from metrics.permissions import can_evaluate
+from metrics.permissions import can_change_evaluation, can_evaluate
 from metrics.selectors import scores_with_context
 from metrics.serializers import (
     SCORE_ORDERING,
@@ -86,8 +86,9 @@ class EvaluationAction(APIView):
 
     def post(self, request, pk):
         job = get_object_or_404(EvaluationJob, pk=pk)
-        if not can_evaluate(request.user, job.runs.all()):
-            raise PermissionDenied("only reviewers, admins and the runs' uploader may change this evaluation")
+        if not can_change_evaluation(request.user, job):
+            raise PermissionDenied("only reviewers, admins and the runs' uploader may change this evaluation, "
+                                   "and only reviewers one against gold other than the reference")
         if self.action == "cancel":
             if not evaluation.cancel_evaluation(job):
                 raise ValidationError({"status": [f"evaluation #{job.pk} is already {job.status}"]})

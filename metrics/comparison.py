@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from django.core.cache import cache
 
 from annotation.models import GoldStep
+from annotation.permissions import visible_gold
 from metrics import aggregation
 from metrics.aggregation import METRICS, PairedComparison, compare_paired
 from metrics.alignment import GOLD, AgentStepMark, SideAlignment, align, align_side
@@ -232,6 +233,7 @@ class SideBySide:
     sides: list[TrajectorySide]
     same_gold: bool
     rows: list[SideBySideRow]
+    gold_hidden: bool = False  # a side was scored against gold the viewer may not read: its text is left out
 
 
 def _scores_by_trajectory(sides: list[Side], trajectories: dict[int, Trajectory]) -> dict[int, list[TrajectoryScore]]:
@@ -259,8 +261,9 @@ def _choose_scores(sides: list[Side], scores: dict[int, list[TrajectoryScore]]) 
     return chosen
 
 
-def side_by_side(task: Task, runs: list[AgentRun], *, judge: str = "") -> SideBySide:
-    """The runs' trajectories of one task, aligned to the gold steps their scores used."""
+def side_by_side(task: Task, runs: list[AgentRun], *, viewer, judge: str = "") -> SideBySide:
+    """The runs' trajectories of one task, aligned to the gold steps their scores used; the text of
+    a gold `viewer` may not read (blind review) is None."""
     sides = [evaluated_side(run, judge) for run in runs]
     trajectories = {t.run_id: t for t in Trajectory.objects.filter(task=task, run__in=runs).select_related("run")}
     chosen = _choose_scores(sides, _scores_by_trajectory(sides, trajectories))
@@ -278,8 +281,9 @@ def side_by_side(task: Task, runs: list[AgentRun], *, judge: str = "") -> SideBy
         columns.append(TrajectorySide(side, trajectory, score, align_side(agent_steps, details)))
 
     gold_ids = list(dict.fromkeys(c.score.gold_id for c in columns if c.score and c.score.gold_id))
+    readable = set(visible_gold(viewer).filter(pk__in=gold_ids).values_list("pk", flat=True))
     gold_text: dict[int, dict[int, str]] = {}
-    for gold_id, index, text in GoldStep.objects.filter(gold_id__in=gold_ids).values_list("gold_id", "index", "text"):
+    for gold_id, index, text in GoldStep.objects.filter(gold_id__in=readable).values_list("gold_id", "index", "text"):
         gold_text.setdefault(gold_id, {})[index] = text
 
     def row_side(column: TrajectorySide, marks: tuple[AgentStepMark, ...], row, k: int) -> RowSide:
@@ -299,5 +303,6 @@ def side_by_side(task: Task, runs: list[AgentRun], *, judge: str = "") -> SideBy
         )
         for row in align([column.alignment for column in columns])
     ]
-    return SideBySide(task=task, sides=columns, same_gold=len(gold_ids) <= 1, rows=rows)
+    return SideBySide(task=task, sides=columns, same_gold=len(gold_ids) <= 1, rows=rows,
+                      gold_hidden=len(readable) < len(gold_ids))
 

@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import pandas as pd
 from django.db.models import Q, Subquery
 
+from annotation.permissions import visible_decisions
 from judges import questions as q
 from judges.models import JudgeDecision
 from judges.selectors import judge_step_from_agent
@@ -25,6 +26,7 @@ from metrics.leaderboard import Leaderboard, latest_evaluations
 from metrics.models import Aggregate, EvaluationJob, TrajectoryScore
 from metrics.services.scoring import SCORE_FIELDS
 from trajectories.formats.canonical import EARLY_STOP_REASONS, OUTCOME_STATUSES
+from trajectories.formats.spreadsheet import spreadsheet_cell
 from trajectories.models import AgentRun, Step
 
 FORMATS = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
@@ -183,13 +185,19 @@ def frame_of(rows: Iterable[Mapping], columns: tuple[Column, ...]) -> pd.DataFra
     return frame.astype({column.name: column.dtype for column in columns})
 
 
+def _csv_text(value):
+    """A text or nested cell as CSV text; formula-looking text gets a leading quote (spreadsheet_cell)."""
+    if value is None or value is pd.NA:
+        return None
+    return spreadsheet_cell(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+
+
 def to_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
+    """CSV opens safely in a spreadsheet (text columns through `spreadsheet_cell`, numbers as they are);
+    JSON keeps every value verbatim."""
     if fmt == "csv":
-        nested = [name for name in frame.columns if frame[name].dtype == object]
-        flat = frame.assign(**{
-            name: frame[name].map(lambda value: None if value is None else json.dumps(value, ensure_ascii=False))
-            for name in nested
-        })
+        texts = [name for name in frame.columns if frame[name].dtype == object or frame[name].dtype == "string"]
+        flat = frame.assign(**{name: frame[name].astype(object).map(_csv_text) for name in texts})
         return flat.to_csv(index=False).encode("utf-8")
     if fmt == "json":
         return frame.to_json(orient="records", force_ascii=False, indent=1).encode("utf-8")
@@ -391,7 +399,9 @@ class _ScoreDecisions:
                      agent_text=decision.inputs.get("answer"), counted=None if score is None else score >= self.tau)
 
 
-def decisions_frame(selection: Selection) -> pd.DataFrame:
+def decisions_frame(selection: Selection, *, viewer=None) -> pd.DataFrame:
+    """For a `viewer`, decisions holding gold text they may not read are left out (`visible_decisions`);
+    without one (the operator's command), every decision is exported."""
     scores = TrajectoryScore.objects.filter(_selected(selection, "job_id", "trajectory__run_id"))
     score_rows = list(scores.order_by(*_SCORE_ORDER).values(
         "pk", "job_id", "job__parameters", "trajectory_id", "trajectory__run__name", "trajectory__task__task_id",
@@ -401,8 +411,10 @@ def decisions_frame(selection: Selection) -> pd.DataFrame:
     by_score: dict[int, list[int]] = {}
     for score_id, decision_id in links.values_list("trajectoryscore_id", "judgedecision_id"):
         by_score.setdefault(score_id, []).append(decision_id)
-    decisions = {decision.pk: decision
-                 for decision in JudgeDecision.objects.filter(pk__in=Subquery(links.values("judgedecision_id")))}
+    used = JudgeDecision.objects.filter(pk__in=Subquery(links.values("judgedecision_id")))
+    if viewer is not None:
+        used = visible_decisions(viewer, used)
+    decisions = {decision.pk: decision for decision in used}
     steps: dict[int, list[tuple]] = {}
     for trajectory_id, *fields in Step.objects.filter(
         trajectory__in=Subquery(scores.values("trajectory_id"))
@@ -471,6 +483,13 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
 
 
 RUN_FRAMES = {"scores": scores_frame, "decisions": decisions_frame, "aggregates": aggregates_frame}
+
+
+def run_frame(what: str, selection: Selection, *, viewer=None) -> pd.DataFrame:
+    """One of RUN_EXPORTS as `viewer` may read it (see `decisions_frame`)."""
+    if what == "decisions":
+        return decisions_frame(selection, viewer=viewer)
+    return RUN_FRAMES[what](selection)
 
 
 def export_filename(what: str, fmt: str, runs: Iterable[str] = ()) -> str:

@@ -3,9 +3,12 @@ from django.contrib.auth import get_user_model
 
 from judges.models import JudgeConfig
 from metrics.models import GoldPolicy
+from metrics.permissions import may_use_gold_policy
 
 
 class EvaluationForm(forms.Form):
+    """Offers `user` only the gold policies they may use (`may_use_gold_policy`)."""
+
     judge = forms.ModelChoiceField(queryset=JudgeConfig.objects.all(), required=False,
                                    empty_label="default judge", to_field_name="name")
     gold_policy = forms.ChoiceField(choices=GoldPolicy.choices, initial=GoldPolicy.APPROVED)
@@ -14,6 +17,15 @@ class EvaluationForm(forms.Form):
     tau = forms.FloatField(min_value=0, max_value=1, initial=0.7, help_text="equivalence threshold")
     window = forms.IntegerField(min_value=1, initial=1, help_text="recovery window W")
     ordered = forms.BooleanField(required=False, help_text="ordered step matching")
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        policies = [(value, label) for value, label in GoldPolicy.choices if may_use_gold_policy(user, value)]
+        # Only offered: a forged choice is refused by the service (`create_evaluation`).
+        self.fields["gold_policy"].widget.choices = policies
+        if len(policies) == 1:
+            self.fields["gold_policy"].help_text = "other gold policies need the reviewer role"
+            self.fields["gold_annotator"].widget = forms.HiddenInput()
 
     def clean(self):
         data = super().clean()

@@ -108,7 +108,7 @@ def compare_task(request, baseline: int, candidate: int, task: int):
     runs = [get_object_or_404(AgentRun, pk=baseline), get_object_or_404(AgentRun, pk=candidate)]
     task_row = get_object_or_404(Task, pk=task)
     try:
-        view = comparison.side_by_side(task_row, runs, judge=request.GET.get("judge", ""))
+        view = comparison.side_by_side(task_row, runs, viewer=request.user, judge=request.GET.get("judge", ""))
     except comparison.NotEvaluated as exc:
         raise Http404(str(exc)) from exc
     return render(request, "metrics/compare_task.html", {"view": view, "labels": METRIC_LABELS})
@@ -166,4 +166,4 @@ def _run_export(request, what: str):
     for run in runs:
         selection.update(exports.run_selection(run, job_id=int(job) if job else None,
                                                judge=request.GET.get("judge", "")))
-    return exports.RUN_FRAMES[what](selection), [run.name for run in runs]
+    return exports.run_frame(what, selection, viewer=request.user), [run.name for run in runs]

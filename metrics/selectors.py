@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
+from annotation.permissions import visible_decisions, visible_gold
 from judges.models import JudgeDecision
 from metrics.alignment import AgentStepMark, align_side
 from metrics.models import EvaluationJob, TrajectoryScore
@@ -61,10 +62,12 @@ class TrajectoryEvaluation:
     steps: dict[int, StepVerdicts]
     decisions: list[JudgeDecision]
     others: list[TrajectoryScore]
+    gold_hidden: bool = False  # scored against gold the viewer may not read: its text is left out
 
 
-def trajectory_evaluation(trajectory: Trajectory, job_id=None) -> TrajectoryEvaluation | None:
-    """A trajectory's score in one job (the newest finished one unless asked), with the decisions behind it."""
+def trajectory_evaluation(trajectory: Trajectory, job_id=None, *, viewer) -> TrajectoryEvaluation | None:
+    """A trajectory's score in one job (the newest finished one unless asked), with the decisions behind it;
+    gold text (the gold steps, decisions holding them) only when `viewer` may read that gold."""
     scores = (
         TrajectoryScore.objects.filter(trajectory=trajectory)
         .select_related("job__judge_config", "gold__annotator")
@@ -85,13 +88,16 @@ def trajectory_evaluation(trajectory: Trajectory, job_id=None) -> TrajectoryEval
         pair["gold_step"]: (pair["agent_step"], pair["score"])
         for pair in (details.get("step_success") or {}).get("matched", ())
     }
+    readable = score.gold is not None and visible_gold(viewer).filter(pk=score.gold_id).exists()
+    decisions = visible_decisions(viewer, score.decisions.select_related("reviewed_by").order_by("kind", "pk"))
     return TrajectoryEvaluation(
         score=score,
-        gold_steps=list(score.gold.steps.order_by("index")) if score.gold else [],
+        gold_steps=list(score.gold.steps.order_by("index")) if readable else [],
         matched_by_gold=matched,
         steps={mark.step: StepVerdicts(mark, mark.step in repeated, misses.get(mark.step, "")) for mark in marks},
-        decisions=list(score.decisions.select_related("reviewed_by").order_by("kind", "pk")),
+        decisions=list(decisions),
         others=[other for other in scores if other.pk != score.pk],
+        gold_hidden=score.gold is not None and not readable,
     )
 
 

@@ -13,7 +13,9 @@ class EvaluationRequestSerializer(serializers.Serializer):
     runs = NameField(slug_field="name", queryset=AgentRun.objects.all(), many=True,
                                         allow_empty=False)
     judge = NameField(slug_field="name", queryset=JudgeConfig.objects.all(), required=False)
-    gold_policy = serializers.ChoiceField(choices=GoldPolicy.choices, default=GoldPolicy.APPROVED)
+    gold_policy = serializers.ChoiceField(choices=GoldPolicy.choices, default=GoldPolicy.APPROVED,
+                                          help_text="Any policy but the default (the reference gold) needs the "
+                                                    "reviewer role.")
     gold_annotator = NameField(
         slug_field="username", queryset=get_user_model().objects.all(), required=False
     )

@@ -7,7 +7,7 @@ from django.views.decorators.http import require_POST
 from judges.services import default_judge_config
 from metrics.forms import EvaluationForm
 from metrics.models import Aggregate, EvaluationJob
-from metrics.permissions import can_evaluate
+from metrics.permissions import can_change_evaluation, can_evaluate
 from metrics.selectors import job_progress
 from metrics.services import evaluation
 from trajectories.models import AgentRun
@@ -39,7 +39,7 @@ def job_detail(request, pk):
     return render(request, "metrics/job_detail.html", {
         "job": job, "progress": job_progress(job), "metrics": SUMMARY_METRICS,
         "summary": [(run, [row.get(m) for m in SUMMARY_METRICS]) for run, row in table.items()],
-        "scores": scores, "can_change": can_evaluate(request.user, job.runs.all()),
+        "scores": scores, "can_change": can_change_evaluation(request.user, job),
     })
 
 
@@ -49,7 +49,7 @@ def start(request, run_pk):
     run = get_object_or_404(AgentRun, pk=run_pk)
     if not can_evaluate(request.user, [run]):
         raise PermissionDenied
-    form = EvaluationForm(request.POST)
+    form = EvaluationForm(request.POST, user=request.user)
     if not form.is_valid():
         messages.error(request, "Evaluation not started: " + "; ".join(
             f"{field}: {' '.join(errors)}" for field, errors in form.errors.items()))
@@ -67,7 +67,7 @@ def start(request, run_pk):
 @require_POST
 def change(request, pk, action):
     job = get_object_or_404(EvaluationJob, pk=pk)
-    if not can_evaluate(request.user, job.runs.all()):
+    if not can_change_evaluation(request.user, job):
         raise PermissionDenied
     if action == "cancel":
         if not evaluation.cancel_evaluation(job):

@@ -63,7 +63,7 @@ def _baseline_file(folder: Path) -> Path:
 def platform(shared_data, tmp_path):
     """The WebArena tasks, gold for the sample tasks, and a second run already evaluated."""
     import_task_file(shared_data / "webarena" / "test.raw.json")
-    import_gold_file(DEMO_GOLD, annotator="gold-annotator")
+    import_gold_file(DEMO_GOLD, annotator="gold-annotator", create_annotator=True)
     baseline = get_or_create_run("baseline-agent", agent="scripted", model="none")
     report = import_paths([_baseline_file(tmp_path)], baseline)
     assert report.ok, report.to_dict()

@@ -44,7 +44,7 @@ def run_detail(request, pk: int):
         "trajectories/run_detail.html",
         {"run": run, "form": form, "page": page, "query": query.urlencode(),
          "can_import": can_import_into(request.user, run), "evaluations": run_evaluations(run),
-         "evaluate_form": EvaluationForm() if can_evaluate(request.user, [run]) else None},
+         "evaluate_form": EvaluationForm(user=request.user) if can_evaluate(request.user, [run]) else None},
     )
 
 
@@ -53,7 +53,7 @@ def run_detail(request, pk: int):
 def trajectory_detail(request, pk: int):
     trajectory = get_object_or_404(selectors.viewer_trajectories(), pk=pk)
     previous, following = selectors.neighbours(trajectory)
-    evaluation = trajectory_evaluation(trajectory, request.GET.get("job"))
+    evaluation = trajectory_evaluation(trajectory, request.GET.get("job"), viewer=request.user)
     steps = [(view, evaluation.steps.get(view.step.index) if evaluation else None)
              for view in selectors.step_views(trajectory)]
     return render(

@@ -3,6 +3,12 @@
 Each block of the file becomes one gold trajectory whose identity (`source_key`) is the file
 name, the annotator, the task and the block's ordinal for that task, so importing the same file
 again updates in place and, when nothing changed, writes nothing at all.
+
+Gold is recorded under an existing annotator's account. A reviewer imports it under their own
+name or on behalf of another annotator, and each gold written keeps who imported it and when
+(the file is its `source`); nobody approves their own gold this way (admins excepted, as on the
+review page). Accounts and roles are the admin's: only the operator's command may create a
+missing annotator, and only when asked to (`create_annotator`).
 """
 
 import hashlib
@@ -12,14 +18,16 @@ from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from annotation.content import GoldContent, clean_content
-from annotation.errors import GoldValidationError
+from annotation.errors import GoldPermissionDenied, GoldValidationError
 from annotation.formats import GoldBlock, GoldFile, GoldFormatError, UnplacedRow, read_gold_file
 from annotation.models import GoldStatus, GoldStep, GoldTrajectory
-from annotation.roles import ANNOTATOR
+from annotation.permissions import may_approve_gold_of
+from annotation.roles import ANNOTATOR, REVIEWER, has_role
 from trajectories.models import Task
 
 STEP_FIELDS = ("text", "label", "action_type", "element_role", "element_name", "value")
@@ -42,6 +50,7 @@ class GoldImportReport:
     annotator: str
     status: str
     benchmark: str
+    imported_by: str = ""  # empty: the operator's command
     gold: list[ImportedGold] = field(default_factory=list)
     missing_tasks: list[str] = field(default_factory=list)
     unplaced: list[UnplacedRow] = field(default_factory=list)
@@ -69,8 +78,9 @@ class GoldImportReport:
         }
 
     def summary(self) -> str:
+        by = f", imported by {self.imported_by}" if self.imported_by and self.imported_by != self.annotator else ""
         lines = [
-            f"{self.file} ({self.format}) as {self.annotator}, status {self.status}: {self.tasks} tasks, "
+            f"{self.file} ({self.format}) as {self.annotator}{by}, status {self.status}: {self.tasks} tasks, "
             f"{len(self.gold)} gold trajectories, {self.steps} steps "
             f"({self.count('created')} created, {self.count('updated')} updated, {self.count('unchanged')} unchanged)"
         ]
@@ -84,16 +94,39 @@ class GoldImportReport:
     __str__ = summary
 
 
-def _annotator_user(username: str):
+def _annotator_user(username: str, *, create: bool):
+    """The existing annotator account; with `create`, a missing one is made (no password, annotator role)."""
     username = username.strip()
     if not username:
         raise ValueError("an annotator name is required")
-    user, created = get_user_model().objects.get_or_create(username=username)
-    if created:
+    model = get_user_model()
+    user = model.objects.filter(username=username).first()
+    if user is None and not create:
+        raise ValueError(f"no account named {username!r}: gold is imported under an existing annotator's "
+                         "account (accounts and roles are the admin's)")
+    if user is None:
+        user = model(username=username)
+        try:
+            user.full_clean(exclude=["password"])
+        except ValidationError as exc:
+            messages = exc.message_dict.get("username", exc.messages)
+            raise ValueError(f"annotator {username!r}: {' '.join(messages)}") from None
         user.set_unusable_password()
-        user.save(update_fields=["password"])
-    user.groups.add(Group.objects.get_or_create(name=ANNOTATOR)[0])
+        user.save()
+        user.groups.add(Group.objects.get_or_create(name=ANNOTATOR)[0])
+    elif not has_role(user, ANNOTATOR):
+        raise ValueError(f"{username!r} does not hold the annotator role (roles are granted by an admin)")
     return user
+
+
+def _check_importer(importer, annotator, status: str) -> None:
+    if importer is None:
+        return
+    if not has_role(importer, REVIEWER):
+        raise GoldPermissionDenied("importing gold needs the reviewer role")
+    if status == GoldStatus.APPROVED and not may_approve_gold_of(importer, annotator.pk):
+        raise GoldPermissionDenied("you may not approve your own gold: import it as submitted, for another "
+                                   "reviewer to review, or import it on behalf of the annotator who recorded it")
 
 
 def _source_key(file_name: str, annotator: str, block: GoldBlock) -> str:
@@ -129,7 +162,9 @@ def _block_content(block: GoldBlock, file_name: str) -> GoldContent:
         raise GoldFormatError(str(exc), where=f"{file_name} {block.where}") from exc
 
 
-def _apply(gold: GoldTrajectory, content: GoldContent, status: str, now) -> None:
+def _apply(gold: GoldTrajectory, content: GoldContent, status: str, now, importer) -> None:
+    gold.imported_by = importer
+    gold.imported_at = now
     gold.cannot_complete = content.cannot_complete
     gold.cannot_complete_reason = content.cannot_complete_reason
     gold.final_answer = content.final_answer
@@ -153,16 +188,20 @@ def _in_chunks(values: list, size: int = 500):
 
 
 def import_gold(parsed: GoldFile, *, file_name: str, annotator: str, status: str = GoldStatus.APPROVED,
-                benchmark: str = "webarena") -> GoldImportReport:
-    """Store parsed gold under `annotator`; all of the file or nothing, in a few bulk statements."""
+                benchmark: str = "webarena", imported_by=None, create_annotator: bool = False) -> GoldImportReport:
+    """Store parsed gold under `annotator`; all of the file or nothing, in a few bulk statements.
+
+    `imported_by` is the reviewer importing it (None: the operator's command); `create_annotator`
+    lets the command create a missing annotator account."""
     if status not in GoldStatus.values:
         raise ValueError(f"unknown status {status!r}; expected one of {', '.join(GoldStatus.values)}")
     report = GoldImportReport(
         file=file_name, format=parsed.format, annotator=annotator, status=status, benchmark=benchmark,
-        unplaced=list(parsed.unplaced),
+        imported_by=imported_by.get_username() if imported_by else "", unplaced=list(parsed.unplaced),
     )
     with transaction.atomic():
-        user = _annotator_user(annotator)
+        user = _annotator_user(annotator, create=create_annotator and imported_by is None)
+        _check_importer(imported_by, user, status)
         tasks = {}
         for bench in {block.benchmark for block in parsed.blocks}:
             ids = list({block.task_id for block in parsed.blocks if block.benchmark == bench})
@@ -190,7 +229,7 @@ def import_gold(parsed: GoldFile, *, file_name: str, annotator: str, status: str
             gold = existing.get(key)
             if gold is None:
                 gold = GoldTrajectory(task=task, annotator=user, source=file_name, source_key=key)
-                _apply(gold, content, status, now)
+                _apply(gold, content, status, now, imported_by)
                 created.append(gold)
                 existing[key] = gold
                 outcomes[key] = "created"
@@ -198,13 +237,13 @@ def import_gold(parsed: GoldFile, *, file_name: str, annotator: str, status: str
                 outcomes[key] = "unchanged"
             else:
                 gold.version += 1
-                _apply(gold, content, status, now)
+                _apply(gold, content, status, now, imported_by)
                 updated.append(gold)
                 outcomes[key] = "updated"
         GoldTrajectory.objects.bulk_create(created, batch_size=500)
         GoldTrajectory.objects.bulk_update(
             updated, ["version", "status", "submitted_at", "cannot_complete", "cannot_complete_reason",
-                      "final_answer", "updated_at"], batch_size=500)
+                      "final_answer", "imported_by", "imported_at", "updated_at"], batch_size=500)
         for chunk in _in_chunks(updated):
             GoldStep.objects.filter(gold__in=chunk).delete()
         written = {gold.source_key for gold in created + updated}
@@ -220,8 +259,9 @@ def import_gold(parsed: GoldFile, *, file_name: str, annotator: str, status: str
 
 
 def import_gold_file(path: Path, *, annotator: str, status: str = GoldStatus.APPROVED,
-                     benchmark: str = "webarena") -> GoldImportReport:
+                     benchmark: str = "webarena", imported_by=None, create_annotator: bool = False) -> GoldImportReport:
     """Read and import one gold file; raises GoldFormatError (naming file and row) on unreadable input."""
     path = Path(path)
     return import_gold(read_gold_file(path, benchmark=benchmark), file_name=path.name, annotator=annotator,
-                       status=status, benchmark=benchmark)
+                       status=status, benchmark=benchmark, imported_by=imported_by,
+                       create_annotator=create_annotator)

@@ -13,6 +13,7 @@ from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
@@ -22,6 +23,7 @@ from config import jobs
 from judges.models import JudgeDecision
 from judges.services import get_judge, judge_identity
 from metrics.models import EvaluationJob, GoldPolicy, TrajectoryScore
+from metrics.permissions import may_use_gold_policy
 from trajectories.models import Step, Trajectory
 
 from .aggregates import store_aggregates
@@ -82,8 +84,12 @@ def plan_units(job: EvaluationJob) -> list[Unit]:
 @transaction.atomic
 def create_evaluation(*, runs, judge_config, gold_policy=GoldPolicy.APPROVED, gold_annotator=None,
                       parameters=None, user=None) -> EvaluationJob:
+    """`user` is who asks (None: the operator's command), held to `may_use_gold_policy`."""
     if not runs:
         raise ValueError("choose at least one run to evaluate")
+    if user is not None and not may_use_gold_policy(user, gold_policy):
+        raise PermissionDenied(f"evaluating against the {gold_policy!r} gold policy needs the reviewer role; "
+                               "everyone else evaluates against the reference gold")
     if gold_policy == GoldPolicy.ANNOTATOR and gold_annotator is None:
         raise ValueError("the 'annotator' gold policy needs the annotator's name")
     params = Parameters.from_dict(parameters)

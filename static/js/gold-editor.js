@@ -483,13 +483,26 @@
     badge.textContent = status === "none" ? "No gold"
       : status.charAt(0).toUpperCase() + status.slice(1).replace("_", " ");
     if (state.gold) {
-      const imported = state.gold.source && state.gold.source !== "web" ? " · imported from " + state.gold.source : "";
       $("gold-meta").textContent = "Recorded by " + state.gold.annotator + " · version " + state.gold.version +
-        imported;
+        importRecord(state.gold);
     }
     const reviewVersion = $("review-version");
     if (reviewVersion && state.gold) reviewVersion.value = String(state.gold.version);
     renderMeta();
+  }
+
+  // Who imported the gold, on whose behalf, when and from which file (as the page renders it).
+  function importRecord(gold) {
+    if (!gold.source || gold.source === "web") return "";
+    let text = " · imported from " + gold.source;
+    if (gold.imported_by) {
+      text += " by " + gold.imported_by;
+      if (gold.imported_by !== gold.annotator) text += " on behalf of " + gold.annotator;
+    } else if (gold.imported_at) {
+      text += " by the operator (import_gold)";
+    }
+    if (gold.imported_at) text += " on " + gold.imported_at.slice(0, 16).replace("T", " ");
+    return text;
   }
 
   function renderAll() {

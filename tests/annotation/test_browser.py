@@ -13,6 +13,7 @@ from annotation.formats import GoldStepRecord
 from annotation.models import GoldStatus, GoldTrajectory
 from annotation.roles import ANNOTATOR, REVIEWER
 from annotation.services.gold_editing import create_gold
+from annotation.services.gold_import import import_gold_file
 from tests.factories import JudgeDecisionFactory, TaskFactory, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -205,3 +206,15 @@ def test_a_reviewer_audits_judge_verdicts_with_one_key_each(page, live_server):
     second.refresh_from_db()
     assert (second.human_score, first.human_score) == (1.0, 0.0)
     assert first.reviewed_by.username == "rita"
+
+
+def test_the_editor_shows_who_imported_the_gold_on_whose_behalf(annotator_page, live_server, tmp_path):
+    TaskFactory(task_id="1", number=1)
+    path = tmp_path / "orders.csv"
+    path.write_text("Task No.,Step No.,Text\n1,1,Click on the 'Orders' link\n")
+    report = import_gold_file(path, annotator="alice", imported_by=_user("rita", REVIEWER), status="submitted")
+
+    annotator_page.goto(f"{live_server.url}/annotation/gold/{report.gold[0].gold_id}/")
+
+    expect(annotator_page.locator("#gold-meta")).to_contain_text(
+        re.compile(r"imported from orders\.csv by rita on behalf of alice on \d{4}-\d\d-\d\d \d\d:\d\d"))

@@ -19,7 +19,7 @@ def _gold_summary():
 
 
 def test_the_published_excerpt_imports_as_the_paper_annotator(webarena_tasks, gold_xlsx, capsys):
-    call_command("import_gold", str(gold_xlsx), "--annotator", "paper")
+    call_command("import_gold", str(gold_xlsx), "--annotator", "paper", "--create-annotator")
 
     assert _gold_summary() == [
         ("1", 6), ("2", 6), ("3", 6), ("529", 7), ("809", 7), ("809", 7), ("82", 9), ("96", 2),
@@ -42,11 +42,11 @@ def test_the_published_excerpt_imports_as_the_paper_annotator(webarena_tasks, go
 
 
 def test_a_second_run_changes_nothing(webarena_tasks, gold_xlsx):
-    first = import_gold_file(gold_xlsx, annotator="paper")
+    first = import_gold_file(gold_xlsx, annotator="paper", create_annotator=True)
     before = list(GoldTrajectory.objects.values_list("pk", "version", "updated_at").order_by("pk"))
     step_ids = sorted(GoldTrajectory.objects.values_list("steps__pk", flat=True))
 
-    second = import_gold_file(gold_xlsx, annotator="paper")
+    second = import_gold_file(gold_xlsx, annotator="paper", create_annotator=True)
 
     assert (first.count("created"), second.count("unchanged"), second.count("created")) == (8, 8, 0)
     assert list(GoldTrajectory.objects.values_list("pk", "version", "updated_at").order_by("pk")) == before
@@ -54,8 +54,8 @@ def test_a_second_run_changes_nothing(webarena_tasks, gold_xlsx):
 
 
 def test_another_annotator_importing_the_same_file_gets_their_own_gold(webarena_tasks, gold_xlsx):
-    import_gold_file(gold_xlsx, annotator="paper")
-    import_gold_file(gold_xlsx, annotator="second", status=GoldStatus.SUBMITTED)
+    import_gold_file(gold_xlsx, annotator="paper", create_annotator=True)
+    import_gold_file(gold_xlsx, annotator="second", status=GoldStatus.SUBMITTED, create_annotator=True)
 
     assert GoldTrajectory.objects.filter(annotator__username="second", status="submitted").count() == 8
     assert GoldTrajectory.objects.count() == 16
@@ -65,7 +65,7 @@ def test_missing_tasks_are_reported_and_the_rest_imports(gold_xlsx):
     for number in (1, 3, 809):
         TaskFactory(task_id=str(number), number=number)
 
-    report = import_gold_file(gold_xlsx, annotator="paper")
+    report = import_gold_file(gold_xlsx, annotator="paper", create_annotator=True)
 
     assert report.missing_tasks == ["2", "82", "96", "529"]
     assert (report.tasks, len(report.gold), report.steps) == (3, 4, 26)
@@ -82,11 +82,11 @@ def test_a_changed_file_updates_the_same_gold_in_place(tmp_path):
     TaskFactory(task_id="5", number=5)
     path = tmp_path / "gold.csv"
     path.write_text("Task No.,Step No.,Text\n5,1,Click on the 'A' link\n5,2,Scroll down\n")
-    import_gold_file(path, annotator="ann")
+    import_gold_file(path, annotator="ann", create_annotator=True)
     gold = GoldTrajectory.objects.get()
 
     path.write_text("Task No.,Step No.,Text\n5,1,Click on the 'B' link\n")
-    report = import_gold_file(path, annotator="ann")
+    report = import_gold_file(path, annotator="ann", create_annotator=True)
 
     gold.refresh_from_db()
     assert report.count("updated") == 1
@@ -106,7 +106,7 @@ def test_json_keeps_structure_reasons_and_answers(tmp_path):
         {"task_id": "6", "cannot_complete": True, "cannot_complete_reason": "No such order.", "steps": []},
     ]}))
 
-    import_gold_file(path, annotator="ann", status="draft")
+    import_gold_file(path, annotator="ann", status="draft", create_annotator=True)
 
     five = GoldTrajectory.objects.get(task__task_id="5")
     step = five.steps.get()
@@ -127,7 +127,7 @@ def test_a_bad_file_stores_nothing_and_names_the_problem(tmp_path):
     ]}))
 
     with pytest.raises(GoldFormatError, match=r"gold.json: gold\[1\].steps\[0\].text: '   ' does not match"):
-        import_gold_file(path, annotator="ann")
+        import_gold_file(path, annotator="ann", create_annotator=True)
     assert GoldTrajectory.objects.count() == 0
 
 
@@ -143,11 +143,12 @@ def test_an_unknown_status_is_refused(tmp_path):
     path = tmp_path / "gold.csv"
     path.write_text("Task No.,Step No.,Text\n")
     with pytest.raises(ValueError, match="unknown status 'done'"):
-        import_gold_file(path, annotator="ann", status="done")
+        import_gold_file(path, annotator="ann", status="done", create_annotator=True)
 
 
 def test_the_demo_gold_fixture_imports(webarena_tasks, settings):
-    report = import_gold_file(settings.BASE_DIR / "fixtures" / "demo" / "gold.json", annotator="demo-annotator")
+    report = import_gold_file(settings.BASE_DIR / "fixtures" / "demo" / "gold.json", annotator="demo-annotator",
+                              create_annotator=True)
 
     assert report.missing_tasks == [] and report.unplaced == []
     assert sorted((item.task_id, item.steps) for item in report.gold) == [("0", 6), ("3", 6), ("6", 6)]

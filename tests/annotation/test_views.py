@@ -164,13 +164,13 @@ def test_gold_import_page(client, reviewer, annotator, gold_xlsx):
 
     with gold_xlsx.open("rb") as upload:
         page = client.post(reverse("annotation:import"),
-                           {"file": upload, "annotator": "paper", "status": "submitted"})
+                           {"file": upload, "annotator": "alice", "status": "submitted"})
 
     html = " ".join(page.content.decode().split())
     assert "3 tasks, 3 gold trajectories, 18 steps (3 created, 0 updated, 0 unchanged)" in html
     assert "Tasks not found in benchmark webarena: 809, 82, 96, 529" in html
     assert "<td>row 2</td><td>task 809 does not exist in benchmark &#x27;webarena&#x27;</td>" in html
-    assert GoldTrajectory.objects.filter(annotator__username="paper", status="submitted").count() == 3
+    assert GoldTrajectory.objects.filter(annotator=annotator, imported_by=reviewer, status="submitted").count() == 3
 
     bad = SimpleUploadedFile("gold.csv", b"Task,Step\n")
     assert "Not imported: gold.csv: line 1: header must have columns" in client.post(

@@ -193,7 +193,7 @@ def test_side_by_side_shows_both_golds_when_the_runs_used_different_ones():
     second = AgentRunFactory(name="second")
     trajectory(second, task, ["click [2]"])
     evaluate(second, judge)
-    view = comparison.side_by_side(task, [first, second])
+    view = comparison.side_by_side(task, [first, second], viewer=UserFactory())
     assert not view.same_gold
     gold_rows = [row for row in view.rows if row.kind == "gold"]
     assert [row.gold_texts for row in gold_rows] == [("click [1]", "click [2]"), (None, "click [3]")]

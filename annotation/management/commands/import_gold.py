@@ -9,20 +9,26 @@ from annotation.services.gold_import import import_gold_file
 class Command(BaseCommand):
     help = (
         "Import human gold trajectories from the published xlsx sheet, a CSV with the same columns, "
-        "or gold/v1 JSON. One transaction per file; importing the same file again changes nothing."
+        "or gold/v1 JSON. One transaction per file; importing the same file again changes nothing. The gold is "
+        "recorded under an existing annotator's account unless --create-annotator is given."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+", type=Path, metavar="PATH")
-        parser.add_argument("--annotator", required=True, help="User the gold is recorded under (created if missing)")
+        parser.add_argument("--annotator", required=True,
+                            help="Account the gold is recorded under: an existing one with the annotator role "
+                                 "(see --create-annotator)")
+        parser.add_argument("--create-annotator", action="store_true",
+                            help="Create a missing annotator account (no password, annotator role)")
         parser.add_argument("--status", default=GoldStatus.APPROVED, choices=GoldStatus.values)
         parser.add_argument("--benchmark", default="webarena", help="Benchmark of the task ids in sheets")
 
-    def handle(self, *args, paths, annotator, status, benchmark, **options):
+    def handle(self, *args, paths, annotator, create_annotator, status, benchmark, **options):
         failed = []
         for path in paths:
             try:
-                report = import_gold_file(path, annotator=annotator, status=status, benchmark=benchmark)
+                report = import_gold_file(path, annotator=annotator, status=status, benchmark=benchmark,
+                                          create_annotator=create_annotator)
             except ValueError as exc:  # GoldFormatError (names file and row), or a bad annotator
                 failed.append(path)
                 self.stderr.write(f"{path}: not imported: {exc}")

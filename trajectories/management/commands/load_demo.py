@@ -38,7 +38,7 @@ class Command(BaseCommand):
             self.stdout.write(f"run {run.name}: {report.summary()}")
             runs.append(run)
         self.stdout.write(str(import_gold_file(DEMO / "demo" / "gold.json", annotator="demo-annotator",
-                                               status="approved")))
+                                               status="approved", create_annotator=True)))
         for run in runs:
             if EvaluationJob.objects.filter(runs=run).exists():
                 continue
