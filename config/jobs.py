@@ -14,6 +14,7 @@ import logging
 import threading
 from datetime import datetime, timedelta
 
+from celery.signals import worker_ready
 from django.apps import apps
 from django.conf import settings
 from django.db import models, transaction
@@ -244,6 +245,12 @@ class Sweeper(threading.Thread):
 
 
 _sweeper: Sweeper | None = None
+
+
+@worker_ready.connect
+def _sweep_in_every_worker(sender=None, **kwargs):
+    """Every worker sends again the jobs whose messages are missing, at start and then periodically."""
+    start_sweeper()
 
 
 def start_sweeper() -> Sweeper | None:
