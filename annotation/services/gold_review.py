@@ -5,6 +5,7 @@ from django.db import transaction
 from annotation.errors import GoldConflict, GoldPermissionDenied, GoldValidationError, GoldWorkflowError
 from annotation.models import GoldReview, GoldStatus, GoldTrajectory
 from annotation.permissions import can_review_gold
+from annotation.services.reference import assign_missing_references
 
 
 def review_gold(gold_id: int, *, reviewer, version: int, decision: str, comment: str = "") -> GoldReview:
@@ -30,4 +31,7 @@ def review_gold(gold_id: int, *, reviewer, version: int, decision: str, comment:
         gold.status = decision
         gold.version += 1
         gold.save(update_fields=["status", "version", "updated_at"])
+        if decision == GoldReview.Decision.APPROVED:
+            # The first approved gold of a task becomes its reference; a later one never replaces it.
+            assign_missing_references([gold.task_id])
     return review

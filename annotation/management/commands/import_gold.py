@@ -17,12 +17,17 @@ class Command(BaseCommand):
         parser.add_argument("--annotator", required=True, help="User the gold is recorded under (created if missing)")
         parser.add_argument("--status", default=GoldStatus.APPROVED, choices=GoldStatus.values)
         parser.add_argument("--benchmark", default="webarena", help="Benchmark of the task ids in sheets")
+        parser.add_argument("--strict", action="store_true",
+                            help="Refuse a file whose step numbering needed resolving, listing every anomaly")
+        parser.add_argument("--reference", action="store_true",
+                            help="Make the file's gold (its first block per task) the reference gold of its tasks")
 
-    def handle(self, *args, paths, annotator, status, benchmark, **options):
+    def handle(self, *args, paths, annotator, status, benchmark, strict, reference, **options):
         failed = []
         for path in paths:
             try:
-                report = import_gold_file(path, annotator=annotator, status=status, benchmark=benchmark)
+                report = import_gold_file(path, annotator=annotator, status=status, benchmark=benchmark,
+                                          strict=strict, reference=reference)
             except ValueError as exc:  # GoldFormatError (names file and row), or a bad annotator
                 failed.append(path)
                 self.stderr.write(f"{path}: not imported: {exc}")
