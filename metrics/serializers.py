@@ -3,7 +3,7 @@ from rest_framework import serializers
 
 from config.api import NameField
 from judges.models import JudgeConfig
-from metrics.models import EvaluationJob, GoldPolicy, TrajectoryScore
+from metrics.models import EvaluationJob, GoldPolicy, TrajectoryScore, parse_gold_policy
 from metrics.selectors import job_progress
 from metrics.services.scoring import SCORE_FIELDS
 from trajectories.models import AgentRun
@@ -13,14 +13,27 @@ class EvaluationRequestSerializer(serializers.Serializer):
     runs = NameField(slug_field="name", queryset=AgentRun.objects.all(), many=True,
                                         allow_empty=False)
     judge = NameField(slug_field="name", queryset=JudgeConfig.objects.all(), required=False)
-    gold_policy = serializers.ChoiceField(choices=GoldPolicy.choices, default=GoldPolicy.APPROVED)
+    gold_policy = serializers.CharField(
+        default=GoldPolicy.REFERENCE,
+        help_text="reference (default), best, each or annotator=NAME; 'approved' is the older name of 'reference'.",
+    )
     gold_annotator = NameField(
         slug_field="username", queryset=get_user_model().objects.all(), required=False
     )
     parameters = serializers.DictField(required=False, default=dict)
 
     def validate(self, attrs):
-        if attrs["gold_policy"] == GoldPolicy.ANNOTATOR and not attrs.get("gold_annotator"):
+        try:
+            policy, name = parse_gold_policy(attrs["gold_policy"])
+        except ValueError as exc:
+            raise serializers.ValidationError({"gold_policy": str(exc)}) from None
+        attrs["gold_policy"] = policy
+        if name:
+            annotator = get_user_model().objects.filter(username=name).first()
+            if annotator is None:
+                raise serializers.ValidationError({"gold_policy": f"no user named {name!r}"})
+            attrs["gold_annotator"] = annotator
+        if policy == GoldPolicy.ANNOTATOR and not attrs.get("gold_annotator"):
             raise serializers.ValidationError({"gold_annotator": "required with the 'annotator' gold policy"})
         return attrs
 
