@@ -47,10 +47,14 @@ class TrajectoryScoreSerializer(serializers.ModelSerializer):
     task_id = serializers.CharField(source="trajectory.task.task_id")
     benchmark = serializers.CharField(source="trajectory.task.benchmark")
     decision_ids = serializers.PrimaryKeyRelatedField(source="decisions", many=True, read_only=True)
+    gold_annotator = serializers.CharField(source="gold.annotator.get_username", read_only=True, default=None)
+    gold_version = serializers.IntegerField(source="gold.version", read_only=True, default=None)
+    gold_is_reference = serializers.BooleanField(source="gold.is_reference", read_only=True, default=None)
 
     class Meta:
         model = TrajectoryScore
-        fields = ("id", "job", "trajectory", "run", "benchmark", "task_id", "gold", *SCORE_FIELDS, "error",
+        fields = ("id", "job", "trajectory", "run", "benchmark", "task_id", "gold", "gold_annotator", "gold_version",
+                  "gold_is_reference", *SCORE_FIELDS, "error",
                   "details", "decision_ids", "computed_at")
 
 

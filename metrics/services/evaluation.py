@@ -21,7 +21,7 @@ from annotation.models import GoldStatus, GoldStep, GoldTrajectory
 from judges.models import JudgeDecision
 from judges.services import get_judge, judge_identity
 from metrics.models import EvaluationJob, GoldPolicy, TrajectoryScore
-from trajectories.models import Step, Task, Trajectory
+from trajectories.models import Step, Trajectory
 
 from .aggregates import store_aggregates
 from .scoring import (
@@ -110,14 +110,6 @@ def keep_best_scores(job: EvaluationJob) -> None:
         dropped.extend(score.pk for score in others)
     for start in range(0, len(dropped), 500):
         TrajectoryScore.objects.filter(pk__in=dropped[start:start + 500]).delete()
-
-
-def tasks_without_reference(job: EvaluationJob):
-    """Tasks of the job's runs that have approved gold but no reference gold: under the
-    'reference' policy they are scored without gold, and the job page lists them."""
-    task_ids = Trajectory.objects.filter(run__in=job.runs.all()).values("task_id")
-    return (Task.objects.filter(pk__in=task_ids, gold_trajectories__status=GoldStatus.APPROVED)
-            .exclude(gold_trajectories__is_reference=True).distinct().order_by("benchmark", "number", "task_id"))
 
 
 @transaction.atomic
