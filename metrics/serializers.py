@@ -47,9 +47,11 @@ class TrajectoryScoreSerializer(serializers.ModelSerializer):
     task_id = serializers.CharField(source="trajectory.task.task_id")
     benchmark = serializers.CharField(source="trajectory.task.benchmark")
     decision_ids = serializers.PrimaryKeyRelatedField(source="decisions", many=True, read_only=True)
-    gold_annotator = serializers.CharField(source="gold.annotator.get_username", read_only=True, default=None)
-    gold_version = serializers.IntegerField(source="gold.version", read_only=True, default=None)
-    gold_is_reference = serializers.BooleanField(source="gold.is_reference", read_only=True, default=None)
+    gold_annotator = serializers.CharField(source="gold.annotator.get_username", read_only=True, default=None,
+                                           allow_null=True)
+    gold_version = serializers.IntegerField(source="gold.version", read_only=True, default=None, allow_null=True)
+    gold_is_reference = serializers.BooleanField(source="gold.is_reference", read_only=True, default=None,
+                                                 allow_null=True)
 
     class Meta:
         model = TrajectoryScore
