@@ -24,6 +24,7 @@ from annotation.errors import GoldValidationError
 from annotation.formats import GoldAnomaly, GoldBlock, GoldFile, GoldFormatError, UnplacedRow, read_gold_file
 from annotation.models import GoldFlag, GoldStatus, GoldStep, GoldTrajectory
 from annotation.roles import ANNOTATOR
+from annotation.services.gold_checks import start_quality_checks_after_import
 from annotation.services.reference import assign_missing_references, make_reference
 from trajectories.models import Task
 
@@ -275,6 +276,8 @@ def import_gold(parsed: GoldFile, *, file_name: str, annotator: str, status: str
             # The file's first gold of each task becomes that task's reference.
             make_reference([existing[key] for block, *_, key in placed if block.ordinal == 1])
         assign_missing_references({task.pk for _, task, _, _ in placed})
+        if placed:
+            start_quality_checks_after_import({task.benchmark for _, task, _, _ in placed})
     return report
 
 

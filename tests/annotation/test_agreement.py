@@ -5,6 +5,7 @@ from django.urls import reverse
 
 from annotation.agreement import GoldSide, TaskAgreement, by_site, most_disagreeing, pair_agreement
 from annotation.selectors import agreement_report
+from annotation.models import GoldCheckJob, GoldTrajectory
 from judges.models import JudgeConfig
 from tests.factories import GoldStepFactory, GoldTrajectoryFactory, TaskFactory
 
@@ -74,14 +75,22 @@ def test_agreement_report_uses_the_chosen_judge(two_golds_per_task):
     assert (report.overall.tasks, report.overall.agreement, report.sites[0].name) == (1, 0.8, "shopping_admin")
 
 
-def test_agreement_page(client, reviewer, two_golds_per_task):
+def test_agreement_page(client, reviewer, two_golds_per_task, django_capture_on_commit_callbacks):
     client.force_login(reviewer)
 
-    page = client.get(reverse("annotation:agreement"), {"judge": "exact"})
+    JudgeConfig.objects.create(name="exact", backend="exact")
+    before = client.get(reverse("annotation:agreement"), {"judge": "exact"}).content.decode()
+    assert "No agreement report for these settings yet" in before
 
-    html = page.content.decode()
-    assert "Judge <strong>exact</strong>" in html
-    assert "alice</a> vs <a" in html and ">0.80<" in html
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("annotation:agreement"), {"judge": "exact", "tau": "0.7"})
+
+    assert response.status_code == 302
+    html = client.get(response.url).content.decode()
+    assert "judge <strong>exact</strong>" in html
+    assert GoldCheckJob.objects.get(kind="agreement").status == "done"
+    golds = {gold.annotator.username: gold.pk for gold in GoldTrajectory.objects.filter(task=two_golds_per_task)}
+    assert f"alice, web editor (#{golds['alice']})</a> vs <a" in html and ">0.80<" in html
     unknown = client.get(reverse("annotation:agreement"), {"judge": "nope"})
     assert "No judge named" in unknown.content.decode()
 
