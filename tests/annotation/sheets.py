@@ -36,3 +36,10 @@ def relabel(rows: list[tuple], task=None, numbers=None) -> list[tuple]:
 
 def block(rows: dict[int, tuple], first: int, last: int) -> list[tuple]:
     return [rows[number] for number in range(first, last + 1)]
+
+
+def misplaced_gold_sheet(rows: dict[int, tuple]) -> list[tuple]:
+    """The excerpt with task 529's block moved under task 811 and task 82's gold also copied under
+    its sibling task 83 (same template, another start and end)."""
+    return (block(rows, 2, 28) + block(rows, 29, 37) + block(rows, 38, 44)
+            + relabel(block(rows, 45, 51), task=811) + relabel(block(rows, 27, 35), task=83))
