@@ -30,6 +30,7 @@ MISSING_VALUES = "missing_values"
 # of at least this (about two rare words), more than twice its own task's.
 OTHER_TASK_MIN_FIT = 8.0
 OTHER_TASK_RATIO = 2.0
+SIBLING_SHARE = 0.75
 # Length checks need this many peers; a gold is too short under half their median (and 3 steps
 # fewer), too long over twice it (and 4 steps more).
 MIN_PEERS = 3
@@ -135,8 +136,14 @@ def check_other_task(tasks: dict[int, TaskRecord], golds: list[GoldRecord], inde
         others = [(score, pk) for pk, score in fits.items() if pk != gold.task_pk and counts[pk] >= 2]
         if others:
             best, pk = max(others, key=lambda item: (item[0], -item[1]))
+            mine = tasks[gold.task_pk]
+            # A template sibling that fits nearly as well is the likelier home: a copied gold.
+            siblings = [(score, other) for score, other in others if mine.template_id is not None
+                        and tasks[other].template_id == mine.template_id and score >= SIBLING_SHARE * best]
+            if siblings:
+                best, pk = max(siblings, key=lambda item: (item[0], -item[1]))
             if best >= OTHER_TASK_MIN_FIT and best > OTHER_TASK_RATIO * own:
-                mine, theirs = tasks[gold.task_pk], tasks[pk]
+                theirs = tasks[pk]
                 sibling = (" (a sibling of the same template with a different target)"
                            if mine.template_id is not None and mine.template_id == theirs.template_id else "")
                 findings.append(Finding(
