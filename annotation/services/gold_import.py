@@ -86,7 +86,7 @@ class GoldImportReport:
         if self.missing_tasks:
             lines.append(f"tasks not found in benchmark {self.benchmark!r}: {', '.join(self.missing_tasks)}")
         if self.anomalies:
-            lines.append(f"{len(self.anomalies)} numbering anomalies resolved:")
+            lines.append(f"{_anomalies(len(self.anomalies))} resolved:")
             lines.extend(f"  {anomaly}" for anomaly in self.anomalies)
         if self.unplaced:
             lines.append(f"{len(self.unplaced)} rows not placed:")
@@ -94,6 +94,10 @@ class GoldImportReport:
         return "\n".join(lines)
 
     __str__ = summary
+
+
+def _anomalies(count: int) -> str:
+    return f"{count} numbering anomal{'y' if count == 1 else 'ies'}"
 
 
 def _annotator_user(username: str):
@@ -170,8 +174,7 @@ def refuse_anomalies(parsed: GoldFile, file_name: str) -> None:
     """`--strict`: a file whose numbering needed resolving is refused, naming every anomaly."""
     if parsed.anomalies:
         listed = "; ".join(str(anomaly) for anomaly in parsed.anomalies)
-        raise GoldFormatError(f"{len(parsed.anomalies)} numbering anomalies (refused by --strict): {listed}",
-                              where=file_name)
+        raise GoldFormatError(f"{_anomalies(len(parsed.anomalies))} (refused by --strict): {listed}", where=file_name)
 
 
 def _anomaly_flags(placed, gold_of: dict, anomalies: list[GoldAnomaly]) -> list[GoldFlag]:
