@@ -62,7 +62,9 @@ class GoldTrajectory(models.Model):
                 condition=Q(cannot_complete=True) | Q(cannot_complete_reason=""),
                 name="gold_reason_only_when_cannot_complete",
             ),
-            models.UniqueConstraint(fields=["task"], condition=Q(is_reference=True), name="gold_one_reference_per_task"),
+            models.UniqueConstraint(
+                fields=["task"], condition=Q(is_reference=True), name="gold_one_reference_per_task"
+            ),
             models.CheckConstraint(
                 condition=Q(is_reference=False) | Q(status="approved"), name="gold_reference_is_approved"
             ),

@@ -217,7 +217,8 @@ def check_intent_values(tasks: dict[int, TaskRecord], golds: list[GoldRecord]) -
         missing = [value for value in quoted_values(tasks[gold.task_pk].intent) if normalise(value) not in text]
         if missing:
             listed = ", ".join(f"“{value}”" for value in missing)
-            findings.append(Finding(gold.pk, MISSING_VALUES, "", f"never types the intent's quoted value{'s' if len(missing) > 1 else ''} {listed}"))
+            plural = "s" if len(missing) > 1 else ""
+            findings.append(Finding(gold.pk, MISSING_VALUES, "", f"never types the intent's quoted value{plural} {listed}"))
     return findings
 
 

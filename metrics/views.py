@@ -40,7 +40,8 @@ def job_detail(request, pk):
         "job": job, "progress": job_progress(job), "metrics": SUMMARY_METRICS,
         "summary": [(run, [row.get(m) for m in SUMMARY_METRICS]) for run, row in table.items()],
         "scores": scores, "can_change": can_evaluate(request.user, job.runs.all()),
-        "without_reference": list(tasks_without_reference(job)[:200]) if job.gold_policy == GoldPolicy.REFERENCE else [],
+        "without_reference": (list(tasks_without_reference(job)[:200]) if job.gold_policy == GoldPolicy.REFERENCE
+                              else []),
         "off_reference": scores_off_reference(job),
     })
 

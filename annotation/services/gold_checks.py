@@ -104,7 +104,8 @@ def _run_quality(job: GoldCheckJob) -> dict:
     job.total = len(golds)
     GoldCheckJob.objects.filter(pk=job.pk).update(total=job.total)
     findings = quality.check_gold(tasks, golds, _Progress(job))
-    store_findings(findings, kinds=CHECK_KINDS, scope=_in_scope(GoldFlag.objects, job.benchmark, "gold__task__benchmark"))
+    store_findings(findings, kinds=CHECK_KINDS,
+                   scope=_in_scope(GoldFlag.objects, job.benchmark, "gold__task__benchmark"))
     counts = Counter(finding.kind for finding in findings)
     return {"golds": len(golds), "tasks": len(tasks), "flags": dict(counts)}
 

@@ -168,3 +168,19 @@ def test_the_api_report_lists_the_anomalies(db, webarena_tasks, anomalous_sheet)
     assert [(a["task_id"], a["where"]) for a in report["anomalies"]] == [("82", "row 8"), ("809", "rows 17, 18")]
     with pytest.raises(GoldFormatError, match="refused by --strict"):
         import_gold(parsed, file_name=ANOMALOUS, annotator="paper", strict=True)
+
+
+def test_the_web_import_page_lists_the_anomalies(db, webarena_tasks, anomalous_sheet, reviewer, client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    client.force_login(reviewer)
+    upload = SimpleUploadedFile(ANOMALOUS, sheet_bytes(anomalous_sheet))
+
+    html = client.post(reverse("annotation:import"), {"file": upload, "status": "approved"}).content.decode()
+
+    assert "2 numbering anomalies resolved" in html
+    assert "<td>82</td><td>row 8</td><td>numbered 1 at the end of task 1" in html
+    strict = SimpleUploadedFile(ANOMALOUS, sheet_bytes(anomalous_sheet))
+    refused = client.post(reverse("annotation:import"), {"file": strict, "strict": "1"}).content.decode()
+    assert "Not imported: anomalous.xlsx: 2 numbering anomalies (refused by --strict)" in refused
