@@ -170,3 +170,14 @@ def test_set_as_reference_from_the_review_page(db, reviewer, client):
 
     assert GoldTrajectory.objects.get(is_reference=True) == second
     assert "reference gold of this task" in client.get(reverse("annotation:gold", args=[second.pk])).content.decode()
+
+
+def test_a_starting_worker_resumes_unfinished_check_jobs(db):
+    from annotation.tasks import _resume_gold_checks
+
+    job = GoldCheckJob.objects.create(kind="quality", benchmark="webarena", status="running")
+
+    _resume_gold_checks()
+
+    job.refresh_from_db()
+    assert job.status == "done"
