@@ -98,3 +98,32 @@ def test_agreement_page(client, reviewer, two_golds_per_task, django_capture_on_
 def test_agreement_page_is_for_reviewers(client, annotator):
     client.force_login(annotator)
     assert client.get(reverse("annotation:agreement")).status_code == 403
+
+
+def test_disagreeing_pairs_are_flagged_and_a_dismissal_survives_recomputing(
+        client, reviewer, annotator, other_annotator, django_capture_on_commit_callbacks):
+    from annotation.models import GoldFlag
+
+    task = TaskFactory(task_id="3", number=3)
+    for annotator_, texts in ((annotator, ["Click on the 'REPORTS' link", "Type '2022' into 'Year'"]),
+                              (other_annotator, ["Scroll down", "Click 'Go'", "Press Enter"])):
+        gold = GoldTrajectoryFactory(task=task, annotator=annotator_, status="submitted", source="gold.xlsx")
+        for index, text in enumerate(texts, start=1):
+            GoldStepFactory(gold=gold, index=index, text=text)
+    JudgeConfig.objects.create(name="exact", backend="exact")
+    client.force_login(reviewer)
+    settings_ = {"judge": "exact", "tau": "0.7"}
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("annotation:agreement"), settings_)
+    flag = GoldFlag.objects.get(kind="disagreement")
+    page = client.get(reverse("annotation:agreement"), settings_).content.decode()
+    assert "agreement 0.00 with gold" in page and "alice, gold.xlsx block 1" in page
+
+    client.post(reverse("annotation:dismiss-flag", args=[flag.pk]), {"reason": "two valid paths"})
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("annotation:agreement"), settings_)
+
+    flag.refresh_from_db()
+    assert (flag.dismiss_reason, flag.active) == ("two valid paths", True)
+    page = client.get(reverse("annotation:agreement"), settings_).content.decode()
+    assert f'id="flag-{flag.pk}"' not in page and "two valid paths" in page
