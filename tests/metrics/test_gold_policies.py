@@ -131,3 +131,18 @@ def test_the_command_and_the_api_accept_every_spelling(two_approved, reviewer, c
                            content_type="application/json")
     assert response.status_code in (201, 202), response.content
     assert response.json()["gold_policy"] == "reference"
+
+
+def test_the_trajectory_page_names_the_gold_and_the_policy(two_approved, reviewer, client):
+    task, first, second, run = two_approved
+    job = _evaluate(run, GoldPolicy.BEST)
+    score = job.scores.get()
+    client.force_login(reviewer)
+
+    html = client.get(f"/trajectories/{score.trajectory_id}/").content.decode()
+
+    assert f'#{second.pk}</a> by annotator (v1)' in html and "policy best of the approved golds" in html
+    assert "Best of 2 approved golds" in html and "<strong>chosen</strong>" in html
+    reference = _evaluate(run)
+    html = client.get(f"/trajectories/{score.trajectory_id}/?job={reference.pk}").content.decode()
+    assert f'#{first.pk}</a> by annotator (v1, reference)' in html
