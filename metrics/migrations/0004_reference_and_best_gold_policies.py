@@ -10,7 +10,6 @@ def approved_policy_is_now_reference(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0002_reference_gold_quality_flags'),
         ('metrics', '0003_score_details_rowwise'),
     ]
 
