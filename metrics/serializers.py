@@ -4,7 +4,7 @@ from rest_framework import serializers
 from config.api import NameField
 from judges.models import JudgeConfig
 from metrics.models import EvaluationJob, GoldPolicy, TrajectoryScore, parse_gold_policy
-from metrics.selectors import job_progress
+from metrics.selectors import job_progress, scores_off_reference, tasks_without_reference
 from metrics.services.scoring import SCORE_FIELDS
 from trajectories.models import AgentRun
 
@@ -69,6 +69,13 @@ class EvaluationJobSerializer(serializers.Serializer):
     judge = serializers.CharField(help_text="Judge configuration name.")
     gold_policy = serializers.ChoiceField(choices=GoldPolicy.choices)
     gold_annotator = serializers.CharField(allow_null=True)
+    tasks_without_reference = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Reference policy: tasks with approved gold but no reference gold, scored without gold.",
+    )
+    scores_off_reference = serializers.IntegerField(
+        help_text="Reference policy: scores whose gold is no longer the task's reference; re-run to follow it.",
+    )
     parameters = serializers.DictField()
     total = serializers.IntegerField(help_text="Units (trajectory x gold) to score.")
     done = serializers.IntegerField()
@@ -88,6 +95,9 @@ class EvaluationJobSerializer(serializers.Serializer):
             "judge": job.judge_config.name,
             "gold_policy": job.gold_policy,
             "gold_annotator": job.gold_annotator.get_username() if job.gold_annotator else None,
+            "tasks_without_reference": [] if job.gold_policy != GoldPolicy.REFERENCE else list(
+                tasks_without_reference(job).values_list("task_id", flat=True)),
+            "scores_off_reference": scores_off_reference(job),
             "parameters": job.parameters,
             "created_at": job.created_at,
         })

@@ -4,6 +4,7 @@ import pytest
 from django.contrib.auth.models import Group
 from django.core.management import CommandError, call_command
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from annotation.errors import GoldPermissionDenied
 from annotation.models import GoldTrajectory
@@ -101,6 +102,9 @@ def test_tasks_with_approved_gold_but_no_reference_are_listed(two_approved, revi
 
     assert job.scores.get().gold_id is None
     assert list(tasks_without_reference(job)) == [task]
+    api = APIClient()
+    api.force_authenticate(reviewer)
+    assert api.get(reverse("api-evaluation", args=[job.pk])).json()["tasks_without_reference"] == ["7"]
     client.force_login(reviewer)
     page = client.get(reverse("metrics:job", args=[job.pk])).content.decode()
     assert "Tasks with approved gold but no reference gold" in page
