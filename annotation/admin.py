@@ -1,6 +1,8 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 
-from .models import Assignment, GoldReview, GoldStep, GoldTrajectory
+from .errors import GoldError
+from .models import Assignment, GoldCheckJob, GoldFlag, GoldReview, GoldStatus, GoldStep, GoldTrajectory
+from .services.reference import assign_missing_references, set_reference
 
 
 class GoldStepInline(admin.TabularInline):
@@ -18,11 +20,45 @@ class GoldReviewInline(admin.TabularInline):
 
 @admin.register(GoldTrajectory)
 class GoldTrajectoryAdmin(admin.ModelAdmin):
-    list_display = ("task", "annotator", "status", "version", "cannot_complete", "source", "updated_at")
-    list_filter = ("status", "cannot_complete", "annotator")
+    list_display = ("task", "annotator", "status", "is_reference", "version", "cannot_complete", "source", "updated_at")
+    list_filter = ("status", "is_reference", "cannot_complete", "annotator")
     search_fields = ("task__task_id", "task__intent", "annotator__username")
     raw_id_fields = ("task", "annotator")
+    readonly_fields = ("is_reference",)
     inlines = [GoldStepInline, GoldReviewInline]
+    actions = ["make_reference"]
+
+    def save_model(self, request, obj, form, change):
+        """Only approved gold is a reference; the first approved gold of a task becomes it."""
+        if obj.status != GoldStatus.APPROVED:
+            obj.is_reference = False
+        super().save_model(request, obj, form, change)
+        assign_missing_references([obj.task_id])
+
+    @admin.action(description="Make the reference gold of its task")
+    def make_reference(self, request, queryset):
+        for gold in queryset.select_related("task"):
+            try:
+                set_reference(gold.pk, user=request.user)
+            except GoldError as exc:
+                self.message_user(request, f"Gold #{gold.pk}: {exc}", messages.ERROR)
+            else:
+                self.message_user(request, f"Gold #{gold.pk} is now the reference of task {gold.task.task_id}.")
+
+
+@admin.register(GoldFlag)
+class GoldFlagAdmin(admin.ModelAdmin):
+    list_display = ("gold", "kind", "message", "active", "dismissed_at", "dismissed_by")
+    list_filter = ("kind", "active")
+    search_fields = ("message", "gold__task__task_id", "dismiss_reason")
+    raw_id_fields = ("gold", "related_gold", "related_task", "dismissed_by")
+
+
+@admin.register(GoldCheckJob)
+class GoldCheckJobAdmin(admin.ModelAdmin):
+    list_display = ("id", "kind", "benchmark", "status", "done", "total", "created_at", "finished_at")
+    list_filter = ("kind", "status")
+    raw_id_fields = ("created_by",)
 
 
 @admin.register(Assignment)

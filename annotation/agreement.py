@@ -19,6 +19,15 @@ class GoldSide:
     annotator: str
     steps: int
     cannot_complete: bool = False
+    source: str = ""  # "web", or the imported file's name
+    block: int = 1  # which of that annotator's golds for the task in that source
+
+    @property
+    def label(self) -> str:
+        """Who, from where: two golds of one file read "paper, gold.xlsx block 1" and "... block 2"."""
+        if self.source in ("", "web"):
+            return f"{self.annotator}, web editor (#{self.gold_id})"
+        return f"{self.annotator}, {self.source} block {self.block} (#{self.gold_id})"
 
 
 @dataclass(frozen=True)

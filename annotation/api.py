@@ -9,8 +9,10 @@ from dataclasses import replace
 import django_filters
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import generics, serializers, status
+from drf_spectacular.types import OpenApiTypes
+from rest_framework import generics, permissions, serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -25,11 +27,16 @@ from .errors import (
     GoldWorkflowError,
     RequirementsConflict,
 )
-from .formats import GoldStepRecord
-from .models import GoldTrajectory
+from .formats import GoldFormatError, GoldStepRecord, detect_format, read_gold_bytes
+from .models import GoldCheckJob, GoldFlag, GoldTrajectory
 from .permissions import visible_gold
 from .selectors import gold_content
+from .roles import REVIEWER, has_role
 from .serializers import (
+    DismissSerializer,
+    GoldCheckJobSerializer,
+    GoldFlagSerializer,
+    GoldImportSerializer,
     GoldInputSerializer,
     GoldStepSerializer,
     GoldTrajectorySerializer,
@@ -39,7 +46,11 @@ from .serializers import (
     VersionSerializer,
 )
 from .services.gold_editing import create_gold, edit_gold_steps, save_gold, submit_gold
+from .selectors import latest_gold_check, open_flags
+from .services.gold_checks import dismiss_flag, start_gold_check
+from .services.gold_import import import_gold
 from .services.gold_review import review_gold
+from .services.reference import set_reference
 from .services.requirements import update_requirements
 
 
@@ -298,3 +309,108 @@ class TaskRequirements(GoldErrorsMixin, APIView):
         serializer.is_valid(raise_exception=True)
         task = update_requirements(task.pk, user=request.user, **serializer.validated_data)
         return Response(self._body(task))
+
+
+class IsReviewer(permissions.BasePermission):
+    message = "this needs the reviewer role"
+
+    def has_permission(self, request, view):
+        return has_role(request.user, REVIEWER)
+
+
+MAX_GOLD_UPLOAD_BYTES = 20 * 1024 * 1024
+
+
+@extend_schema(tags=["gold"])
+class GoldImport(GoldErrorsMixin, APIView):
+    """Import a gold file like the reviewer's import page, under the reviewer's name or on behalf of
+    an existing annotator; the answer is the import report, with every numbering anomaly the
+    importer resolved (`strict` refuses such a file instead)."""
+
+    permission_classes = [IsReviewer]
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(request={"multipart/form-data": GoldImportSerializer},
+                   responses={201: OpenApiTypes.OBJECT, 400: ErrorSerializer})
+    def post(self, request):
+        serializer = GoldImportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        upload = data["file"]
+        try:
+            if upload.size > MAX_GOLD_UPLOAD_BYTES:
+                raise GoldFormatError(f"larger than {MAX_GOLD_UPLOAD_BYTES // (1024 * 1024)} MB", where=upload.name)
+            parsed = read_gold_bytes(upload.read(), detect_format(upload.name), name=upload.name,
+                                     benchmark=data["benchmark"])
+            report = import_gold(parsed, file_name=upload.name,
+                                 annotator=data["annotator"].strip() or request.user.get_username(),
+                                 status=data["status"], benchmark=data["benchmark"], imported_by=request.user,
+                                 strict=data["strict"], reference=data["reference"])
+        except ValueError as exc:  # GoldFormatError names the file and row
+            return Response({"detail": str(exc), "code": "invalid"}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(report.to_dict(), status=status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=["gold"])
+class GoldSetReference(GoldErrorsMixin, APIView):
+    """Make an approved gold its task's reference gold (reviewers)."""
+
+    @extend_schema(request=None, responses=GOLD_WRITE_RESPONSES)
+    def post(self, request, pk: int):
+        gold = get_object_or_404(visible_gold(request.user), pk=pk)
+        set_reference(gold.pk, user=request.user)
+        return _gold_response(gold.pk)
+
+
+QUALITY_SCHEMA = inline_serializer("GoldQuality", {
+    "benchmark": serializers.CharField(),
+    "job": GoldCheckJobSerializer(allow_null=True),
+    "flags": GoldFlagSerializer(many=True),
+})
+
+
+@extend_schema(tags=["gold"])
+class GoldQuality(APIView):
+    """The open flags of a benchmark's gold and its latest quality-check job; POST runs the checks."""
+
+    permission_classes = [IsReviewer]
+
+    @extend_schema(parameters=[OpenApiParameter("benchmark", str, description="Default: webarena")],
+                   responses=QUALITY_SCHEMA)
+    def get(self, request):
+        benchmark = request.query_params.get("benchmark", "webarena")
+        job = latest_gold_check(GoldCheckJob.Kind.QUALITY, benchmark)
+        return Response({
+            "benchmark": benchmark, "job": GoldCheckJobSerializer(job).data if job else None,
+            "flags": GoldFlagSerializer(open_flags(benchmark), many=True).data,
+        })
+
+    @extend_schema(request=inline_serializer("GoldQualityRun", {"benchmark": serializers.CharField(required=False)}),
+                   responses={202: GoldCheckJobSerializer})
+    def post(self, request):
+        job = start_gold_check(GoldCheckJob.Kind.QUALITY, benchmark=str(request.data.get("benchmark", "webarena")),
+                               user=request.user)
+        return Response(GoldCheckJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+@extend_schema(tags=["gold"])
+class GoldCheckJobDetail(generics.RetrieveAPIView):
+    """Progress and result of a quality-check or agreement job."""
+
+    permission_classes = [IsReviewer]
+    serializer_class = GoldCheckJobSerializer
+    queryset = GoldCheckJob.objects.all()
+
+
+@extend_schema(tags=["gold"])
+class GoldFlagDismiss(GoldErrorsMixin, APIView):
+    """Dismiss a flag with a reason; later runs of the checks leave it dismissed."""
+
+    permission_classes = [IsReviewer]
+
+    @extend_schema(request=DismissSerializer, responses={200: GoldFlagSerializer})
+    def post(self, request, pk: int):
+        flag = get_object_or_404(GoldFlag, pk=pk)
+        serializer = DismissSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return Response(GoldFlagSerializer(dismiss_flag(flag.pk, user=request.user, **serializer.validated_data)).data)

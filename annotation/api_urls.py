@@ -5,6 +5,11 @@ from . import api
 urlpatterns = [
     path("gold/", api.GoldListCreate.as_view(), name="api-gold-list"),
     path("gold/<int:pk>/", api.GoldDetail.as_view(), name="api-gold-detail"),
+    path("gold/import/", api.GoldImport.as_view(), name="api-gold-import"),
+    path("gold/quality/", api.GoldQuality.as_view(), name="api-gold-quality"),
+    path("gold/checks/<int:pk>/", api.GoldCheckJobDetail.as_view(), name="api-gold-check"),
+    path("gold/flags/<int:pk>/dismiss/", api.GoldFlagDismiss.as_view(), name="api-gold-flag-dismiss"),
+    path("gold/<int:pk>/reference/", api.GoldSetReference.as_view(), name="api-gold-reference"),
     path("gold/<int:pk>/submit/", api.GoldSubmit.as_view(), name="api-gold-submit"),
     path("gold/<int:pk>/review/", api.GoldReviewCreate.as_view(), name="api-gold-review"),
     path("gold/<int:pk>/steps/", api.GoldStepList.as_view(), name="api-gold-steps"),

@@ -8,7 +8,11 @@ dataset round-trips. The sheet rules follow the real file (FORMATS.md section 3)
 - a blank `Task No.` continues the task above;
 - `Step No.` is kept as a label only: order is row order, whatever is written there;
 - a task whose rows appear in two separate blocks is two gold trajectories; so is a run of
-  rows whose `Step No.` starts again at 1;
+  rows whose `Step No.` really starts again (a 1 after a higher number);
+- numbering anomalies are resolved as a reviewer would read them and each one is reported as a
+  `GoldAnomaly` (rows all numbered 1, a first step left at the end of the task before, a last
+  step left at the start of the task after, a block without step 1, repeated numbers, a one-row
+  block): see `_NumberingResolver`;
 - sheets are written with `spreadsheet_cell` (a text that would open as a formula gets a
   leading quote) and read with `spreadsheet_text`, which takes that quote off again;
 - exports add `Gold No.` (which gold trajectory a row belongs to) and the structured columns
@@ -98,6 +102,7 @@ class GoldFile:
     format: str
     blocks: list[GoldBlock] = field(default_factory=list)
     unplaced: list[UnplacedRow] = field(default_factory=list)
+    anomalies: list["GoldAnomaly"] = field(default_factory=list)
 
 
 def detect_format(name: str) -> str:
@@ -206,20 +211,30 @@ def _read_header(rows: Iterator[tuple[int, tuple]], row_word: str) -> dict[str, 
 _TASK_ID = re.compile(r"\A[A-Za-z0-9_.:/-]+\Z")
 
 
+@dataclass
+class _Row:
+    """One data row that carries a step, before it is cut into gold blocks."""
+
+    number: int
+    benchmark: str
+    task_id: str
+    gold_no: str
+    step: GoldStepRecord
+
+    @property
+    def step_number(self) -> int | None:
+        return int(self.step.label) if self.step.label.isdigit() else None
+
+
 class _SheetReader:
-    """Walks data rows once, cutting them into gold blocks."""
+    """Checks each data row, keeping the placeable ones for `blocks` to cut into gold trajectories."""
 
     def __init__(self, columns: dict[str, int], benchmark: str, row_word: str):
         self.columns = columns
         self.default_benchmark = benchmark
         self.row_word = row_word
-        self.result_blocks: list[GoldBlock] = []
+        self.rows: list[_Row] = []
         self.unplaced: list[UnplacedRow] = []
-        self.current: GoldBlock | None = None
-        self.current_gold_no = ""
-        self.current_has_numbered_step = False
-        self.current_start = 0
-        self.ordinals: dict[tuple[str, str], int] = {}
 
     def get(self, row: tuple, column: str) -> str:
         position = self.columns.get(column)
@@ -227,21 +242,11 @@ class _SheetReader:
             return ""
         return _cell(row[position])
 
-    def start_block(self, benchmark: str, task_id: str, gold_no: str, number: int) -> None:
-        key = (benchmark, task_id)
-        self.ordinals[key] = self.ordinals.get(key, 0) + 1
-        self.current = GoldBlock(task_id=task_id, benchmark=benchmark, ordinal=self.ordinals[key])
-        self.current_gold_no = gold_no
-        self.current_has_numbered_step = False
-        self.current_start = number
-        self.result_blocks.append(self.current)
-
     def add(self, number: int, row: tuple) -> None:
         if not any(_cell(value) for value in row):
             return
         where = f"{self.row_word} {number}"
         task_id = self.get(row, TASK_COLUMN)
-        label = self.get(row, STEP_COLUMN)
         text = self.get(row, TEXT_COLUMN)
         gold_no = self.get(row, GOLD_COLUMN)
         benchmark = self.get(row, BENCHMARK_COLUMN) or self.default_benchmark
@@ -250,11 +255,11 @@ class _SheetReader:
             self.unplaced.append(UnplacedRow(where, f"Task No. {task_id!r} is not a task id"))
             return
         if not task_id:
-            if self.current is None:
+            if not self.rows:
                 self.unplaced.append(UnplacedRow(where, "blank Task No. with no task above it to continue"))
                 return
-            task_id, benchmark = self.current.task_id, self.current.benchmark
-            gold_no = gold_no or self.current_gold_no
+            above = self.rows[-1]
+            task_id, benchmark, gold_no = above.task_id, above.benchmark, gold_no or above.gold_no
         if not text:
             self.unplaced.append(UnplacedRow(where, "empty Text: no step to record"))
             return
@@ -263,29 +268,205 @@ class _SheetReader:
                 UnplacedRow(where, f"unknown Action Type {action_type!r}; expected one of {', '.join(ACTION_TYPES)}")
             )
             return
-        if self._starts_new_block(benchmark, task_id, gold_no, label):
-            self.start_block(benchmark, task_id, gold_no, number)
-        self.current.steps.append(
-            GoldStepRecord(
-                text=text,
-                label=label,
-                action_type=action_type,
-                element_role=self.get(row, ROLE_COLUMN),
-                element_name=self.get(row, NAME_COLUMN),
-                value=self.get(row, VALUE_COLUMN),
-            )
+        step = GoldStepRecord(
+            text=text, label=self.get(row, STEP_COLUMN), action_type=action_type,
+            element_role=self.get(row, ROLE_COLUMN), element_name=self.get(row, NAME_COLUMN),
+            value=self.get(row, VALUE_COLUMN),
         )
-        self.current.rows.append(where)
-        self.current.where = f"{self.row_word}s {self.current_start}-{number}"
-        if label.isdigit():
-            self.current_has_numbered_step = True
+        self.rows.append(_Row(number, benchmark, task_id, gold_no, step))
 
-    def _starts_new_block(self, benchmark: str, task_id: str, gold_no: str, label: str) -> bool:
-        if self.current is None or (self.current.benchmark, self.current.task_id) != (benchmark, task_id):
-            return True
+    def blocks(self) -> tuple[list[GoldBlock], list["GoldAnomaly"]]:
         if GOLD_COLUMN in self.columns:
-            return gold_no != self.current_gold_no
-        return label.isdigit() and int(label) == 1 and self.current_has_numbered_step
+            # An exported sheet: `Gold No.` alone separates gold trajectories of a task.
+            return _as_blocks(_runs(self.rows, by_gold_no=True), self.row_word), []
+        resolver = _NumberingResolver(self.row_word)
+        return _as_blocks(resolver.resolve(_runs(self.rows)), self.row_word), resolver.anomalies
+
+
+def _runs(rows: list[_Row], *, by_gold_no: bool = False) -> list[list[_Row]]:
+    """Consecutive rows of the same task (and `Gold No.`)."""
+    runs: list[list[_Row]] = []
+    for row in rows:
+        previous = runs[-1][-1] if runs else None
+        if (previous is None or (previous.benchmark, previous.task_id) != (row.benchmark, row.task_id)
+                or (by_gold_no and previous.gold_no != row.gold_no)):
+            runs.append([])
+        runs[-1].append(row)
+    return runs
+
+
+def _as_blocks(groups: list[list[_Row]], row_word: str) -> list[GoldBlock]:
+    ordinals: dict[tuple[str, str], int] = {}
+    blocks = []
+    for group in groups:
+        key = (group[0].benchmark, group[0].task_id)
+        ordinals[key] = ordinals.get(key, 0) + 1
+        numbers = [row.number for row in group]
+        blocks.append(GoldBlock(
+            task_id=key[1], benchmark=key[0], ordinal=ordinals[key],
+            where=f"{row_word}s {min(numbers)}-{max(numbers)}",
+            steps=[row.step for row in group], rows=[f"{row_word} {row.number}" for row in group],
+        ))
+    return blocks
+
+
+@dataclass
+class GoldAnomaly:
+    """A numbering anomaly of a sheet that the reader resolved, and how."""
+
+    kind: str
+    task_id: str
+    benchmark: str
+    rows: list[int]
+    action: str
+    row_word: str = "row"
+
+    @property
+    def where(self) -> str:
+        numbers = ", ".join(map(str, self.rows))
+        return f"{self.row_word}{'s' if len(self.rows) > 1 else ''} {numbers}"
+
+    def __str__(self) -> str:
+        return f"task {self.task_id}, {self.where}: {self.action}"
+
+
+class AnomalyKind:
+    ALL_NUMBERED_ONE = "all_numbered_one"
+    FIRST_STEP_OF_NEXT_TASK = "first_step_of_next_task"
+    LAST_STEP_OF_PREVIOUS_TASK = "last_step_of_previous_task"
+    NO_FIRST_STEP = "no_first_step"
+    REPEATED_NUMBER = "repeated_number"
+    DUPLICATE_FIRST_STEP = "duplicate_first_step"
+    LONE_ROW = "lone_row"
+    CONTINUED_BLOCK = "continued_block"
+
+
+def _last_number(rows: list[_Row]) -> int | None:
+    return next((row.step_number for row in reversed(rows) if row.step_number is not None), None)
+
+
+class _NumberingResolver:
+    """Cuts runs of rows into gold trajectories as a reviewer would read the numbering.
+
+    A second gold trajectory of a task starts only where its numbering really starts again
+    (a separate block of rows, or a 1 after a higher number); a block that cannot stand on its
+    own (one row, or numbering that continues a neighbour) joins the neighbour it continues.
+    Every resolution is recorded as a GoldAnomaly.
+    """
+
+    def __init__(self, row_word: str):
+        self.row_word = row_word
+        self.anomalies: list[GoldAnomaly] = []
+
+    def note(self, kind: str, rows: list[_Row], action: str, task: _Row | None = None) -> None:
+        task = task or rows[0]
+        self.anomalies.append(GoldAnomaly(kind, task.task_id, task.benchmark, [row.number for row in rows],
+                                          action, self.row_word))
+
+    def resolve(self, runs: list[list[_Row]]) -> list[list[_Row]]:
+        self._fix_boundaries(runs)
+        blocks: list[list[_Row]] = []
+        for run in filter(None, runs):
+            blocks.extend(self._split(run))
+        blocks = self._join_continuations(blocks)
+        for block in blocks:
+            self._describe(block)
+        return blocks
+
+    def _move(self, row: _Row, to: _Row) -> None:
+        row.task_id, row.benchmark = to.task_id, to.benchmark
+
+    def _fix_boundaries(self, runs: list[list[_Row]]) -> None:
+        """A step number that belongs to the neighbouring task moves there."""
+        for previous, following in zip(runs, runs[1:]):
+            if len(previous) < 2 or not following:
+                continue
+            last, first = previous[-1], following[0]
+            before = _last_number(previous[:-1])
+            if last.step_number == 1 and (before or 0) >= 2 and first.step_number == 2:
+                self._move(last, first)
+                following.insert(0, previous.pop())
+                self.note(AnomalyKind.FIRST_STEP_OF_NEXT_TASK, [last],
+                          f"numbered 1 at the end of task {previous[0].task_id}, while task {first.task_id} "
+                          f"starts at step 2: moved to task {first.task_id} as its step 1")
+            elif (len(following) >= 2 and (first.step_number or 0) >= 2 and following[1].step_number == 1
+                  and _last_number(previous) == first.step_number - 1):
+                self._move(first, last)
+                previous.append(following.pop(0))
+                self.note(AnomalyKind.LAST_STEP_OF_PREVIOUS_TASK, [first],
+                          f"numbered {first.step_number} before task {following[0].task_id}'s steps 1.., "
+                          f"continuing task {last.task_id} (which ends at step {first.step_number - 1}): "
+                          f"moved to task {last.task_id} as its last step")
+
+    def _split(self, run: list[_Row]) -> list[list[_Row]]:
+        """Cut a run where the numbering starts again at 1; a one-row piece joins its neighbour."""
+        pieces = [[run[0]]]
+        last = run[0].step_number
+        for row in run[1:]:
+            if row.step_number == 1 and (last or 0) >= 2:
+                pieces.append([])
+            pieces[-1].append(row)
+            if row.step_number is not None:
+                last = row.step_number
+        joined: list[list[_Row]] = []
+        for position, piece in enumerate(pieces):
+            if len(piece) == 1 and len(pieces) > 1:
+                row = piece[0]
+                if joined:
+                    joined[-1].append(row)
+                    self.note(AnomalyKind.LONE_ROW, piece,
+                              f"a single row numbered {row.step.label or '(blank)'} cannot stand as a gold "
+                              f"trajectory: kept as the last step of the gold above it")
+                else:
+                    pieces[position + 1].insert(0, row)
+                    self.note(AnomalyKind.LONE_ROW, piece,
+                              f"a single row numbered {row.step.label or '(blank)'} before a block starting "
+                              f"at 1: kept as the first step of that gold")
+                continue
+            joined.append(piece)
+        return joined
+
+    def _join_continuations(self, blocks: list[list[_Row]]) -> list[list[_Row]]:
+        """A separate block of a task that is one row, or whose numbering continues the task's
+        block before it, belongs to that block."""
+        result: list[list[_Row]] = []
+        latest: dict[tuple[str, str], list[_Row]] = {}
+        for block in blocks:
+            key = (block[0].benchmark, block[0].task_id)
+            earlier = latest.get(key)
+            if earlier is not None:
+                first, last = block[0].step_number, _last_number(earlier)
+                if len(block) == 1 or (first is not None and last is not None and first == last + 1):
+                    earlier.extend(block)
+                    reason = ("a single row" if len(block) == 1
+                              else f"its numbering ({first}..) continues step {last}")
+                    self.note(AnomalyKind.CONTINUED_BLOCK, block,
+                              f"a separate block of the task whose {reason}: joined to its gold above")
+                    continue
+            latest[key] = block
+            result.append(block)
+        return result
+
+    def _describe(self, block: list[_Row]) -> None:
+        """Numbering oddities kept as they are (order is row order), reported once per gold."""
+        numbers = [row.step_number for row in block]
+        if len(block) > 1 and all(number == 1 for number in numbers):
+            self.note(AnomalyKind.ALL_NUMBERED_ONE, block,
+                      f"all {len(block)} rows are numbered 1: read as one gold of {len(block)} steps in row order")
+            return
+        known = [number for number in numbers if number is not None]
+        if known and 1 not in known:
+            self.note(AnomalyKind.NO_FIRST_STEP, block,
+                      f"starts at step {known[0]} with no step 1: read as one gold of {len(block)} steps")
+        for previous, row in zip(block, block[1:]):
+            if row.step_number is None or row.step_number != previous.step_number:
+                continue
+            if row.step_number == 1 and row.step.text == previous.step.text:
+                self.note(AnomalyKind.DUPLICATE_FIRST_STEP, [previous, row],
+                          "two identical step-1 rows in a row: kept in one gold, both as written")
+            else:
+                self.note(AnomalyKind.REPEATED_NUMBER, [previous, row],
+                          f"step number {row.step_number} repeated: kept in one gold in row order")
 
 
 def _read_sheet(rows: Iterable[tuple[int, tuple]], fmt: str, benchmark: str, *, row_word: str) -> GoldFile:
@@ -293,7 +474,8 @@ def _read_sheet(rows: Iterable[tuple[int, tuple]], fmt: str, benchmark: str, *, 
     reader = _SheetReader(_read_header(rows, row_word), benchmark, row_word)
     for number, row in rows:
         reader.add(number, row)
-    return GoldFile(format=fmt, blocks=reader.result_blocks, unplaced=reader.unplaced)
+    blocks, anomalies = reader.blocks()
+    return GoldFile(format=fmt, blocks=blocks, unplaced=reader.unplaced, anomalies=anomalies)
 
 
 # JSON -----------------------------------------------------------------------------------------

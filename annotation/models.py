@@ -1,7 +1,9 @@
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.urls import reverse
 
+from config.jobs import BackgroundJob
 from trajectories.models import Task
 
 
@@ -44,6 +46,9 @@ class GoldTrajectory(models.Model):
     source_key = models.CharField(
         max_length=64, blank=True, help_text="Identity of an imported block, so re-imports update in place."
     )
+    is_reference = models.BooleanField(
+        default=False, help_text="The task's reference gold: what evaluation scores against by default."
+    )
     submitted_at = models.DateTimeField(null=True, blank=True)
     imported_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
@@ -64,6 +69,12 @@ class GoldTrajectory(models.Model):
             models.CheckConstraint(
                 condition=Q(cannot_complete=True) | Q(cannot_complete_reason=""),
                 name="gold_reason_only_when_cannot_complete",
+            ),
+            models.UniqueConstraint(
+                fields=["task"], condition=Q(is_reference=True), name="gold_one_reference_per_task"
+            ),
+            models.CheckConstraint(
+                condition=Q(is_reference=False) | Q(status="approved"), name="gold_reference_is_approved"
             ),
         ]
         indexes = [models.Index(fields=["task", "status"]), models.Index(fields=["annotator", "status"])]
@@ -125,3 +136,99 @@ class Assignment(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["task", "annotator"], name="assignment_unique")]
+
+
+class GoldCheckJob(BackgroundJob):
+    """A background run of the gold quality checks, or of the agreement report, for one benchmark."""
+
+    dispatch_task = "annotation.tasks.run_gold_check_task"
+    job_kind = "gold check"
+
+    class Kind(models.TextChoices):
+        QUALITY = "quality", "Gold quality checks"
+        AGREEMENT = "agreement", "Annotator agreement"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    benchmark = models.CharField(max_length=64, blank=True, help_text="Blank: every benchmark.")
+    parameters = models.JSONField(default=dict, blank=True, help_text="Judge and tau of an agreement report.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    result = models.JSONField(default=dict, blank=True, help_text="Counts, or the whole agreement report.")
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["kind", "benchmark", "created_at"])]
+
+    def get_absolute_url(self) -> str:
+        page = "annotation:agreement" if self.kind == self.Kind.AGREEMENT else "annotation:quality"
+        return reverse(page)
+
+    def __str__(self):
+        return f"{self.get_kind_display()} #{self.pk} ({self.status})"
+
+
+class GoldFlag(models.Model):
+    """A doubt about a gold trajectory, found by an import, the quality checks or the agreement report.
+
+    Checks that run again update their flags in place (by gold, kind and key), so a dismissal
+    with its reason survives every later run.
+    """
+
+    class Kind(models.TextChoices):
+        IMPORT_ANOMALY = "import_anomaly", "Import anomaly"
+        OTHER_TASK = "other_task", "Belongs to another task"
+        DUPLICATE = "duplicate", "Duplicate of another task's gold"
+        TOO_SHORT = "too_short", "Too short"
+        TOO_LONG = "too_long", "Too long"
+        ONE_STEP = "one_step", "One-step gold"
+        MISSING_VALUES = "missing_values", "Never types the intent's quoted values"
+        DISAGREEMENT = "disagreement", "Annotators disagree"
+
+    gold = models.ForeignKey(GoldTrajectory, on_delete=models.CASCADE, related_name="flags")
+    related_gold = models.ForeignKey(
+        GoldTrajectory, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The other gold: the duplicate, or the other side of a disagreement.",
+    )
+    related_task = models.ForeignKey(
+        Task, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The task the gold seems to belong to.",
+    )
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    key = models.CharField(max_length=200, blank=True, help_text="Tells two flags of one kind on one gold apart.")
+    message = models.TextField()
+    rows = models.JSONField(default=list, blank=True, help_text="Spreadsheet rows concerned (header = row 1).")
+    active = models.BooleanField(default=True, help_text="False once the latest run no longer finds it.")
+    dismissed_at = models.DateTimeField(null=True, blank=True)
+    dismissed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    dismiss_reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["kind", "gold", "key"]
+        constraints = [
+            models.UniqueConstraint(fields=["gold", "kind", "key"], name="gold_flag_unique"),
+            models.CheckConstraint(
+                condition=Q(dismissed_at__isnull=True) | ~Q(dismiss_reason=""), name="gold_flag_dismissed_with_reason"
+            ),
+        ]
+        indexes = [models.Index(fields=["kind", "active"])]
+
+    def __str__(self):
+        return f"{self.get_kind_display()}: {self.message}"

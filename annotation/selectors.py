@@ -1,6 +1,6 @@
 """Reads of gold trajectories: content, the annotation queue, the review queue, exports."""
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from itertools import combinations
 
 from django.contrib.auth import get_user_model
@@ -26,7 +26,7 @@ from .agreement import (
 )
 from .content import GoldContent
 from .formats import GoldBlock, GoldStepRecord
-from .models import Assignment, GoldStatus, GoldTrajectory
+from .models import Assignment, GoldCheckJob, GoldFlag, GoldStatus, GoldTrajectory
 from .permissions import DONE
 from .roles import ADMIN, ANNOTATOR, REVIEWER
 
@@ -176,14 +176,28 @@ class AgreementReport:
     most_disagreeing: list[TaskAgreement]
 
 
-def _side(gold: GoldTrajectory) -> GoldSide:
-    return GoldSide(gold.pk, gold.annotator.get_username(), len(gold.steps.all()), gold.cannot_complete)
+def _side(gold: GoldTrajectory, block: int) -> GoldSide:
+    return GoldSide(gold.pk, gold.annotator.get_username(), len(gold.steps.all()), gold.cannot_complete,
+                    source=gold.source, block=block)
+
+
+def _blocks(golds: list[GoldTrajectory]) -> dict[int, int]:
+    """Which block of its file each gold is, among the golds of one task: 1, 2, ... per
+    (annotator, source), in the order they were stored."""
+    counters: dict[tuple, int] = {}
+    blocks = {}
+    for gold in sorted(golds, key=lambda gold: gold.pk):
+        key = (gold.annotator_id, gold.source)
+        counters[key] = counters.get(key, 0) + 1
+        blocks[gold.pk] = counters[key]
+    return blocks
 
 
 def agreement_report(*, judge_config: JudgeConfig | None = None, tau: float = DEFAULT_TAU,
-                     benchmark: str = "") -> AgreementReport:
+                     benchmark: str = "", progress=None) -> AgreementReport:
     """Every task with two or more submitted or approved gold trajectories, each pair of them
-    matched by the judge (whose decisions are cached, so a second look asks nothing new)."""
+    matched by the judge (whose decisions are cached, so a second look asks nothing new).
+    `progress(done, total)` is told how many pairs are matched; the agreement job reports it."""
     golds = (
         GoldTrajectory.objects.filter(status__in=DONE)
         .select_related("task", "annotator")
@@ -197,16 +211,23 @@ def agreement_report(*, judge_config: JudgeConfig | None = None, tau: float = DE
         by_task.setdefault(gold.task_id, []).append(gold)
     judge = get_judge(judge_config)
     tasks = []
+    total = sum(len(group) * (len(group) - 1) // 2 for group in by_task.values())
+    done = 0
     for group in by_task.values():
         if len(group) < 2:
             continue
         pairs = []
+        blocks = _blocks(group)
         for first, second in combinations(group, 2):
             scores = judge.step_scores(
                 [judge_step_from_gold(step) for step in first.steps.all()],
                 [judge_step_from_gold(step) for step in second.steps.all()],
             )
-            pairs.append(pair_agreement(_side(first), _side(second), scores.matrix, tau=tau, error=scores.error))
+            pairs.append(pair_agreement(_side(first, blocks[first.pk]), _side(second, blocks[second.pk]),
+                                        scores.matrix, tau=tau, error=scores.error))
+            done += 1
+            if progress:
+                progress(done, total)
         task = group[0].task
         tasks.append(TaskAgreement(task.pk, task.benchmark, task.task_id, task.intent,
                                    "+".join(task.sites) or "(no site)", tuple(pairs)))
@@ -219,6 +240,64 @@ def agreement_report(*, judge_config: JudgeConfig | None = None, tau: float = DE
         sites=by_site(tasks),
         most_disagreeing=most_disagreeing(tasks),
     )
+
+
+def _pair_dict(pair) -> dict:
+    return {**asdict(pair), "length_difference": pair.length_difference,
+            "first": {**asdict(pair.first), "label": pair.first.label},
+            "second": {**asdict(pair.second), "label": pair.second.label}}
+
+
+def _task_dict(task: TaskAgreement) -> dict:
+    return {"task_pk": task.task_pk, "benchmark": task.benchmark, "task_id": task.task_id, "intent": task.intent,
+            "site": task.site, "agreement": task.agreement, "length_difference": task.length_difference,
+            "gold_count": task.gold_count, "pairs": [_pair_dict(pair) for pair in task.pairs]}
+
+
+def report_as_dict(report: AgreementReport) -> dict:
+    """The report as stored by the agreement job and read back by its page."""
+    return {
+        "judge": report.judge, "tau": report.tau, "tasks": [_task_dict(task) for task in report.tasks],
+        "overall": asdict(report.overall), "sites": [asdict(group) for group in report.sites],
+        "most_disagreeing": [_task_dict(task) for task in report.most_disagreeing],
+    }
+
+
+def latest_gold_check(kind: str, benchmark: str = "", parameters: dict | None = None) -> GoldCheckJob | None:
+    jobs = GoldCheckJob.objects.filter(kind=kind, benchmark=benchmark)
+    if parameters is not None:
+        jobs = jobs.filter(parameters=parameters)
+    return jobs.order_by("-created_at", "-pk").first()
+
+
+def open_flags(benchmark: str = "", kinds=None) -> QuerySet:
+    """Active flags nobody dismissed, with what the pages show of them."""
+    flags = GoldFlag.objects.filter(active=True, dismissed_at__isnull=True)
+    if kinds:
+        flags = flags.filter(kind__in=kinds)
+    if benchmark:
+        flags = flags.filter(gold__task__benchmark=benchmark)
+    return flags.select_related("gold__task", "gold__annotator", "related_gold__task", "related_task").order_by(
+        "kind", "gold__task__number", "gold__task__task_id", "gold_id", "key")
+
+
+def dismissed_flags(benchmark: str = "", kinds=None) -> QuerySet:
+    flags = GoldFlag.objects.filter(dismissed_at__isnull=False)
+    if kinds:
+        flags = flags.filter(kind__in=kinds)
+    if benchmark:
+        flags = flags.filter(gold__task__benchmark=benchmark)
+    return flags.select_related("gold__task", "gold__annotator", "dismissed_by").order_by("-dismissed_at")
+
+
+def gold_changed_since(job: GoldCheckJob) -> int:
+    """Golds of the job's scope saved after the job started: its results may be out of date."""
+    if job.started_at is None:
+        return 0
+    golds = GoldTrajectory.objects.filter(Q(updated_at__gt=job.started_at) | Q(created_at__gt=job.started_at))
+    if job.benchmark:
+        golds = golds.filter(task__benchmark=job.benchmark)
+    return golds.count()
 
 
 # Judge audit ----------------------------------------------------------------------------------

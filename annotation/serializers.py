@@ -4,7 +4,7 @@ from rest_framework import serializers
 
 from .content import GoldContent
 from .formats import GoldStepRecord
-from .models import GoldReview, GoldStep, GoldTrajectory
+from .models import GoldCheckJob, GoldFlag, GoldReview, GoldStatus, GoldStep, GoldTrajectory
 from .sentences import ACTION_TYPES
 
 
@@ -40,8 +40,8 @@ class GoldTrajectorySerializer(serializers.ModelSerializer):
         model = GoldTrajectory
         fields = (
             "id", "task", "annotator", "status", "version", "cannot_complete", "cannot_complete_reason",
-            "final_answer", "source", "imported_by", "imported_at", "submitted_at", "created_at", "updated_at",
-            "steps", "reviews",
+            "final_answer", "source", "is_reference", "imported_by", "imported_at", "submitted_at", "created_at",
+            "updated_at", "steps", "reviews",
         )
         read_only_fields = fields
 
@@ -95,3 +95,44 @@ class RequirementsInputSerializer(serializers.Serializer):
     requirements = serializers.ListField(child=serializers.CharField(allow_blank=True, trim_whitespace=False))
     expected = serializers.ListField(child=serializers.CharField(allow_blank=True, trim_whitespace=False),
                                      required=False)
+
+
+class GoldCheckJobSerializer(serializers.ModelSerializer):
+    kind = serializers.CharField(read_only=True, help_text="quality | agreement")
+    status = serializers.CharField(read_only=True, help_text="pending | running | done | failed")
+
+    class Meta:
+        model = GoldCheckJob
+        fields = ("id", "kind", "benchmark", "parameters", "status", "total", "done", "result", "error", "created_at",
+                  "started_at", "finished_at")
+        read_only_fields = fields
+
+
+class GoldFlagSerializer(serializers.ModelSerializer):
+    kind = serializers.CharField(read_only=True, help_text=", ".join(GoldFlag.Kind.values))
+    task_id = serializers.CharField(source="gold.task.task_id", read_only=True)
+    benchmark = serializers.CharField(source="gold.task.benchmark", read_only=True)
+    dismissed_by = serializers.CharField(source="dismissed_by.get_username", read_only=True, default=None,
+                                         allow_null=True)
+
+    class Meta:
+        model = GoldFlag
+        fields = ("id", "gold", "benchmark", "task_id", "kind", "key", "message", "rows", "related_gold",
+                  "related_task", "active", "dismissed_at", "dismissed_by", "dismiss_reason", "created_at",
+                  "updated_at")
+        read_only_fields = fields
+
+
+class GoldImportSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="xlsx, CSV or gold/v1 JSON")
+    annotator = serializers.CharField(required=False, allow_blank=True, default="",
+                                      help_text="Default: your own name")
+    status = serializers.CharField(default=GoldStatus.APPROVED,
+                                   help_text=f"One of {', '.join(GoldStatus.values)}")
+    benchmark = serializers.CharField(default="webarena")
+    strict = serializers.BooleanField(default=False, help_text="Refuse a file whose step numbering needs resolving")
+    reference = serializers.BooleanField(default=False, help_text="Make the file's gold the reference of its tasks")
+
+
+class DismissSerializer(serializers.Serializer):
+    reason = serializers.CharField(help_text="Why the flag is not a problem")

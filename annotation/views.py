@@ -15,12 +15,14 @@ from trajectories.models import Task
 from . import selectors
 from .errors import GoldError
 from .formats import FORMATS, GOLD_SCHEMA_PATH, GoldFormatError, detect_format, export_bytes, read_gold_bytes
-from .models import GoldReview, GoldStatus, GoldTrajectory
+from .models import GoldCheckJob, GoldFlag, GoldReview, GoldStatus, GoldTrajectory
 from .permissions import can_review_gold, visible_gold
 from .roles import ANNOTATOR, REVIEWER, has_role, role_required
 from .serializers import GoldTrajectorySerializer
 from .services.gold_import import import_gold
+from .services.gold_checks import dismiss_flag, start_gold_check
 from .services.gold_review import review_gold
+from .services.reference import set_reference
 from .services.judge_audit import audit_decision
 
 QUEUE_FILTERS_SESSION_KEY = "annotation_queue_filters"
@@ -110,6 +112,8 @@ def _editor(request, task: Task, gold: GoldTrajectory | None):
             "editor_data": data,
             "others": others,
             "can_review": can_review,
+            "can_set_reference": gold is not None and gold.status == GoldStatus.APPROVED and not gold.is_reference
+            and has_role(user, REVIEWER),
             "reviews": gold.reviews.select_related("reviewer") if gold else [],
             "role_suggestions": ROLE_SUGGESTIONS,
         },
@@ -151,7 +155,7 @@ def review(request, pk: int):
         return redirect("annotation:gold", pk=gold.pk)
     verdict = "approved" if decision == GoldReview.Decision.APPROVED else "sent back with changes requested"
     messages.success(request, f"Gold for task {gold.task.task_id} by {gold.annotator.get_username()} {verdict}.")
-    return redirect("annotation:review-queue")
+    return _back(request, reverse("annotation:review-queue"))
 
 
 @role_required(REVIEWER)
@@ -192,20 +196,90 @@ def _tau(value, default: float = selectors.DEFAULT_TAU) -> float:
     return tau if 0 <= tau <= 1 else default
 
 
+def _agreement_settings(data) -> tuple[str, dict]:
+    return data.get("benchmark", ""), {"judge": data.get("judge", ""), "tau": _tau(data.get("tau"))}
+
+
 @role_required(REVIEWER)
-@require_GET
 def agreement(request):
-    """Annotator agreement per task and per site, measured with the configured (or chosen) judge."""
-    judge_name = request.GET.get("judge", "")
-    config = judge_config_named(judge_name) if judge_name else None
-    if judge_name and config is None:
+    """Annotator agreement per task and per site, computed by a background job with the chosen
+    judge; POST starts the job, the page shows the latest report for the chosen settings."""
+    benchmark, parameters = _agreement_settings(request.POST if request.method == "POST" else request.GET)
+    judge_name = parameters["judge"]
+    if judge_name and judge_config_named(judge_name) is None:
         messages.error(request, f"No judge named {judge_name!r}: the default judge is used.")
-    report = selectors.agreement_report(judge_config=config, tau=_tau(request.GET.get("tau")),
-                                        benchmark=request.GET.get("benchmark", ""))
+        parameters["judge"] = judge_name = ""
+    query = f"?benchmark={benchmark}&judge={judge_name}&tau={parameters['tau']}"
+    if request.method == "POST":
+        start_gold_check(GoldCheckJob.Kind.AGREEMENT, benchmark=benchmark, parameters=parameters, user=request.user)
+        return redirect(reverse("annotation:agreement") + query)
+    job = selectors.latest_gold_check(GoldCheckJob.Kind.AGREEMENT, benchmark, parameters)
+    done = job if job is not None and job.status == GoldCheckJob.Status.DONE else (
+        GoldCheckJob.objects.filter(kind=GoldCheckJob.Kind.AGREEMENT, benchmark=benchmark, parameters=parameters,
+                                    status=GoldCheckJob.Status.DONE).first())
+    flags = selectors.open_flags(benchmark, [GoldFlag.Kind.DISAGREEMENT])
     return render(request, "annotation/agreement.html", {
-        "report": report, "judges": JudgeConfig.objects.all(), "judge_name": judge_name,
-        "benchmarks": selectors.task_benchmarks(), "benchmark": request.GET.get("benchmark", ""),
+        "job": job, "report": done.result if done else None, "report_job": done,
+        "changed_since": selectors.gold_changed_since(done) if done else 0,
+        "flags": flags, "dismissed": selectors.dismissed_flags(benchmark, [GoldFlag.Kind.DISAGREEMENT])[:50],
+        "judges": JudgeConfig.objects.all(), "judge_name": judge_name, "tau": parameters["tau"],
+        "benchmarks": selectors.task_benchmarks(), "benchmark": benchmark, "query": query,
     })
+
+
+@role_required(REVIEWER)
+def gold_quality(request):
+    """The gold quality checks of one benchmark: every open flag, linked to its gold, with actions."""
+    benchmark = (request.POST if request.method == "POST" else request.GET).get("benchmark", "webarena")
+    if request.method == "POST":
+        start_gold_check(GoldCheckJob.Kind.QUALITY, benchmark=benchmark, user=request.user)
+        return redirect(reverse("annotation:quality") + f"?benchmark={benchmark}")
+    job = selectors.latest_gold_check(GoldCheckJob.Kind.QUALITY, benchmark)
+    flags = list(selectors.open_flags(benchmark, [k for k in GoldFlag.Kind.values if k != GoldFlag.Kind.DISAGREEMENT]))
+    groups = {}
+    for flag in flags:
+        groups.setdefault(flag.get_kind_display(), []).append(flag)
+    return render(request, "annotation/quality.html", {
+        "job": job, "groups": groups, "flag_count": len(flags), "benchmark": benchmark,
+        "benchmarks": selectors.task_benchmarks(),
+        "changed_since": selectors.gold_changed_since(job) if job and job.status == GoldCheckJob.Status.DONE else 0,
+        "dismissed": selectors.dismissed_flags(benchmark)[:100],
+        "kinds": GoldFlag.Kind.choices,
+    })
+
+
+def _back(request, fallback: str):
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                                  require_https=request.is_secure()):
+        return redirect(target)
+    return redirect(fallback)
+
+
+@role_required(REVIEWER)
+@require_POST
+def dismiss_flag_view(request, pk: int):
+    flag = get_object_or_404(GoldFlag, pk=pk)
+    try:
+        dismiss_flag(flag.pk, user=request.user, reason=request.POST.get("reason", ""))
+    except GoldError as exc:
+        messages.error(request, f"Flag not dismissed: {exc}")
+    else:
+        messages.success(request, f"Flag on gold #{flag.gold_id} dismissed.")
+    return _back(request, reverse("annotation:quality"))
+
+
+@role_required(REVIEWER)
+@require_POST
+def set_reference_view(request, pk: int):
+    gold = get_object_or_404(GoldTrajectory.objects.select_related("task"), pk=pk)
+    try:
+        set_reference(gold.pk, user=request.user)
+    except GoldError as exc:
+        messages.error(request, f"Not made the reference: {exc}")
+    else:
+        messages.success(request, f"Gold #{gold.pk} is now the reference gold of task {gold.task.task_id}.")
+    return _back(request, reverse("annotation:gold", args=[gold.pk]))
 
 
 def _audit_filters(data) -> selectors.AuditFilters:
@@ -303,7 +377,8 @@ def import_gold_page(request):
             parsed = read_gold_bytes(upload.read(), detect_format(upload.name), name=upload.name,
                                      benchmark=benchmark)
             report = import_gold(parsed, file_name=upload.name, annotator=annotator, status=status,
-                                 benchmark=benchmark, imported_by=request.user).to_dict()
+                                 benchmark=benchmark, imported_by=request.user, strict=bool(request.POST.get("strict")),
+                                 reference=bool(request.POST.get("reference"))).to_dict()
         except (ValueError, GoldError) as exc:  # GoldFormatError names the file and row
             error = str(exc)
     return render(request, "annotation/import.html", {

@@ -110,12 +110,20 @@ def dispatch_now(job: BackgroundJob) -> None:
         raise WorkersUnreachable(job, error) from error
 
 
-def enqueue(job: BackgroundJob) -> None:
+def enqueue(job: BackgroundJob, *, quiet: bool = False) -> None:
     """Send the job's message once the caller's transaction commits.
 
-    Raises WorkersUnreachable from the commit when the broker cannot be reached; the row is kept.
+    Raises WorkersUnreachable from the commit when the broker cannot be reached (the row is kept);
+    `quiet` leaves such a job to the sweeper without a word, for follow-up work nobody waits on.
     """
-    transaction.on_commit(lambda: dispatch_now(job))
+    def send():
+        try:
+            dispatch_now(job)
+        except WorkersUnreachable:
+            if not quiet:
+                raise
+
+    transaction.on_commit(send)
 
 
 def heartbeat(model: type[BackgroundJob], pk: int) -> None:

@@ -89,6 +89,8 @@ SCORE_COLUMNS = RUN_COLUMNS + (
     Column("gold_id", "Int64", "Gold trajectory scored against (empty: the task had no gold)"),
     Column("gold_annotator", "string", "Who recorded that gold trajectory"),
     Column("gold_version", "Int64", "Version of that gold trajectory"),
+    Column("gold_policy", "string", "How the evaluation chose the gold: reference, best, each or annotator"),
+    Column("gold_is_reference", "boolean", "Whether that gold is the task's reference gold (at export time)"),
 ) + _metric_columns() + (
     Column("error", "string", "Why the trajectory could not be scored (its metrics are then empty)"),
 )
@@ -244,7 +246,7 @@ def scores_frame(selection: Selection) -> pd.DataFrame:
         "trajectory__run__name", "trajectory__run__agent", "trajectory__run__model", "trajectory__run__paradigm",
         "trajectory__run__benchmark", "trajectory__task__task_id", "trajectory__task__sites", "trajectory_id",
         "job_id", "job__judge_config__name", "gold_id", "gold__annotator__username", "gold__version",
-        *SCORE_FIELDS, "error",
+        "job__gold_policy", "gold__is_reference", *SCORE_FIELDS, "error",
     )
     rows = (
         {
@@ -254,6 +256,7 @@ def scores_frame(selection: Selection) -> pd.DataFrame:
             "sites": "+".join(row["trajectory__task__sites"] or []), "trajectory_id": row["trajectory_id"],
             "evaluation": row["job_id"], "judge": row["job__judge_config__name"], "gold_id": row["gold_id"],
             "gold_annotator": row["gold__annotator__username"], "gold_version": row["gold__version"],
+            "gold_policy": row["job__gold_policy"], "gold_is_reference": row["gold__is_reference"],
             **{name: row[name] for name in SCORE_FIELDS}, "error": row["error"],
         }
         for row in scores

@@ -2,7 +2,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from judges.models import JudgeConfig
-from metrics.models import GoldPolicy
+from metrics.models import GoldPolicy, parse_gold_policy
 from metrics.permissions import may_use_gold_policy
 
 
@@ -11,7 +11,8 @@ class EvaluationForm(forms.Form):
 
     judge = forms.ModelChoiceField(queryset=JudgeConfig.objects.all(), required=False,
                                    empty_label="default judge", to_field_name="name")
-    gold_policy = forms.ChoiceField(choices=GoldPolicy.choices, initial=GoldPolicy.APPROVED)
+    # A text field shown as a choice, so that the older spelling 'approved' is still accepted.
+    gold_policy = forms.CharField(widget=forms.Select(choices=GoldPolicy.choices), initial=GoldPolicy.REFERENCE)
     gold_annotator = forms.ModelChoiceField(queryset=get_user_model().objects.filter(gold_trajectories__isnull=False)
                                             .distinct(), required=False, to_field_name="username")
     tau = forms.FloatField(min_value=0, max_value=1, initial=0.7, help_text="equivalence threshold")
@@ -26,6 +27,14 @@ class EvaluationForm(forms.Form):
         if len(policies) == 1:
             self.fields["gold_policy"].help_text = "other gold policies need the reviewer role"
             self.fields["gold_annotator"].widget = forms.HiddenInput()
+    def clean_gold_policy(self) -> str:
+        try:
+            policy, name = parse_gold_policy(self.cleaned_data["gold_policy"])
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        if name:
+            raise forms.ValidationError("choose the annotator in the annotator field")
+        return policy
 
     def clean(self):
         data = super().clean()

@@ -11,9 +11,25 @@ from trajectories.models import AgentRun, EarlyStopReason, OutcomeStatus, Trajec
 
 
 class GoldPolicy(models.TextChoices):
-    APPROVED = "approved", "Approved gold only"
+    REFERENCE = "reference", "The task's reference gold"
+    BEST = "best", "Best of the approved golds, per trajectory"
     EACH = "each", "Each gold trajectory, reported separately"
     ANNOTATOR = "annotator", "A named annotator's gold"
+
+
+# Older spellings still accepted wherever a policy is named.
+GOLD_POLICY_ALIASES = {"approved": GoldPolicy.REFERENCE}
+
+
+def parse_gold_policy(text: str) -> tuple[str, str]:
+    """`reference`, `best`, `each`, `annotator=NAME` (or the older `approved`, `annotator:NAME`)
+    -> (policy, annotator name); raises ValueError naming the accepted spellings."""
+    text = (text or "").strip()
+    name, separator, annotator = text.replace(":", "=", 1).partition("=")
+    policy = GOLD_POLICY_ALIASES.get(name.strip(), name.strip())
+    if policy not in GoldPolicy.values or (separator and policy != GoldPolicy.ANNOTATOR):
+        raise ValueError(f"unknown gold policy {text!r}: expected reference, best, each or annotator=NAME")
+    return policy, annotator.strip()
 
 
 class EvaluationJob(BackgroundJob):
@@ -31,7 +47,7 @@ class EvaluationJob(BackgroundJob):
 
     runs = models.ManyToManyField(AgentRun, related_name="evaluation_jobs")
     judge_config = models.ForeignKey(JudgeConfig, on_delete=models.PROTECT, related_name="evaluation_jobs")
-    gold_policy = models.CharField(max_length=16, choices=GoldPolicy.choices, default=GoldPolicy.APPROVED)
+    gold_policy = models.CharField(max_length=16, choices=GoldPolicy.choices, default=GoldPolicy.REFERENCE)
     gold_annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )

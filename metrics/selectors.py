@@ -8,8 +8,9 @@ from django.utils import timezone
 from annotation.permissions import visible_decisions, visible_gold
 from judges.models import JudgeDecision
 from metrics.alignment import AgentStepMark, align_side
-from metrics.models import EvaluationJob, TrajectoryScore
-from trajectories.models import Trajectory
+from annotation.models import GoldStatus
+from metrics.models import EvaluationJob, GoldPolicy, TrajectoryScore
+from trajectories.models import Task, Trajectory
 
 
 def job_progress(job: EvaluationJob) -> dict:
@@ -39,7 +40,7 @@ def job_progress(job: EvaluationJob) -> dict:
 def scores_with_context() -> QuerySet[TrajectoryScore]:
     """Scores with their run, task and judge decision ids loaded, in run and task order."""
     return (
-        TrajectoryScore.objects.select_related("trajectory__run", "trajectory__task")
+        TrajectoryScore.objects.select_related("trajectory__run", "trajectory__task", "gold__annotator")
         .prefetch_related(Prefetch("decisions", queryset=JudgeDecision.objects.only("id")))
         .order_by("trajectory__run__name", "trajectory__task__number", "trajectory__task__task_id", "gold_id")
     )
@@ -104,3 +105,23 @@ def trajectory_evaluation(trajectory: Trajectory, job_id=None, *, viewer) -> Tra
 def run_evaluations(run) -> list[dict]:
     jobs = EvaluationJob.objects.filter(runs=run).select_related("judge_config").order_by("-created_at")[:20]
     return [{"job": job, **job_progress(job)} for job in jobs]
+
+
+def tasks_without_reference(job: EvaluationJob):
+    """Tasks of the job's runs that have approved gold but no reference gold: under the
+    'reference' policy they are scored without gold, so the job page lists them."""
+    task_ids = Trajectory.objects.filter(run__in=job.runs.all()).values("task_id")
+    return (Task.objects.filter(pk__in=task_ids, gold_trajectories__status=GoldStatus.APPROVED)
+            .exclude(gold_trajectories__is_reference=True).distinct().order_by("benchmark", "number", "task_id"))
+
+
+def scores_off_reference(job: EvaluationJob) -> int:
+    """Scores of a 'reference' job whose gold is no longer its task's reference (or whose task has
+    gained one since): re-evaluating scores them against the current reference."""
+    if job.gold_policy != GoldPolicy.REFERENCE:
+        return 0
+    scores = job.scores.filter(error="")
+    moved = scores.filter(gold__isnull=False, gold__is_reference=False).count()
+    gained = scores.filter(gold__isnull=True, trajectory__task__gold_trajectories__is_reference=True,
+                           trajectory__task__gold_trajectories__cannot_complete=False).count()
+    return moved + gained

@@ -3,8 +3,8 @@ from rest_framework import serializers
 
 from config.api import NameField
 from judges.models import JudgeConfig
-from metrics.models import EvaluationJob, GoldPolicy, TrajectoryScore
-from metrics.selectors import job_progress
+from metrics.models import EvaluationJob, GoldPolicy, TrajectoryScore, parse_gold_policy
+from metrics.selectors import job_progress, scores_off_reference, tasks_without_reference
 from metrics.services.scoring import SCORE_FIELDS
 from trajectories.models import AgentRun
 
@@ -13,16 +13,28 @@ class EvaluationRequestSerializer(serializers.Serializer):
     runs = NameField(slug_field="name", queryset=AgentRun.objects.all(), many=True,
                                         allow_empty=False)
     judge = NameField(slug_field="name", queryset=JudgeConfig.objects.all(), required=False)
-    gold_policy = serializers.ChoiceField(choices=GoldPolicy.choices, default=GoldPolicy.APPROVED,
-                                          help_text="Any policy but the default (the reference gold) needs the "
-                                                    "reviewer role.")
+    gold_policy = serializers.CharField(
+        default=GoldPolicy.REFERENCE,
+        help_text="reference (default), best, each or annotator=NAME; 'approved' is the older name of 'reference'. "
+                  "Any policy but the reference gold needs the reviewer role.",
+    )
     gold_annotator = NameField(
         slug_field="username", queryset=get_user_model().objects.all(), required=False
     )
     parameters = serializers.DictField(required=False, default=dict)
 
     def validate(self, attrs):
-        if attrs["gold_policy"] == GoldPolicy.ANNOTATOR and not attrs.get("gold_annotator"):
+        try:
+            policy, name = parse_gold_policy(attrs["gold_policy"])
+        except ValueError as exc:
+            raise serializers.ValidationError({"gold_policy": str(exc)}) from None
+        attrs["gold_policy"] = policy
+        if name:
+            annotator = get_user_model().objects.filter(username=name).first()
+            if annotator is None:
+                raise serializers.ValidationError({"gold_policy": f"no user named {name!r}"})
+            attrs["gold_annotator"] = annotator
+        if policy == GoldPolicy.ANNOTATOR and not attrs.get("gold_annotator"):
             raise serializers.ValidationError({"gold_annotator": "required with the 'annotator' gold policy"})
         return attrs
 
@@ -36,10 +48,16 @@ class TrajectoryScoreSerializer(serializers.ModelSerializer):
     task_id = serializers.CharField(source="trajectory.task.task_id")
     benchmark = serializers.CharField(source="trajectory.task.benchmark")
     decision_ids = serializers.PrimaryKeyRelatedField(source="decisions", many=True, read_only=True)
+    gold_annotator = serializers.CharField(source="gold.annotator.get_username", read_only=True, default=None,
+                                           allow_null=True)
+    gold_version = serializers.IntegerField(source="gold.version", read_only=True, default=None, allow_null=True)
+    gold_is_reference = serializers.BooleanField(source="gold.is_reference", read_only=True, default=None,
+                                                 allow_null=True)
 
     class Meta:
         model = TrajectoryScore
-        fields = ("id", "job", "trajectory", "run", "benchmark", "task_id", "gold", *SCORE_FIELDS, "error",
+        fields = ("id", "job", "trajectory", "run", "benchmark", "task_id", "gold", "gold_annotator", "gold_version",
+                  "gold_is_reference", *SCORE_FIELDS, "error",
                   "details", "decision_ids", "computed_at")
 
 
@@ -52,6 +70,13 @@ class EvaluationJobSerializer(serializers.Serializer):
     judge = serializers.CharField(help_text="Judge configuration name.")
     gold_policy = serializers.ChoiceField(choices=GoldPolicy.choices)
     gold_annotator = serializers.CharField(allow_null=True)
+    tasks_without_reference = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Reference policy: tasks with approved gold but no reference gold, scored without gold.",
+    )
+    scores_off_reference = serializers.IntegerField(
+        help_text="Reference policy: scores whose gold is no longer the task's reference; re-run to follow it.",
+    )
     parameters = serializers.DictField()
     total = serializers.IntegerField(help_text="Units (trajectory x gold) to score.")
     done = serializers.IntegerField()
@@ -71,6 +96,9 @@ class EvaluationJobSerializer(serializers.Serializer):
             "judge": job.judge_config.name,
             "gold_policy": job.gold_policy,
             "gold_annotator": job.gold_annotator.get_username() if job.gold_annotator else None,
+            "tasks_without_reference": [] if job.gold_policy != GoldPolicy.REFERENCE else list(
+                tasks_without_reference(job).values_list("task_id", flat=True)),
+            "scores_off_reference": scores_off_reference(job),
             "parameters": job.parameters,
             "created_at": job.created_at,
         })

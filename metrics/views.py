@@ -6,9 +6,9 @@ from django.views.decorators.http import require_POST
 
 from judges.services import default_judge_config
 from metrics.forms import EvaluationForm
-from metrics.models import Aggregate, EvaluationJob
+from metrics.models import Aggregate, EvaluationJob, GoldPolicy
 from metrics.permissions import can_change_evaluation, can_evaluate
-from metrics.selectors import job_progress
+from metrics.selectors import job_progress, scores_off_reference, tasks_without_reference
 from metrics.services import evaluation
 from trajectories.models import AgentRun
 
@@ -40,6 +40,9 @@ def job_detail(request, pk):
         "job": job, "progress": job_progress(job), "metrics": SUMMARY_METRICS,
         "summary": [(run, [row.get(m) for m in SUMMARY_METRICS]) for run, row in table.items()],
         "scores": scores, "can_change": can_change_evaluation(request.user, job),
+        "without_reference": (list(tasks_without_reference(job)[:200]) if job.gold_policy == GoldPolicy.REFERENCE
+                              else []),
+        "off_reference": scores_off_reference(job),
     })
 
 

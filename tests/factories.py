@@ -70,10 +70,20 @@ class StepFactory(factory.django.DjangoModelFactory):
 class GoldTrajectoryFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = GoldTrajectory
+        skip_postgeneration_save = True
 
     task = factory.SubFactory(TaskFactory)
     annotator = factory.SubFactory(UserFactory)
     source = "web"
+
+    @factory.post_generation
+    def reference(gold, create, extracted, **kwargs):
+        """As on approval: the task's first approved gold becomes its reference."""
+        if create and extracted is not False and gold.status == "approved":
+            from annotation.services.reference import assign_missing_references
+
+            assign_missing_references([gold.task_id])
+            gold.refresh_from_db(fields=["is_reference"])
 
 
 class GoldStepFactory(factory.django.DjangoModelFactory):

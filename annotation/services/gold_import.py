@@ -9,6 +9,9 @@ name or on behalf of another annotator, and each gold written keeps who imported
 (the file is its `source`); nobody approves their own gold this way (admins excepted, as on the
 review page). Accounts and roles are the admin's: only the operator's command may create a
 missing annotator, and only when asked to (`create_annotator`).
+The numbering anomalies the reader resolved are listed in the report and kept as flags on the
+gold they concern (for the gold quality page); `strict` refuses a file that has any. The first
+approved gold of a task becomes its reference; `reference` makes this file's gold the reference.
 """
 
 import hashlib
@@ -24,10 +27,12 @@ from django.utils import timezone
 
 from annotation.content import GoldContent, clean_content
 from annotation.errors import GoldPermissionDenied, GoldValidationError
-from annotation.formats import GoldBlock, GoldFile, GoldFormatError, UnplacedRow, read_gold_file
-from annotation.models import GoldStatus, GoldStep, GoldTrajectory
+from annotation.formats import GoldAnomaly, GoldBlock, GoldFile, GoldFormatError, UnplacedRow, read_gold_file
+from annotation.models import GoldFlag, GoldStatus, GoldStep, GoldTrajectory
 from annotation.permissions import may_approve_gold_of
 from annotation.roles import ANNOTATOR, REVIEWER, has_role
+from annotation.services.gold_checks import start_quality_checks_after_import
+from annotation.services.reference import assign_missing_references, make_reference
 from trajectories.models import Task
 
 STEP_FIELDS = ("text", "label", "action_type", "element_role", "element_name", "value")
@@ -54,6 +59,8 @@ class GoldImportReport:
     gold: list[ImportedGold] = field(default_factory=list)
     missing_tasks: list[str] = field(default_factory=list)
     unplaced: list[UnplacedRow] = field(default_factory=list)
+    anomalies: list[GoldAnomaly] = field(default_factory=list)
+    reference: bool = False
 
     @property
     def tasks(self) -> int:
@@ -75,6 +82,7 @@ class GoldImportReport:
             "created": self.count("created"),
             "updated": self.count("updated"),
             "unchanged": self.count("unchanged"),
+            "anomalies": [{**asdict(anomaly), "where": anomaly.where} for anomaly in self.anomalies],
         }
 
     def summary(self) -> str:
@@ -86,12 +94,19 @@ class GoldImportReport:
         ]
         if self.missing_tasks:
             lines.append(f"tasks not found in benchmark {self.benchmark!r}: {', '.join(self.missing_tasks)}")
+        if self.anomalies:
+            lines.append(f"{_anomalies(len(self.anomalies))} resolved:")
+            lines.extend(f"  {anomaly}" for anomaly in self.anomalies)
         if self.unplaced:
             lines.append(f"{len(self.unplaced)} rows not placed:")
             lines.extend(f"  {row.where}: {row.reason}" for row in self.unplaced)
         return "\n".join(lines)
 
     __str__ = summary
+
+
+def _anomalies(count: int) -> str:
+    return f"{count} numbering anomal{'y' if count == 1 else 'ies'}"
 
 
 def _annotator_user(username: str, *, create: bool):
@@ -165,6 +180,8 @@ def _block_content(block: GoldBlock, file_name: str) -> GoldContent:
 def _apply(gold: GoldTrajectory, content: GoldContent, status: str, now, importer) -> None:
     gold.imported_by = importer
     gold.imported_at = now
+    if status != GoldStatus.APPROVED:
+        gold.is_reference = False
     gold.cannot_complete = content.cannot_complete
     gold.cannot_complete_reason = content.cannot_complete_reason
     gold.final_answer = content.final_answer
@@ -187,17 +204,59 @@ def _in_chunks(values: list, size: int = 500):
         yield values[start:start + size]
 
 
+def refuse_anomalies(parsed: GoldFile, file_name: str) -> None:
+    """`--strict`: a file whose numbering needed resolving is refused, naming every anomaly."""
+    if parsed.anomalies:
+        listed = "; ".join(str(anomaly) for anomaly in parsed.anomalies)
+        raise GoldFormatError(f"{_anomalies(len(parsed.anomalies))} (refused by --strict): {listed}", where=file_name)
+
+
+def _anomaly_flags(placed, gold_of: dict, anomalies: list[GoldAnomaly]) -> list[GoldFlag]:
+    """One flag per anomaly, on the gold that holds its rows."""
+    holder = {}
+    for block, _, _, key in placed:
+        for where in block.rows:
+            holder[where.rsplit(" ", 1)[-1]] = gold_of[key]
+    flags = []
+    for anomaly in anomalies:
+        gold = next((holder[str(row)] for row in anomaly.rows if str(row) in holder), None)
+        if gold is not None:
+            flags.append(GoldFlag(gold=gold, kind=GoldFlag.Kind.IMPORT_ANOMALY, rows=anomaly.rows,
+                                  key=f"{anomaly.kind}:{','.join(map(str, anomaly.rows))}",
+                                  message=f"{anomaly.where}: {anomaly.action}"))
+    return flags
+
+
+def _store_anomaly_flags(golds: list[GoldTrajectory], flags: list[GoldFlag]) -> None:
+    """The import's anomalies replace those of the previous import of the same gold; a flag a
+    reviewer dismissed stays dismissed."""
+    wanted = {(flag.gold.pk, flag.key) for flag in flags}
+    stored = {}
+    for chunk in _in_chunks([gold.pk for gold in golds]):
+        for flag in GoldFlag.objects.filter(gold_id__in=chunk, kind=GoldFlag.Kind.IMPORT_ANOMALY):
+            stored[flag.gold_id, flag.key] = flag
+    gone = [flag.pk for identity, flag in stored.items() if identity not in wanted and flag.dismissed_at is None]
+    GoldFlag.objects.filter(pk__in=gone).delete()
+    GoldFlag.objects.bulk_create([flag for flag in flags if (flag.gold.pk, flag.key) not in stored], batch_size=500)
+
+
 def import_gold(parsed: GoldFile, *, file_name: str, annotator: str, status: str = GoldStatus.APPROVED,
-                benchmark: str = "webarena", imported_by=None, create_annotator: bool = False) -> GoldImportReport:
+                benchmark: str = "webarena", imported_by=None, create_annotator: bool = False, strict: bool = False,
+                reference: bool = False) -> GoldImportReport:
     """Store parsed gold under `annotator`; all of the file or nothing, in a few bulk statements.
 
     `imported_by` is the reviewer importing it (None: the operator's command); `create_annotator`
     lets the command create a missing annotator account."""
     if status not in GoldStatus.values:
         raise ValueError(f"unknown status {status!r}; expected one of {', '.join(GoldStatus.values)}")
+    if reference and status != GoldStatus.APPROVED:
+        raise ValueError("only approved gold can become the reference: import it with status approved")
+    if strict:
+        refuse_anomalies(parsed, file_name)
     report = GoldImportReport(
         file=file_name, format=parsed.format, annotator=annotator, status=status, benchmark=benchmark,
         imported_by=imported_by.get_username() if imported_by else "", unplaced=list(parsed.unplaced),
+        anomalies=list(parsed.anomalies), reference=reference,
     )
     with transaction.atomic():
         user = _annotator_user(annotator, create=create_annotator and imported_by is None)
@@ -243,7 +302,7 @@ def import_gold(parsed: GoldFile, *, file_name: str, annotator: str, status: str
         GoldTrajectory.objects.bulk_create(created, batch_size=500)
         GoldTrajectory.objects.bulk_update(
             updated, ["version", "status", "submitted_at", "cannot_complete", "cannot_complete_reason",
-                      "final_answer", "imported_by", "imported_at", "updated_at"], batch_size=500)
+                      "final_answer", "is_reference", "imported_by", "imported_at", "updated_at"], batch_size=500)
         for chunk in _in_chunks(updated):
             GoldStep.objects.filter(gold__in=chunk).delete()
         written = {gold.source_key for gold in created + updated}
@@ -255,13 +314,21 @@ def import_gold(parsed: GoldFile, *, file_name: str, annotator: str, status: str
         for block, task, content, key in placed:
             report.gold.append(ImportedGold(block.task_id, block.ordinal, block.where, len(content.steps),
                                             outcomes[key], existing[key].pk))
+        _store_anomaly_flags([existing[key] for *_, key in placed], _anomaly_flags(placed, existing, parsed.anomalies))
+        if reference:
+            # The file's first gold of each task becomes that task's reference.
+            make_reference([existing[key] for block, *_, key in placed if block.ordinal == 1])
+        assign_missing_references({task.pk for _, task, _, _ in placed})
+        if placed:
+            start_quality_checks_after_import({task.benchmark for _, task, _, _ in placed})
     return report
 
 
 def import_gold_file(path: Path, *, annotator: str, status: str = GoldStatus.APPROVED,
-                     benchmark: str = "webarena", imported_by=None, create_annotator: bool = False) -> GoldImportReport:
+                     benchmark: str = "webarena", imported_by=None, create_annotator: bool = False,
+                     strict: bool = False, reference: bool = False) -> GoldImportReport:
     """Read and import one gold file; raises GoldFormatError (naming file and row) on unreadable input."""
     path = Path(path)
     return import_gold(read_gold_file(path, benchmark=benchmark), file_name=path.name, annotator=annotator,
                        status=status, benchmark=benchmark, imported_by=imported_by,
-                       create_annotator=create_annotator)
+                       create_annotator=create_annotator, strict=strict, reference=reference)

@@ -5,6 +5,7 @@ from django.db import transaction
 from annotation.errors import GoldConflict, GoldPermissionDenied, GoldValidationError, GoldWorkflowError
 from annotation.models import GoldReview, GoldStatus, GoldTrajectory
 from annotation.permissions import can_review_gold
+from annotation.services.reference import assign_missing_references
 
 
 def review_gold(gold_id: int, *, reviewer, version: int, decision: str, comment: str = "") -> GoldReview:
@@ -20,7 +21,9 @@ def review_gold(gold_id: int, *, reviewer, version: int, decision: str, comment:
             raise GoldPermissionDenied("reviewing needs the reviewer role, and reviewers do not review their own gold")
         if gold.version != version:
             raise GoldConflict(gold)
-        if gold.status != GoldStatus.SUBMITTED:
+        # Approved gold found wanting (e.g. on the gold quality page) can still be sent back.
+        sent_back = gold.status == GoldStatus.APPROVED and decision == GoldReview.Decision.CHANGES_REQUESTED
+        if gold.status != GoldStatus.SUBMITTED and not sent_back:
             raise GoldWorkflowError(
                 f"this gold is {gold.get_status_display().lower()}; only submitted gold is reviewed"
             )
@@ -29,5 +32,10 @@ def review_gold(gold_id: int, *, reviewer, version: int, decision: str, comment:
         )
         gold.status = decision
         gold.version += 1
-        gold.save(update_fields=["status", "version", "updated_at"])
+        if decision != GoldReview.Decision.APPROVED:
+            gold.is_reference = False  # evaluation then lists the task as having no reference
+        gold.save(update_fields=["status", "version", "is_reference", "updated_at"])
+        if decision == GoldReview.Decision.APPROVED:
+            # The first approved gold of a task becomes its reference; a later one never replaces it.
+            assign_missing_references([gold.task_id])
     return review

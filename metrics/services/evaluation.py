@@ -51,7 +51,9 @@ class Unit:
 
 def _gold_candidates(job: EvaluationJob, task_ids) -> dict[int, list[GoldTrajectory]]:
     golds = GoldTrajectory.objects.filter(task_id__in=task_ids, cannot_complete=False)
-    if job.gold_policy == GoldPolicy.APPROVED:
+    if job.gold_policy == GoldPolicy.REFERENCE:
+        golds = golds.filter(is_reference=True)
+    elif job.gold_policy == GoldPolicy.BEST:
         golds = golds.filter(status=GoldStatus.APPROVED)
     elif job.gold_policy == GoldPolicy.EACH:
         golds = golds.filter(status__in=[GoldStatus.SUBMITTED, GoldStatus.APPROVED])
@@ -64,7 +66,8 @@ def _gold_candidates(job: EvaluationJob, task_ids) -> dict[int, list[GoldTraject
 
 
 def plan_units(job: EvaluationJob) -> list[Unit]:
-    """One unit per trajectory and gold: the newest matching gold, or each one for the 'each' policy.
+    """One unit per trajectory and gold: the reference gold (or the named annotator's newest), or
+    every candidate for the 'each' and 'best' policies ('best' keeps one when the job finishes).
 
     A task without gold is still scored: its gold-based metrics are null.
     """
@@ -73,7 +76,7 @@ def plan_units(job: EvaluationJob) -> list[Unit]:
     units = []
     for trajectory_id, task_id in trajectories:
         candidates = golds.get(task_id, [])
-        if job.gold_policy != GoldPolicy.EACH:
+        if job.gold_policy not in (GoldPolicy.EACH, GoldPolicy.BEST):
             candidates = candidates[:1]
         units.extend(Unit(trajectory_id, gold.pk) for gold in candidates)
         if not candidates:
@@ -81,8 +84,39 @@ def plan_units(job: EvaluationJob) -> list[Unit]:
     return units
 
 
+def _best_first(score: TrajectoryScore) -> tuple:
+    """Higher Step Success, then more matched gold steps, then the older gold."""
+    return (score.error == "", score.step_success if score.step_success is not None else -1.0,
+            score.matched_steps or 0, -(score.gold_id or 0))
+
+
+def keep_best_scores(job: EvaluationJob) -> None:
+    """'best' policy: of a trajectory's scores against every approved gold, keep the best one and
+    record in its details which golds it was chosen from."""
+    by_trajectory = defaultdict(list)
+    for score in job.scores.select_related("gold__annotator").defer("details"):
+        by_trajectory[score.trajectory_id].append(score)
+    dropped = []
+    for scores in by_trajectory.values():
+        if len(scores) < 2:
+            continue
+        scores.sort(key=_best_first, reverse=True)
+        best, others = scores[0], scores[1:]
+        details = TrajectoryScore.objects.values_list("details", flat=True).get(pk=best.pk) or {}
+        details["gold_choice"] = [
+            {"gold_id": score.gold_id, "annotator": score.gold.annotator.get_username() if score.gold else None,
+             "version": score.gold.version if score.gold else None, "step_success": score.step_success,
+             "chosen": score is best}
+            for score in scores
+        ]
+        TrajectoryScore.objects.filter(pk=best.pk).update(details=details)
+        dropped.extend(score.pk for score in others)
+    for start in range(0, len(dropped), 500):
+        TrajectoryScore.objects.filter(pk__in=dropped[start:start + 500]).delete()
+
+
 @transaction.atomic
-def create_evaluation(*, runs, judge_config, gold_policy=GoldPolicy.APPROVED, gold_annotator=None,
+def create_evaluation(*, runs, judge_config, gold_policy=GoldPolicy.REFERENCE, gold_annotator=None,
                       parameters=None, user=None) -> EvaluationJob:
     """`user` is who asks (None: the operator's command), held to `may_use_gold_policy`."""
     if not runs:
@@ -294,6 +328,13 @@ def refresh_progress(job: EvaluationJob) -> EvaluationJob:
         fields = ["done", "failed", "heartbeat_at"]
         finished = job.status == EvaluationJob.Status.RUNNING and job.done + job.failed >= job.total
         if finished:
+            if job.gold_policy == GoldPolicy.BEST:
+                keep_best_scores(job)
+                counts = job.scores.aggregate(failed=Count("pk", filter=~Q(error="")),
+                                              done=Count("pk", filter=Q(error="")))
+                job.failed, job.done = counts["failed"], counts["done"]
+                job.total = job.done + job.failed
+                fields.append("total")
             store_aggregates(job)
             job.status = EvaluationJob.Status.DONE
             job.finished_at = timezone.now()

@@ -5,6 +5,7 @@ from django.urls import reverse
 
 from annotation.agreement import GoldSide, TaskAgreement, by_site, most_disagreeing, pair_agreement
 from annotation.selectors import agreement_report
+from annotation.models import GoldCheckJob, GoldTrajectory
 from judges.models import JudgeConfig
 from tests.factories import GoldStepFactory, GoldTrajectoryFactory, TaskFactory
 
@@ -74,14 +75,22 @@ def test_agreement_report_uses_the_chosen_judge(two_golds_per_task):
     assert (report.overall.tasks, report.overall.agreement, report.sites[0].name) == (1, 0.8, "shopping_admin")
 
 
-def test_agreement_page(client, reviewer, two_golds_per_task):
+def test_agreement_page(client, reviewer, two_golds_per_task, django_capture_on_commit_callbacks):
     client.force_login(reviewer)
 
-    page = client.get(reverse("annotation:agreement"), {"judge": "exact"})
+    JudgeConfig.objects.create(name="exact", backend="exact")
+    before = client.get(reverse("annotation:agreement"), {"judge": "exact"}).content.decode()
+    assert "No agreement report for these settings yet" in before
 
-    html = page.content.decode()
-    assert "Judge <strong>exact</strong>" in html
-    assert "alice</a> vs <a" in html and ">0.80<" in html
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("annotation:agreement"), {"judge": "exact", "tau": "0.7"})
+
+    assert response.status_code == 302
+    html = client.get(response.url).content.decode()
+    assert "judge <strong>exact</strong>" in html
+    assert GoldCheckJob.objects.get(kind="agreement").status == "done"
+    golds = {gold.annotator.username: gold.pk for gold in GoldTrajectory.objects.filter(task=two_golds_per_task)}
+    assert f"alice, web editor (#{golds['alice']})</a> vs <a" in html and ">0.80<" in html
     unknown = client.get(reverse("annotation:agreement"), {"judge": "nope"})
     assert "No judge named" in unknown.content.decode()
 
@@ -89,3 +98,32 @@ def test_agreement_page(client, reviewer, two_golds_per_task):
 def test_agreement_page_is_for_reviewers(client, annotator):
     client.force_login(annotator)
     assert client.get(reverse("annotation:agreement")).status_code == 403
+
+
+def test_disagreeing_pairs_are_flagged_and_a_dismissal_survives_recomputing(
+        client, reviewer, annotator, other_annotator, django_capture_on_commit_callbacks):
+    from annotation.models import GoldFlag
+
+    task = TaskFactory(task_id="3", number=3)
+    for annotator_, texts in ((annotator, ["Click on the 'REPORTS' link", "Type '2022' into 'Year'"]),
+                              (other_annotator, ["Scroll down", "Click 'Go'", "Press Enter"])):
+        gold = GoldTrajectoryFactory(task=task, annotator=annotator_, status="submitted", source="gold.xlsx")
+        for index, text in enumerate(texts, start=1):
+            GoldStepFactory(gold=gold, index=index, text=text)
+    JudgeConfig.objects.create(name="exact", backend="exact")
+    client.force_login(reviewer)
+    settings_ = {"judge": "exact", "tau": "0.7"}
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("annotation:agreement"), settings_)
+    flag = GoldFlag.objects.get(kind="disagreement")
+    page = client.get(reverse("annotation:agreement"), settings_).content.decode()
+    assert "agreement 0.00 with gold" in page and "alice, gold.xlsx block 1" in page
+
+    client.post(reverse("annotation:dismiss-flag", args=[flag.pk]), {"reason": "two valid paths"})
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("annotation:agreement"), settings_)
+
+    flag.refresh_from_db()
+    assert (flag.dismiss_reason, flag.active) == ("two valid paths", True)
+    page = client.get(reverse("annotation:agreement"), settings_).content.decode()
+    assert f'id="flag-{flag.pk}"' not in page and "two valid paths" in page

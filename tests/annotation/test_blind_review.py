@@ -158,7 +158,7 @@ def test_the_reference_gold_stays_open_to_a_runs_uploader(users, scene):
     web = Client()
     web.force_login(users["reader"])
     page = web.get(reverse("trajectories:run-detail", args=[scene["runs"]["agent-a"].pk])).content.decode()
-    assert 'value="approved"' in page and 'value="each"' not in page
+    assert 'value="reference"' in page and 'value="each"' not in page
 
 
 def test_only_reviewers_rerun_or_cancel_an_evaluation_against_other_gold(users, scene):

@@ -2,6 +2,7 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
+from annotation.services.reference import make_reference
 from metrics import comparison
 from metrics.aggregation import compare_paired
 from metrics.models import TrajectoryScore
@@ -189,7 +190,8 @@ def test_side_by_side_shows_both_golds_when_the_runs_used_different_ones():
     first = AgentRunFactory(name="first")
     trajectory(first, task, ["click [1]"])
     evaluate(first, judge)
-    gold(task, ["click [2]", "click [3]"])  # approved later: the next evaluation uses it
+    later = gold(task, ["click [2]", "click [3]"])
+    make_reference([later])  # a reviewer makes it the reference: the next evaluation uses it
     second = AgentRunFactory(name="second")
     trajectory(second, task, ["click [2]"])
     evaluate(second, judge)

@@ -22,13 +22,17 @@ class Command(BaseCommand):
                             help="Create a missing annotator account (no password, annotator role)")
         parser.add_argument("--status", default=GoldStatus.APPROVED, choices=GoldStatus.values)
         parser.add_argument("--benchmark", default="webarena", help="Benchmark of the task ids in sheets")
+        parser.add_argument("--strict", action="store_true",
+                            help="Refuse a file whose step numbering needed resolving, listing every anomaly")
+        parser.add_argument("--reference", action="store_true",
+                            help="Make the file's gold (its first block per task) the reference gold of its tasks")
 
-    def handle(self, *args, paths, annotator, create_annotator, status, benchmark, **options):
+    def handle(self, *args, paths, annotator, create_annotator, status, benchmark, strict, reference, **options):
         failed = []
         for path in paths:
             try:
                 report = import_gold_file(path, annotator=annotator, status=status, benchmark=benchmark,
-                                          create_annotator=create_annotator)
+                                          create_annotator=create_annotator, strict=strict, reference=reference)
             except ValueError as exc:  # GoldFormatError (names file and row), or a bad annotator
                 failed.append(path)
                 self.stderr.write(f"{path}: not imported: {exc}")

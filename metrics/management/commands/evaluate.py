@@ -8,7 +8,7 @@ from tqdm import tqdm
 from config.jobs import WorkersUnreachable
 from judges.models import JudgeConfig
 from judges.services import default_judge_config
-from metrics.models import EvaluationJob, GoldPolicy
+from metrics.models import EvaluationJob, GoldPolicy, parse_gold_policy
 from metrics.selectors import job_progress
 from metrics.services.evaluation import create_evaluation, start_evaluation
 from trajectories.models import AgentRun
@@ -31,8 +31,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--run", action="append", required=True, help="Run name (repeatable)")
         parser.add_argument("--judge", help="JudgeConfig name (default: the default judge)")
-        parser.add_argument("--gold", default="approved",
-                            help="approved | each | annotator:NAME (default: approved)")
+        parser.add_argument("--gold", default=GoldPolicy.REFERENCE,
+                            help="reference | best | each | annotator=NAME (default: reference; "
+                                 "'approved' and 'annotator:NAME' are accepted as older spellings)")
         parser.add_argument("--param", action="append", default=[], help="tau=0.7, window=1, ordered=false")
         parser.add_argument("--wait", action="store_true", help="Wait for the job, with a progress bar")
 
@@ -51,9 +52,10 @@ class Command(BaseCommand):
                 raise CommandError(f"judge {judge!r} does not exist (known: {known})") from None
         else:
             judge_config = default_judge_config()
-        policy, _, annotator_name = gold.partition(":")
-        if policy not in GoldPolicy.values:
-            raise CommandError(f"--gold {gold!r}: expected approved, each or annotator:NAME")
+        try:
+            policy, annotator_name = parse_gold_policy(gold)
+        except ValueError as exc:
+            raise CommandError(f"--gold: {exc}") from None
         annotator = None
         if policy == GoldPolicy.ANNOTATOR:
             annotator = get_user_model().objects.filter(username=annotator_name).first()

@@ -1,0 +1,184 @@
+"""The gold quality checks: on their own (no database), as a job after every import, on the page."""
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from annotation import quality
+from annotation.formats import read_gold_bytes, read_gold_file
+from annotation.models import GoldCheckJob, GoldFlag, GoldStatus, GoldTrajectory
+from annotation.services.gold_checks import run_gold_check, start_gold_check
+from annotation.services.gold_import import import_gold
+from tests.annotation.sheets import excerpt_rows, misplaced_gold_sheet, sheet_bytes
+from tests.factories import GoldStepFactory, GoldTrajectoryFactory, TaskFactory
+
+
+@pytest.fixture(scope="module")
+def webarena_intents(shared_data):
+    tasks = json.loads((shared_data / "webarena" / "test.raw.json").read_text(encoding="utf-8"))
+    return [quality.TaskRecord(task["task_id"], str(task["task_id"]), task["intent"], task["intent_template_id"])
+            for task in tasks]
+
+
+def _records(parsed) -> list[quality.GoldRecord]:
+    return [quality.GoldRecord(position, int(block.task_id), tuple(step.text for step in block.steps))
+            for position, block in enumerate(parsed.blocks)]
+
+
+def _found(findings) -> set[tuple]:
+    return {(finding.gold_pk, finding.kind, finding.key) for finding in findings}
+
+
+def test_the_real_excerpt_only_shows_its_real_duplicate(webarena_intents, gold_xlsx):
+    # Tasks 1 and 2 of the published sheet carry the very same six steps.
+    findings = quality.check_gold(webarena_intents, _records(read_gold_file(gold_xlsx)))
+
+    assert _found(findings) == {(1, "duplicate", "gold:2"), (2, "duplicate", "gold:1")}
+
+
+def test_a_moved_block_and_a_gold_copied_under_a_sibling_are_found(webarena_intents, gold_xlsx):
+    parsed = read_gold_bytes(sheet_bytes(misplaced_gold_sheet(excerpt_rows(gold_xlsx))), "xlsx", name="x.xlsx")
+    golds = _records(parsed)
+    moved, copied = golds[-2], golds[-1]
+    assert (moved.task_pk, copied.task_pk) == (811, 83)
+
+    findings = {(f.gold_pk, f.kind): f for f in quality.check_gold(webarena_intents, golds)}
+
+    assert findings[moved.pk, "other_task"].related_task_pk == 529
+    assert "fit task 529" in findings[moved.pk, "other_task"].message
+    assert findings[copied.pk, "other_task"].related_task_pk == 82  # 75 names the same places; 82 is the sibling
+    assert findings[copied.pk, "duplicate"].message == "the same 9 steps are stored under task 82 (gold #4)"
+    assert (4, "duplicate") in findings and (moved.pk, "duplicate") not in findings  # moved, not copied
+
+
+def test_a_sibling_of_the_same_template_is_named_so():
+    tasks = [quality.TaskRecord(1, "1", "Search for 'blue kettle' in the shop", 9),
+             quality.TaskRecord(2, "2", "Search for 'red teapot' in the shop", 9)]
+    # Rarity is measured over a benchmark's intents: a word found in one intent of 300 weighs.
+    tasks += [quality.TaskRecord(pk, str(pk), f"Show order {pk} in the shop", 8) for pk in range(3, 300)]
+    gold = quality.GoldRecord(10, 1, ("Type 'red teapot' into the search box", "Press Enter"))
+
+    [finding] = quality.check_other_task({t.pk: t for t in tasks}, [gold], quality.IntentIndex(tasks))
+
+    assert finding.related_task_pk == 2 and "a sibling of the same template" in finding.message
+
+
+def test_lengths_one_step_golds_and_missing_intent_values():
+    tasks = {pk: quality.TaskRecord(pk, str(pk), 'Create an issue titled "404 for many URLs"', 5) for pk in (1, 2, 3)}
+    steps = ("Click 'Issues'", "Click 'New issue'", "Type '404 for many URLs' into 'Title'", "Click 'Create'")
+    golds = [quality.GoldRecord(1, 1, steps), quality.GoldRecord(2, 2, steps + ("Scroll down",)),
+             quality.GoldRecord(3, 3, steps), quality.GoldRecord(4, 1, steps[:1]),
+             quality.GoldRecord(5, 2, steps * 3), quality.GoldRecord(6, 3, (), cannot_complete=True)]
+
+    found = {(f.gold_pk, f.kind) for f in quality.check_gold(list(tasks.values()), golds)}
+
+    assert {(4, "one_step"), (4, "too_short"), (4, "missing_values"), (5, "too_long")} <= found
+    assert not {kind for pk, kind in found if pk in (1, 3, 6)} - {"duplicate"}
+
+
+# The job, the page, the actions -----------------------------------------------------------------
+
+
+@pytest.fixture
+def misplaced_import(db, webarena_tasks, gold_xlsx, django_capture_on_commit_callbacks):
+    parsed = read_gold_bytes(sheet_bytes(misplaced_gold_sheet(excerpt_rows(gold_xlsx))), "xlsx", name="gold.xlsx")
+    with django_capture_on_commit_callbacks(execute=True):
+        import_gold(parsed, file_name="gold.xlsx", annotator="paper", create_annotator=True)
+    return {gold.task.task_id: gold for gold in GoldTrajectory.objects.select_related("task").order_by("-pk")}
+
+
+def _open(kind: str) -> set[str]:
+    flags = GoldFlag.objects.filter(kind=kind, active=True, dismissed_at__isnull=True).select_related("gold__task")
+    return {flag.gold.task.task_id for flag in flags}
+
+
+def test_an_import_runs_the_checks_in_the_background(misplaced_import):
+    job = GoldCheckJob.objects.get(kind="quality")
+
+    assert (job.status, job.benchmark, job.done, job.total) == ("done", "webarena", 9, 9)
+    assert job.result["flags"]["other_task"] == 2
+    assert _open("other_task") == {"811", "83"}
+    assert _open("duplicate") == {"1", "2", "82", "83"}
+
+
+def test_a_dismissed_flag_stays_dismissed_and_a_fixed_one_goes_inactive(misplaced_import, reviewer):
+    from annotation.services.gold_checks import dismiss_flag
+
+    flag = GoldFlag.objects.get(kind="duplicate", gold__task__task_id="1")
+    dismiss_flag(flag.pk, user=reviewer, reason="tasks 1 and 2 really share their steps")
+    GoldStepFactory(gold=misplaced_import["83"], index=10, text="Click the 'Go' button")  # no longer a copy
+
+    run_gold_check(start_gold_check(GoldCheckJob.Kind.QUALITY, benchmark="webarena").pk)
+
+    flag.refresh_from_db()
+    assert (flag.dismiss_reason, flag.active) == ("tasks 1 and 2 really share their steps", True)
+    assert _open("duplicate") == {"2"}
+    assert not GoldFlag.objects.get(kind="duplicate", gold__task__task_id="83").active
+
+
+def test_the_quality_page_lists_flags_with_their_actions(misplaced_import, reviewer, client,
+                                                         django_capture_on_commit_callbacks):
+    client.force_login(reviewer)
+    html = client.get(reverse("annotation:quality"), {"benchmark": "webarena"}).content.decode()
+
+    assert "Belongs to another task (2)" in html and "Duplicate of another task&#x27;s gold (4)" in html
+    moved = misplaced_import["811"]
+    assert f'href="/annotation/gold/{moved.pk}/"' in html and "fit task 529" in html
+    flag = GoldFlag.objects.get(kind="other_task", gold=moved)
+
+    refused = client.post(reverse("annotation:dismiss-flag", args=[flag.pk]), {"reason": " "}, follow=True)
+    assert "say why this flag is not a problem" in refused.content.decode()
+    client.post(reverse("annotation:dismiss-flag", args=[flag.pk]), {"reason": "checked by hand"})
+    client.post(reverse("annotation:review", args=[moved.pk]),
+                {"decision": "changes_requested", "comment": "belongs to task 529", "version": moved.version,
+                 "next": reverse("annotation:quality")})
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client.post(reverse("annotation:quality"), {"benchmark": "webarena"}).status_code == 302
+
+    moved.refresh_from_db()
+    assert moved.status == GoldStatus.CHANGES_REQUESTED and not moved.is_reference
+    flag.refresh_from_db()
+    assert flag.dismiss_reason == "checked by hand"
+    assert GoldCheckJob.objects.filter(kind="quality").count() == 2
+
+
+def test_the_quality_page_is_for_reviewers(client, annotator):
+    client.force_login(annotator)
+    assert client.get(reverse("annotation:quality")).status_code == 403
+
+
+def test_a_failing_job_says_why(db, monkeypatch):
+    job = GoldCheckJob.objects.create(kind="quality", benchmark="webarena")
+    monkeypatch.setattr(quality, "check_gold", lambda *args, **kwargs: 1 / 0)
+
+    run_gold_check(job.pk)
+
+    job.refresh_from_db()
+    assert (job.status, job.error) == ("failed", "ZeroDivisionError: division by zero")
+
+
+def test_set_as_reference_from_the_review_page(db, reviewer, client):
+    task = TaskFactory()
+    first = GoldTrajectoryFactory(task=task, status="approved")
+    second = GoldTrajectoryFactory(task=task, status="approved")
+    assert GoldTrajectory.objects.get(is_reference=True) == first
+    client.force_login(reviewer)
+
+    assert "Set as reference gold" in client.get(reverse("annotation:gold", args=[second.pk])).content.decode()
+    client.post(reverse("annotation:set-reference", args=[second.pk]))
+
+    assert GoldTrajectory.objects.get(is_reference=True) == second
+    assert "reference gold of this task" in client.get(reverse("annotation:gold", args=[second.pk])).content.decode()
+
+
+def test_check_jobs_are_background_jobs_the_sweeper_sends_again(db):
+    from config import jobs
+
+    assert GoldCheckJob in jobs.job_models()
+    job = GoldCheckJob.objects.create(kind="quality", benchmark="webarena", status="running")
+
+    jobs.dispatch_now(job)  # what the sweeper does with a job whose message was lost
+
+    job.refresh_from_db()
+    assert job.status == "done"

@@ -1,0 +1,55 @@
+"""Acceptance in Debian's Chromium: a sheet with a block moved to another task and a gold copied under
+a sibling task is imported from the web page, and the gold quality page flags both."""
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import Group
+from django.test import Client
+from playwright.sync_api import expect
+
+from annotation.models import GoldFlag
+from annotation.roles import REVIEWER
+from tests.annotation.sheets import excerpt_rows, misplaced_gold_sheet, sheet_bytes
+from tests.factories import UserFactory
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def reviewer_page(page, live_server):
+    user = UserFactory(username="rita")
+    user.groups.add(Group.objects.get_or_create(name=REVIEWER)[0])
+    client = Client()
+    client.force_login(user)
+    page.context.add_cookies([{"name": settings.SESSION_COOKIE_NAME,
+                               "value": client.cookies[settings.SESSION_COOKIE_NAME].value, "url": live_server.url}])
+    return page
+
+
+def test_a_moved_block_and_a_copied_gold_are_flagged_on_the_quality_page(reviewer_page, live_server, webarena_tasks,
+                                                                          gold_xlsx, tmp_path):
+    page = reviewer_page
+    sheet = tmp_path / "golden_misplaced.xlsx"
+    sheet.write_bytes(sheet_bytes(misplaced_gold_sheet(excerpt_rows(gold_xlsx))))
+
+    page.goto(f"{live_server.url}/annotation/import/")
+    page.set_input_files("input[name=file]", str(sheet))
+    page.get_by_role("button", name="Import").click()
+    expect(page.locator(".import-report")).to_contain_text("9 gold trajectories, 59 steps")
+
+    page.get_by_role("link", name="Gold quality", exact=True).click()
+    expect(page.locator("#check-job")).to_contain_text("Done")
+    moved = page.locator("tr[data-kind=other_task][data-task='811']")
+    expect(moved).to_contain_text("fit task 529")
+    copied = page.locator("tr[data-kind=duplicate][data-task='83']")
+    expect(copied).to_contain_text("the same 9 steps are stored under task 82")
+    expect(page.locator("tr[data-kind=other_task][data-task='83']")).to_contain_text("a sibling of the same template")
+
+    moved.get_by_label("Reason to dismiss").fill("kept on purpose: a demo of a moved block")
+    moved.get_by_role("button", name="Dismiss").click()
+    expect(page.locator("tr[data-kind=other_task][data-task='811']")).to_have_count(0)
+    expect(page.locator("table.dismissed")).to_contain_text("kept on purpose: a demo of a moved block")
+    page.get_by_role("button", name="Run the checks now").click()
+    expect(page.locator("#check-job")).to_contain_text("Done")
+    expect(page.locator("tr[data-kind=other_task][data-task='811']")).to_have_count(0)
+    assert GoldFlag.objects.get(kind="other_task", gold__task__task_id="811").dismissed_by.username == "rita"
