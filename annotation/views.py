@@ -17,7 +17,7 @@ from .errors import GoldError
 from .formats import FORMATS, GOLD_SCHEMA_PATH, GoldFormatError, detect_format, export_bytes, read_gold_bytes
 from .models import GoldReview, GoldStatus, GoldTrajectory
 from .permissions import can_review_gold, visible_gold
-from .roles import ANNOTATOR, REVIEWER, has_role, role_required
+from accounts.roles import ANNOTATOR, REVIEWER, has_role, role_required
 from .serializers import GoldTrajectorySerializer
 from .services.gold_import import import_gold
 from .services.gold_review import review_gold

@@ -1,6 +1,6 @@
 """Who may start, cancel or re-run an evaluation: reviewers and admins, and a run's own uploader."""
 
-from annotation.roles import REVIEWER, has_role
+from accounts.roles import REVIEWER, has_role
 
 
 def can_evaluate(user, runs) -> bool:

@@ -17,7 +17,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import GoldTrajectory
-from annotation.roles import REVIEWER
+from accounts.roles import REVIEWER
 from annotation.services.gold_import import import_gold_file
 from judges.services import default_judge_config
 from metrics import exports

@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation.roles import ADMIN, has_role
+from accounts.roles import ADMIN, has_role
 from metrics.forms import EvaluationForm
 from metrics.permissions import can_evaluate
 from metrics.selectors import run_evaluations, trajectory_evaluation

@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.models import Assignment
-from annotation.roles import ANNOTATOR, has_role
+from accounts.roles import ANNOTATOR, has_role
 from trajectories.models import Task
 
 

@@ -16,7 +16,7 @@ from annotation.errors import GoldConflict, GoldPermissionDenied, GoldWorkflowEr
 from annotation.formats import GoldStepRecord
 from annotation.models import GoldStatus, GoldStep, GoldTrajectory
 from annotation.permissions import EDITABLE_BY_OWNER, can_edit_gold, can_submit_gold
-from annotation.roles import ANNOTATOR, has_role
+from accounts.roles import ANNOTATOR, has_role
 from annotation.selectors import gold_content
 from trajectories.models import Task
 

@@ -19,7 +19,7 @@ from annotation.content import GoldContent, clean_content
 from annotation.errors import GoldValidationError
 from annotation.formats import GoldBlock, GoldFile, GoldFormatError, UnplacedRow, read_gold_file
 from annotation.models import GoldStatus, GoldStep, GoldTrajectory
-from annotation.roles import ANNOTATOR
+from accounts.roles import ANNOTATOR
 from trajectories.models import Task
 
 STEP_FIELDS = ("text", "label", "action_type", "element_role", "element_name", "value")

@@ -3,7 +3,7 @@
 from django.db import transaction
 
 from annotation.errors import GoldPermissionDenied, GoldValidationError, RequirementsConflict
-from annotation.roles import ANNOTATOR, has_role
+from accounts.roles import ANNOTATOR, has_role
 from trajectories.models import RequirementsSource, Task
 
 MAX_REQUIREMENTS = 50

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from annotation.content import GoldContent
 from annotation.formats import GoldStepRecord
 from annotation.models import GoldStatus, GoldTrajectory
-from annotation.roles import ANNOTATOR, REVIEWER
+from accounts.roles import ANNOTATOR, REVIEWER
 from annotation.services.gold_editing import create_gold
 from tests.factories import JudgeDecisionFactory, TaskFactory, UserFactory
 

@@ -5,7 +5,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.formats import GoldFormatError
 from annotation.models import GoldStatus, GoldTrajectory
-from annotation.roles import ANNOTATOR
+from accounts.roles import ANNOTATOR
 from annotation.services.gold_import import import_gold_file
 from tests.factories import TaskFactory
 

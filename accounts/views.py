@@ -1,0 +1,43 @@
+"""The user's API tokens page: make a token (its text is shown once) and revoke tokens."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST
+
+from . import selectors, services
+from .forms import ApiTokenForm
+from .models import ApiToken
+
+
+@never_cache  # the page that shows a new token must not be kept by a browser or proxy
+@login_required
+@require_http_methods(["GET", "POST"])
+def api_tokens(request):
+    form = ApiTokenForm(request.POST or None)
+    new_token = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            token, new_token = services.create_api_token(
+                request.user, name=form.cleaned_data["name"], expires_in_days=form.cleaned_data["expires_in_days"])
+        except services.TokenLimitReached as exc:
+            form.add_error(None, str(exc))
+        else:
+            form = ApiTokenForm()
+            messages.success(request, f"Token “{token.name}” created. Copy it now: it is not shown again.")
+    return render(request, "accounts/api_tokens.html", {
+        "form": form, "new_token": new_token, "tokens": selectors.live_api_tokens(request.user),
+    })
+
+
+@login_required
+@require_POST
+def revoke_api_token(request, token_key: str):
+    try:
+        token = services.revoke_api_token(request.user, token_key)
+    except ApiToken.DoesNotExist:
+        messages.error(request, "No such token among yours (already revoked or expired?).")
+    else:
+        messages.success(request, f"Token “{token.name}” revoked: it no longer works.")
+    return redirect("accounts:api-tokens")
