@@ -1,6 +1,8 @@
-"""The user's API tokens page: make a token (its text is shown once) and revoke tokens."""
+"""Logging in and out, and the user's API tokens page: make a token (its text is shown once) and revoke tokens."""
 
+from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -8,7 +10,18 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from . import selectors, services
 from .forms import ApiTokenForm
+from .http import next_url
 from .models import ApiToken
+
+
+class LoginView(auth_views.LoginView):
+    def get_redirect_url(self):
+        return next_url(self.request, settings.LOGIN_REDIRECT_URL)
+
+
+class LogoutView(auth_views.LogoutView):
+    def get_redirect_url(self):
+        return next_url(self.request, settings.LOGOUT_REDIRECT_URL)
 
 
 @never_cache  # the page that shows a new token must not be kept by a browser or proxy

@@ -8,8 +8,9 @@ the owner edits while the gold is a draft or has changes requested.
 
 from django.db.models import Q, QuerySet
 
-from .models import GoldStatus, GoldTrajectory
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, has_role
+
+from .models import GoldStatus, GoldTrajectory
 
 DONE = (GoldStatus.SUBMITTED, GoldStatus.APPROVED)
 EDITABLE_BY_OWNER = (GoldStatus.DRAFT, GoldStatus.CHANGES_REQUESTED)

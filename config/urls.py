@@ -1,6 +1,7 @@
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
+
+from accounts.views import LoginView, LogoutView
 
 from . import views
 
@@ -8,8 +9,8 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
     path("schemas/trajectory-v1.schema.json", views.trajectory_schema, name="trajectory-schema"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/login/", LoginView.as_view(), name="login"),
+    path("accounts/logout/", LogoutView.as_view(), name="logout"),
     path("accounts/", include("accounts.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("config.api_urls")),
