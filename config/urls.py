@@ -1,7 +1,9 @@
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 
 from accounts.views import LoginView, LogoutView
+from trajectories.views import media_file
 
 from . import views
 
@@ -18,4 +20,6 @@ urlpatterns = [
     path("annotation/", include("annotation.urls")),
     path("judges/", include("judges.urls")),
     path("", include("metrics.urls")),
+    # Uploaded files and screenshots, checked against who may see them (never served as static files).
+    path(f"{settings.MEDIA_URL.strip('/')}/<path:path>", media_file, name="media"),
 ]
