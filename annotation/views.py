@@ -1,6 +1,7 @@
 """Pages of the annotation app: task queue, gold editor, reviews, import/export, agreement, judge audit."""
 
 from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -265,6 +266,7 @@ def judge_audit_verdict(request):
     return redirect(next_url(request, "annotation:judge-audit"))
 
 
+@login_required
 @require_GET
 def judge_quality(request):
     """Whether to trust a judge: its agreement with human-confirmed decisions, per backend and model."""
