@@ -3,9 +3,10 @@ from django.db.models.signals import post_migrate
 
 
 def _ensure_role_groups(**kwargs):
-    from .roles import ensure_role_groups
+    from .roles import ensure_role_groups, grant_admin_permissions
 
     ensure_role_groups()
+    grant_admin_permissions()
 
 
 class AccountsConfig(AppConfig):

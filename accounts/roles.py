@@ -22,6 +22,20 @@ def ensure_role_groups(group_model=Group) -> None:
         group_model.objects.get_or_create(name=name)
 
 
+# What the admin role manages in the Django admin (staff status still needed to open it): accounts
+# and their groups, API tokens, failed logins and lockouts.
+ADMIN_PERMISSION_APPS = ("auth", "accounts", "axes")
+
+
+def grant_admin_permissions() -> None:
+    """Give the admin group every permission of ADMIN_PERMISSION_APPS (run after `migrate`, once
+    Django has made the permissions)."""
+    from django.contrib.auth.models import Permission
+
+    group = Group.objects.get(name=ADMIN)
+    group.permissions.add(*Permission.objects.filter(content_type__app_label__in=ADMIN_PERMISSION_APPS))
+
+
 def has_role(user, role: str) -> bool:
     """Admins (and superusers) hold every role; reviewers may also annotate."""
     if not user.is_authenticated:

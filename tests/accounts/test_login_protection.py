@@ -5,8 +5,10 @@ from datetime import timedelta
 
 import pytest
 from axes.models import AccessAttempt, AccessFailureLog
+from django.contrib.auth.models import Group
 from django.urls import reverse
 
+from accounts.roles import ADMIN
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -106,3 +108,17 @@ def test_only_staff_reach_the_unlock_page(client):
     client.force_login(UserFactory(username="plain"))
     response = client.get(reverse("admin:axes_accessattempt_changelist"))
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_a_staff_admin_without_superuser_status_may_unlock(client):
+    UserFactory(username="ann")
+    for _ in range(3):
+        _login(client, "/accounts/login/", "ann", "wrong")
+    admin = UserFactory(username="ops", is_staff=True)
+    admin.groups.add(Group.objects.get(name=ADMIN))
+    client.force_login(admin)
+    attempt = AccessAttempt.objects.get(username="ann")
+    assert client.get(reverse("admin:axes_accessattempt_changelist")).status_code == 200
+    client.post(reverse("admin:axes_accessattempt_changelist"),
+                {"action": "delete_selected", "_selected_action": [attempt.pk], "post": "yes"})
+    assert not AccessAttempt.objects.exists()
