@@ -15,11 +15,11 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.roles import ANNOTATOR
 from annotation.content import GoldContent, clean_content
 from annotation.errors import GoldValidationError
 from annotation.formats import GoldBlock, GoldFile, GoldFormatError, UnplacedRow, read_gold_file
 from annotation.models import GoldStatus, GoldStep, GoldTrajectory
-from accounts.roles import ANNOTATOR
 from trajectories.models import Task
 
 STEP_FIELDS = ("text", "label", "action_type", "element_role", "element_name", "value")

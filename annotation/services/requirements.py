@@ -2,8 +2,8 @@
 
 from django.db import transaction
 
-from annotation.errors import GoldPermissionDenied, GoldValidationError, RequirementsConflict
 from accounts.roles import ANNOTATOR, has_role
+from annotation.errors import GoldPermissionDenied, GoldValidationError, RequirementsConflict
 from trajectories.models import RequirementsSource, Task
 
 MAX_REQUIREMENTS = 50
