@@ -24,23 +24,29 @@ class LogoutView(auth_views.LogoutView):
         return next_url(self.request, settings.LOGOUT_REDIRECT_URL)
 
 
+NEW_TOKEN_SESSION_KEY = "accounts.new_api_token"
+
+
 @never_cache  # the page that shows a new token must not be kept by a browser or proxy
 @login_required
 @require_http_methods(["GET", "POST"])
 def api_tokens(request):
+    """A new token is handed to the next GET through the session and dropped from it there, so a
+    reload neither shows it again nor makes another one."""
     form = ApiTokenForm(request.POST or None)
-    new_token = None
     if request.method == "POST" and form.is_valid():
         try:
-            token, new_token = services.create_api_token(
+            token, text = services.create_api_token(
                 request.user, name=form.cleaned_data["name"], expires_in_days=form.cleaned_data["expires_in_days"])
         except services.TokenLimitReached as exc:
             form.add_error(None, str(exc))
         else:
-            form = ApiTokenForm()
+            request.session[NEW_TOKEN_SESSION_KEY] = text
             messages.success(request, f"Token “{token.name}” created. Copy it now: it is not shown again.")
+            return redirect("accounts:api-tokens")
     return render(request, "accounts/api_tokens.html", {
-        "form": form, "new_token": new_token, "tokens": selectors.live_api_tokens(request.user),
+        "form": form, "new_token": request.session.pop(NEW_TOKEN_SESSION_KEY, None) if request.method == "GET" else None,
+        "tokens": selectors.live_api_tokens(request.user),
     })
 
 
