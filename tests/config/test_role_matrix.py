@@ -243,3 +243,22 @@ def test_the_url_map_follows_the_role_matrix(platform, method, route, name):
     assert expected is not None, f"{method} {route} is not in the README role matrix"
     seen = {column: outcome(request_as(user, method, name, platform)) for column, user in platform["accounts"].items()}
     assert tuple(seen[column] for column in COLUMNS) == tuple(_walked(cell) for cell in expected), seen
+
+
+PUBLIC_WHEN_ENABLED = [(method, route, name) for method, route, name in OPERATIONS
+                       if "PUBLIC_LEADERBOARD" in readme_matrix().get((method, route), ("",))[0]]
+
+
+@pytest.mark.parametrize(("method", "route", "name"), PUBLIC_WHEN_ENABLED,
+                         ids=[f"{m} {r}" for m, r, _ in PUBLIC_WHEN_ENABLED])
+def test_rows_public_with_the_public_leaderboard_open_to_anonymous_visitors(platform, settings, method, route, name):
+    settings.PUBLIC_LEADERBOARD = True
+    assert outcome(request_as(None, method, name, platform)) == "yes"
+
+
+def test_only_the_leaderboard_rows_open_with_the_public_leaderboard(platform, settings):
+    settings.PUBLIC_LEADERBOARD = True
+    opened = {(method, route) for method, route, name in OPERATIONS
+              if readme_matrix()[(method, route)][0].startswith("no")
+              and outcome(request_as(None, method, name, platform)) == "yes"}
+    assert opened == {(method, route) for method, route, _ in PUBLIC_WHEN_ENABLED}
