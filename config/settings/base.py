@@ -136,6 +136,8 @@ API_TOKEN_TTL_DAYS = env.int("API_TOKEN_TTL_DAYS", default=90)
 API_TOKEN_MAX_TTL_DAYS = env.int("API_TOKEN_MAX_TTL_DAYS", default=365)
 API_TOKEN_LIMIT_PER_USER = env.int("API_TOKEN_LIMIT_PER_USER", default=20)
 KNOX_TOKEN_MODEL = "accounts.ApiToken"
+# knox's migrations would create the table of its own token model, which ApiToken replaces.
+MIGRATION_MODULES = {"knox": None}
 REST_KNOX = {
     "TOKEN_MODEL": KNOX_TOKEN_MODEL,
     "AUTH_HEADER_PREFIX": "Token",

@@ -32,8 +32,8 @@ def test_plain_text_tokens_of_an_old_database_are_hashed_and_keep_working():
     executor.migrate([("accounts", "0002_role_groups")])
     key = "0123456789abcdef0123456789abcdef01234567"  # DRF's 40-character tokens, as stored before
     with connection.cursor() as cursor:
-        cursor.execute("CREATE TABLE authtoken_token (key varchar(40) PRIMARY KEY, created datetime, user_id integer)")
-        cursor.execute("INSERT INTO authtoken_token VALUES (%s, CURRENT_TIMESTAMP, %s)", [key, user.pk])
+        cursor.execute("CREATE TABLE authtoken_token (key varchar(40) PRIMARY KEY, user_id integer)")
+        cursor.execute("INSERT INTO authtoken_token VALUES (%s, %s)", [key, user.pk])
     executor = MigrationExecutor(connection)
     executor.migrate([("accounts", "0003_hash_plaintext_tokens")])
 

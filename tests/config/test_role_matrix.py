@@ -15,8 +15,8 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
 from accounts.services import create_api_token
+from config.celery import app as celery_app
 from config.settings.base import BASE_DIR
-from judges.models import JudgeDecision
 from tests import factories
 from tests.api.conftest import make_platform, make_users
 
@@ -86,11 +86,16 @@ def platform(django_db_setup, django_db_blocker, tmp_path_factory):
     """Evaluated runs, gold, an import job, a screenshot and a token, the objects named by the URLs
     owned by none of the walking accounts; committed once, flushed after the module."""
     media = tmp_path_factory.mktemp("media")
+    eager = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True  # the evaluations are scored here, whatever the broker
     with django_db_blocker.unblock(), override_settings(MEDIA_ROOT=media):
         users = make_users()
         users["admin"].is_staff = True  # admins use the Django admin (users, groups, unlocking)
         users["admin"].save()
-        data = make_platform(users)
+        try:
+            data = make_platform(users)
+        finally:
+            celery_app.conf.task_always_eager = eager
         owner = factories.UserFactory(username="owner")
         run, other_run = data["runs"]["agent-b"], data["runs"]["agent-a"]
         trajectory = run.trajectories.order_by("pk").first()
@@ -102,7 +107,7 @@ def platform(django_db_setup, django_db_blocker, tmp_path_factory):
             accounts={"anonymous": None, "no role": users["reader"], "annotator": users["annotator"],
                       "reviewer": users["reviewer"], "admin": users["admin"]},
             media=media, run=run, other_run=other_run, task=data["tasks"][0], trajectory=trajectory, shot=shot,
-            gold=gold, job=data["jobs"]["agent-b"], decision=JudgeDecision.objects.order_by("pk").first(),
+            gold=gold, job=data["jobs"]["agent-b"], decision=factories.JudgeDecisionFactory(),
             import_job=factories.ImportJobFactory(run=run, created_by=owner),
             token=create_api_token(owner, name="owner's")[0],
         )
