@@ -31,7 +31,7 @@ from .formats import GoldFormatError, GoldStepRecord, detect_format, read_gold_b
 from .models import GoldCheckJob, GoldFlag, GoldTrajectory
 from .permissions import visible_gold
 from .selectors import gold_content
-from .roles import REVIEWER, has_role
+from accounts.roles import REVIEWER, has_role
 from .serializers import (
     DismissSerializer,
     GoldCheckJobSerializer,

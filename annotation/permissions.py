@@ -11,11 +11,11 @@ it compared), so those follow the same rule: `visible_decisions`.
 
 from django.db.models import Q, QuerySet
 
+from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, has_role
 from judges.models import DecisionKind, JudgeDecision
 from metrics.models import TrajectoryScore
 
 from .models import GoldStatus, GoldTrajectory
-from .roles import ADMIN, ANNOTATOR, REVIEWER, has_role
 
 DONE = (GoldStatus.SUBMITTED, GoldStatus.APPROVED)
 EDITABLE_BY_OWNER = (GoldStatus.DRAFT, GoldStatus.CHANGES_REQUESTED)

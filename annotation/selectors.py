@@ -28,7 +28,7 @@ from .content import GoldContent
 from .formats import GoldBlock, GoldStepRecord
 from .models import Assignment, GoldCheckJob, GoldFlag, GoldStatus, GoldTrajectory
 from .permissions import DONE
-from .roles import ADMIN, ANNOTATOR, REVIEWER
+from accounts.roles import ADMIN, ANNOTATOR, REVIEWER
 
 NO_GOLD = "none"
 QUEUE_STATUSES = ((NO_GOLD, "No gold"),) + tuple(GoldStatus.choices)

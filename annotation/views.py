@@ -1,13 +1,15 @@
 """Pages of the annotation app: task queue, gold editor, reviews, import/export, agreement, judge audit."""
 
 from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.http import next_url
+from accounts.roles import ANNOTATOR, REVIEWER, has_role, role_required
 from judges.models import DecisionKind, JudgeBackend, JudgeConfig, JudgeDecision
 from judges.selectors import judge_config_named
 from trajectories.models import Task
@@ -17,7 +19,6 @@ from .errors import GoldError
 from .formats import FORMATS, GOLD_SCHEMA_PATH, GoldFormatError, detect_format, export_bytes, read_gold_bytes
 from .models import GoldCheckJob, GoldFlag, GoldReview, GoldStatus, GoldTrajectory
 from .permissions import can_review_gold, visible_gold
-from .roles import ANNOTATOR, REVIEWER, has_role, role_required
 from .serializers import GoldTrajectorySerializer
 from .services.gold_import import import_gold
 from .services.gold_checks import dismiss_flag, start_gold_check
@@ -336,10 +337,10 @@ def judge_audit_verdict(request):
         if wants_json:
             return JsonResponse({"decision": decision.pk, "human_score": decision.human_score})
         messages.success(request, "Verdict recorded.")
-    return redirect(request.POST.get("next") if url_has_allowed_host_and_scheme(
-        request.POST.get("next"), allowed_hosts={request.get_host()}) else "annotation:judge-audit")
+    return redirect(next_url(request, "annotation:judge-audit"))
 
 
+@login_required
 @require_GET
 def judge_quality(request):
     """Whether to trust a judge: its agreement with human-confirmed decisions, per backend and model."""

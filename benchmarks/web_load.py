@@ -127,19 +127,19 @@ def _credentials() -> dict:
     from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.test import Client
-    from rest_framework.authtoken.models import Token
 
+    from accounts.services import create_api_token
     from trajectories.models import AgentRun, Task, Trajectory
 
     user, _ = get_user_model().objects.get_or_create(username="bench-reader")
     client = Client()
     client.force_login(user)
-    token, _ = Token.objects.get_or_create(user=user)
+    _, token = create_api_token(user, name="web load benchmark", expires_in_days=1)
     runs = list(AgentRun.objects.order_by("name").values_list("name", flat=True))
     long = Trajectory.objects.get(run__name=runs[0], task=Task.objects.order_by("number").first())
     assert long.step_count == LONG_TRAJECTORY_STEPS, long.step_count
     return {"cookie": f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}",
-            "token": token.key, "runs": runs, "long_trajectory": long.pk}
+            "token": token, "runs": runs, "long_trajectory": long.pk}
 
 
 def _free_port() -> int:
@@ -236,7 +236,9 @@ def main() -> None:
     os.makedirs(f"{media}/static")
     env = {**os.environ, "DATABASE_URL": _database_url(args.postgres_url, recreate=not args.reuse),
            "DJANGO_SETTINGS_MODULE": "config.settings.base", "DEBUG": "false", "LOG_LEVEL": "WARNING",
-           "MEDIA_ROOT": os.environ.get("MEDIA_ROOT", f"{media}/media"), "STATIC_ROOT": f"{media}/static"}
+           "MEDIA_ROOT": os.environ.get("MEDIA_ROOT", f"{media}/media"), "STATIC_ROOT": f"{media}/static",
+           # one reader account measures serving speed, not the per-account API rate limit
+           "API_THROTTLE_USER": os.environ.get("API_THROTTLE_USER", "1000000/minute")}
     os.environ.update(env)
     import django
 

@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from annotation.roles import ADMIN, has_role
+from accounts.roles import ADMIN, has_role
 from config.jobs import WorkersUnreachable
 
 log = logging.getLogger(__name__)

@@ -60,6 +60,8 @@ class AutoSchema(openapi.AutoSchema):
             codes += [401, 403]
         if "{" in self.path or "page" in query:  # an unknown object, or a page past the end
             codes.append(404)
+        if self.view.get_throttles():  # API_THROTTLE_* rates, or a login locked out
+            codes.append(429)
         return codes
 
 

@@ -2,14 +2,15 @@
 
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from rest_framework.authtoken.views import obtain_auth_token
+
+from accounts.api import ObtainToken
 
 from .api import not_found
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("token/", obtain_auth_token, name="api-token"),
+    path("token/", ObtainToken.as_view(), name="api-token"),
     path("", include("trajectories.api_urls")),
     path("", include("annotation.api_urls")),
     path("", include("judges.api_urls")),

@@ -1,8 +1,9 @@
 from django.conf import settings
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from django.views.static import serve
+
+from accounts.views import LoginView, LogoutView
+from trajectories.views import media_file
 
 from . import monitoring, views
 
@@ -11,15 +12,15 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("metrics", monitoring.metrics_view, name="metrics"),
     path("schemas/trajectory-v1.schema.json", views.trajectory_schema, name="trajectory-schema"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/login/", LoginView.as_view(), name="login"),
+    path("accounts/logout/", LogoutView.as_view(), name="logout"),
+    path("accounts/", include("accounts.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("config.api_urls")),
     path("", include("trajectories.urls")),
     path("annotation/", include("annotation.urls")),
     path("judges/", include("judges.urls")),
     path("", include("metrics.urls")),
+    # Uploaded files and screenshots, checked against who may see them (never served as static files).
+    path(f"{settings.MEDIA_URL.strip('/')}/<path:path>", media_file, name="media"),
 ]
-
-if settings.DEBUG:
-    urlpatterns += [path(f"{settings.MEDIA_URL.strip('/')}/<path:path>", serve, {"document_root": settings.MEDIA_ROOT})]

@@ -1,7 +1,7 @@
 """Who may start, cancel or re-run an evaluation: reviewers and admins, and a run's own uploader;
 and which gold they may score against."""
 
-from annotation.roles import REVIEWER, has_role
+from accounts.roles import REVIEWER, has_role
 from metrics.models import EvaluationJob
 
 # The default policy scores against the reference gold (approved, past review). Scores and judge

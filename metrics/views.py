@@ -4,6 +4,7 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from accounts.http import next_url
 from judges.services import default_judge_config
 from metrics.forms import EvaluationForm
 from metrics.models import Aggregate, EvaluationJob, GoldPolicy
@@ -56,7 +57,7 @@ def start(request, run_pk):
     if not form.is_valid():
         messages.error(request, "Evaluation not started: " + "; ".join(
             f"{field}: {' '.join(errors)}" for field, errors in form.errors.items()))
-        return redirect(request.POST.get("next") or "metrics:jobs")
+        return redirect(next_url(request, "metrics:jobs"))
     job = evaluation.create_evaluation(
         runs=[run], judge_config=form.cleaned_data["judge"] or default_judge_config(),
         gold_policy=form.cleaned_data["gold_policy"], gold_annotator=form.cleaned_data["gold_annotator"],

@@ -31,6 +31,13 @@ def _media_root(tmp_path, settings):
 
 
 @pytest.fixture(autouse=True)
+def _no_api_rate_limits(settings):
+    """API rate-limit counts live in a cache that outlasts each test (one address for every
+    anonymous request); tests of the limits set their own low rates."""
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {}}
+
+
+@pytest.fixture(autouse=True)
 def _tasks_in_process():
     """Tasks sent by a test run in-process unless the test starts real workers (`celery_workers`)."""
     from config.celery import app

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from annotation.models import GoldStep, GoldTrajectory
 from judges.models import JudgeConfig, JudgeDecision
 from metrics.models import EvaluationJob, TrajectoryScore
-from trajectories.models import AgentRun, Step, Task, Trajectory
+from trajectories.models import AgentRun, ImportJob, Screenshot, Step, Task, Trajectory
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -65,6 +65,24 @@ class StepFactory(factory.django.DjangoModelFactory):
     action = "scroll [down]"
     action_type = "scroll"
     action_value = "down"
+
+
+class ScreenshotFactory(factory.django.DjangoModelFactory):
+    """A stored screenshot file (a few bytes of PNG signature: the viewer streams, never decodes)."""
+
+    class Meta:
+        model = Screenshot
+
+    image = factory.django.FileField(filename="shot.png", data=factory.Sequence(lambda n: b"\x89PNG\r\n" + str(n).encode()))
+    sha256 = factory.Sequence(lambda n: hashlib.sha256(f"shot-{n}".encode()).hexdigest())
+
+
+class ImportJobFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ImportJob
+
+    run = factory.SubFactory(AgentRunFactory)
+    upload = factory.django.FileField(filename="run.jsonl", data=b'{"schema": "trajectory/v1"}\n')
 
 
 class GoldTrajectoryFactory(factory.django.DjangoModelFactory):

@@ -16,8 +16,8 @@ from django.contrib.auth.models import Group
 from django.test import Client
 from django.urls import reverse
 
+from accounts.roles import REVIEWER
 from annotation.models import GoldTrajectory
-from annotation.roles import REVIEWER
 from annotation.services.gold_import import import_gold_file
 from judges.services import default_judge_config
 from metrics import exports

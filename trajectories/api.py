@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
-from annotation.roles import ADMIN, has_role
+from accounts.roles import ADMIN, has_role
 from config.api_schema import ErrorSerializer
 
 from .models import AgentRun, ImportJob

@@ -1,6 +1,6 @@
 """Who may add trajectories to a run."""
 
-from annotation.roles import ADMIN, has_role
+from accounts.roles import ADMIN, has_role
 
 from .models import AgentRun
 

@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.roles import ADMIN, has_role
+from accounts.roles import ADMIN, has_role
 from config import jobs
 from metrics.forms import EvaluationForm
 from metrics.permissions import can_evaluate
@@ -64,13 +64,32 @@ def trajectory_detail(request, pk: int):
     )
 
 
+def _screenshot_response(row: Screenshot) -> FileResponse:
+    response = FileResponse(row.image.open("rb"), content_type=row.content_type)
+    response["Content-Security-Policy"] = "default-src 'none'"
+    return response
+
+
 @login_required
 @require_GET
 @cache_control(private=True, max_age=365 * 24 * 3600, immutable=True)
 def screenshot(request, sha256: str):
     """Screenshots are addressed by the hash of their bytes, so they never change."""
-    row = get_object_or_404(Screenshot, sha256=sha256)
-    response = FileResponse(row.image.open("rb"), content_type=row.content_type)
+    return _screenshot_response(get_object_or_404(Screenshot, sha256=sha256))
+
+
+@login_required
+@require_GET
+@cache_control(private=True)
+def media_file(request, path: str):
+    """A file under MEDIA_URL, in every setting, only when a row names it and the user may see that row:
+    a screenshot like its trajectory (any account), an uploaded file like its import job."""
+    shot = Screenshot.objects.filter(image=path).first()
+    if shot is not None:
+        return _screenshot_response(shot)
+    job = get_object_or_404(ImportJob, upload=path)
+    _visible_job(request, job.pk)
+    response = FileResponse(job.upload.open("rb"), as_attachment=True, content_type="application/octet-stream")
     response["Content-Security-Policy"] = "default-src 'none'"
     return response
 

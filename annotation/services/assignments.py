@@ -5,8 +5,8 @@ from dataclasses import dataclass
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from accounts.roles import ANNOTATOR, has_role
 from annotation.models import Assignment
-from annotation.roles import ANNOTATOR, has_role
 from trajectories.models import Task
 
 

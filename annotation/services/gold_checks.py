@@ -16,7 +16,7 @@ from annotation import quality
 from annotation.errors import GoldPermissionDenied, GoldValidationError
 from annotation.models import GoldCheckJob, GoldFlag, GoldStep, GoldTrajectory
 from annotation.permissions import DONE
-from annotation.roles import REVIEWER, has_role
+from accounts.roles import REVIEWER, has_role
 from annotation.selectors import DEFAULT_TAU, agreement_report, report_as_dict
 from config import jobs
 from judges.selectors import judge_config_named

@@ -11,12 +11,12 @@ from collections.abc import Callable
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.roles import ANNOTATOR, has_role
 from annotation.content import GoldContent, check_submittable, clean_content
 from annotation.errors import GoldConflict, GoldPermissionDenied, GoldWorkflowError
 from annotation.formats import GoldStepRecord
 from annotation.models import GoldStatus, GoldStep, GoldTrajectory
 from annotation.permissions import EDITABLE_BY_OWNER, can_edit_gold, can_submit_gold
-from annotation.roles import ANNOTATOR, has_role
 from annotation.selectors import gold_content
 from trajectories.models import Task
 

@@ -25,12 +25,12 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.roles import ANNOTATOR, REVIEWER, has_role
 from annotation.content import GoldContent, clean_content
 from annotation.errors import GoldPermissionDenied, GoldValidationError
 from annotation.formats import GoldAnomaly, GoldBlock, GoldFile, GoldFormatError, UnplacedRow, read_gold_file
 from annotation.models import GoldFlag, GoldStatus, GoldStep, GoldTrajectory
 from annotation.permissions import may_approve_gold_of
-from annotation.roles import ANNOTATOR, REVIEWER, has_role
 from annotation.services.gold_checks import start_quality_checks_after_import
 from annotation.services.reference import assign_missing_references, make_reference
 from trajectories.models import Task

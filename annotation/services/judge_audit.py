@@ -7,7 +7,7 @@ wherever the same question comes up again, in every later evaluation and in cali
 
 from django.core.exceptions import PermissionDenied
 
-from annotation.roles import REVIEWER, has_role
+from accounts.roles import REVIEWER, has_role
 from judges import questions as q
 from judges.calibration import DEFAULT_THRESHOLD
 from judges.models import JudgeDecision

@@ -10,7 +10,7 @@ from django.db import transaction
 
 from annotation.errors import GoldPermissionDenied, GoldWorkflowError
 from annotation.models import GoldStatus, GoldTrajectory
-from annotation.roles import REVIEWER, has_role
+from accounts.roles import REVIEWER, has_role
 
 
 def assign_missing_references(task_ids: Iterable[int]) -> list[int]:

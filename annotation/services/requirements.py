@@ -2,8 +2,8 @@
 
 from django.db import transaction
 
+from accounts.roles import ANNOTATOR, has_role
 from annotation.errors import GoldPermissionDenied, GoldValidationError, RequirementsConflict
-from annotation.roles import ANNOTATOR, has_role
 from trajectories.models import RequirementsSource, Task
 
 MAX_REQUIREMENTS = 50

@@ -1,6 +1,6 @@
 from django import template
 
-from annotation import roles
+from accounts import roles
 from annotation.models import GoldStatus
 
 register = template.Library()

@@ -4,6 +4,7 @@ With nothing set, the platform runs on its embedded defaults: a SQLite file unde
 Celery tasks executed in-process, and the offline judge.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -31,11 +32,13 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
+    "axes",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_prometheus",
+    "accounts",
     "trajectories",
     "annotation",
     "judges",
@@ -55,6 +58,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "config.middleware.WorkersUnreachableMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -94,6 +98,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out client before any password check
+    "django.contrib.auth.backends.ModelBackend",
+]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
@@ -115,12 +123,50 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 
+# Proxies in front of the web process that append to X-Forwarded-For (0: clients connect directly).
+# Login lockout and API throttling count per client address, so this must be right behind a proxy.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+
+# Login protection (django-axes) on the login page, the admin and POST /api/token/: after
+# LOGIN_FAILURE_LIMIT failed passwords for one account, or from one address, that account or
+# address is locked for LOGIN_LOCKOUT_MINUTES (each further failure restarts the wait).
+# Admins see failed logins and unlock under Admin > Axes.
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_CLIENT_IP_CALLABLE = "accounts.lockout.client_address"
+AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
+AXES_ENABLE_ACCESS_FAILURE_LOG = True
+AXES_VERBOSE = False  # no banner on every command; events go to the log
+
+# API tokens (django-rest-knox): stored as SHA-512 hashes, each with a name, an expiry and its last use.
+API_TOKEN_TTL_DAYS = env.int("API_TOKEN_TTL_DAYS", default=90)
+API_TOKEN_MAX_TTL_DAYS = env.int("API_TOKEN_MAX_TTL_DAYS", default=365)
+API_TOKEN_LIMIT_PER_USER = env.int("API_TOKEN_LIMIT_PER_USER", default=20)
+KNOX_TOKEN_MODEL = "accounts.ApiToken"
+# knox's migrations would create the table of its own token model, which ApiToken replaces.
+MIGRATION_MODULES = {"knox": None}
+REST_KNOX = {
+    "TOKEN_MODEL": KNOX_TOKEN_MODEL,
+    "AUTH_HEADER_PREFIX": "Token",
+    "TOKEN_TTL": timedelta(days=API_TOKEN_TTL_DAYS),
+}
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "accounts.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Requests per client: anonymous ones per address, authenticated ones per account; `token` is
+    # POST /api/token/ per address. Counts live in the cache: set CACHE_URL for several processes.
+    "DEFAULT_THROTTLE_CLASSES": ["accounts.throttling.AnonRateThrottle", "accounts.throttling.UserRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env("API_THROTTLE_ANON", default="60/minute"),
+        "user": env("API_THROTTLE_USER", default="1200/minute"),
+        "token": env("API_THROTTLE_TOKEN", default="10/minute"),
+    },
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
         "config.api.OrderingFilter",
@@ -135,8 +181,9 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Trajscope API",
     "DESCRIPTION": (
         "Upload agent runs, record gold steps, evaluate, and read scores, aggregates, leaderboards, "
-        "comparisons and exports. Authenticate with `Authorization: Token <token>` (POST /api/token/) "
-        "or a session. Every error answers with `detail` (a sentence) and `code` (a stable word); "
+        "comparisons and exports. Authenticate with `Authorization: Token <token>` (a token made on the "
+        "API tokens page, or by POST /api/token/; each expires) or a session. Requests are rate-limited "
+        "(429 with Retry-After). Every error answers with `detail` (a sentence) and `code` (a stable word); "
         "validation errors add `errors`, a map from field path (`steps[2].text`) to its message."
     ),
     "VERSION": "1.0.0",
@@ -155,7 +202,7 @@ SPECTACULAR_SETTINGS = {
         {"name": "evaluations", "description": "Evaluation jobs: start, follow, cancel, re-run."},
         {"name": "results", "description": "Scores, aggregates, the leaderboard and run comparisons."},
         {"name": "exports", "description": "CSV / JSON downloads with documented columns, and the gold dataset."},
-        {"name": "token", "description": "Get an API token."},
+        {"name": "token", "description": "Get a new API token (shown once; revoke it on the API tokens page)."},
     ],
 }
 # Computed reports (leaderboard, comparisons, plots) are cached here. Several web or worker

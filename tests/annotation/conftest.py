@@ -1,7 +1,7 @@
 import pytest
 from django.contrib.auth.models import Group
 
-from annotation.roles import ADMIN, ANNOTATOR, REVIEWER
+from accounts.roles import ADMIN, ANNOTATOR, REVIEWER
 from tests.factories import UserFactory
 from trajectories.services.tasks import import_task_file
 

@@ -8,10 +8,10 @@ from django.contrib.auth.models import Group
 from django.test import Client
 from playwright.sync_api import expect
 
+from accounts.roles import ANNOTATOR, REVIEWER
 from annotation.content import GoldContent
 from annotation.formats import GoldStepRecord
 from annotation.models import GoldStatus, GoldTrajectory
-from annotation.roles import ANNOTATOR, REVIEWER
 from annotation.services.gold_editing import create_gold
 from annotation.services.gold_import import import_gold_file
 from tests.factories import JudgeDecisionFactory, TaskFactory, UserFactory

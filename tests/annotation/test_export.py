@@ -6,7 +6,7 @@ from django.contrib.auth.models import Group
 from django.core.management import call_command
 
 from annotation.models import GoldTrajectory
-from annotation.roles import ANNOTATOR
+from accounts.roles import ANNOTATOR
 from annotation.services.gold_import import import_gold_file
 from tests.factories import GoldStepFactory, GoldTrajectoryFactory, TaskFactory, UserFactory
 

@@ -3,9 +3,9 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from accounts.roles import ANNOTATOR
 from annotation.formats import GoldFormatError
 from annotation.models import GoldStatus, GoldTrajectory
-from annotation.roles import ANNOTATOR
 from annotation.services.gold_import import import_gold_file
 from tests.factories import TaskFactory
 

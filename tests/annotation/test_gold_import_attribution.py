@@ -12,7 +12,7 @@ from annotation.content import GoldContent
 from annotation.errors import GoldPermissionDenied
 from annotation.formats import GoldStepRecord
 from annotation.models import GoldStatus, GoldTrajectory
-from annotation.roles import ANNOTATOR
+from accounts.roles import ANNOTATOR
 from annotation.services.gold_editing import create_gold, save_gold
 from annotation.services.gold_import import import_gold_file
 from tests.factories import GoldStepFactory, GoldTrajectoryFactory, TaskFactory, UserFactory

@@ -9,7 +9,7 @@ from annotation.services.judge_audit import audit_decision
 from judges.models import JudgeConfig, JudgeDecision
 from judges.services import get_judge
 from judges.steps import JudgeStep
-from tests.factories import JudgeDecisionFactory, TrajectoryScoreFactory
+from tests.factories import JudgeDecisionFactory, TrajectoryScoreFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -148,7 +148,13 @@ def test_judge_quality_numbers(human_confirmations):
     assert rows[("offline", "")].best.threshold == 0.9
 
 
+def test_the_judge_quality_page_needs_an_account(client, db):
+    response = client.get(reverse("annotation:judge-quality"))
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+
+
 def test_the_judge_quality_page_shows_the_numbers(client, human_confirmations):
+    client.force_login(UserFactory())
     html = client.get(reverse("annotation:judge-quality")).content.decode()
 
     row = html.split("<td>offline</td>")[1].split("</tr>")[0]
@@ -158,4 +164,5 @@ def test_the_judge_quality_page_shows_the_numbers(client, human_confirmations):
 
 
 def test_the_judge_quality_page_without_confirmations(client, db):
+    client.force_login(UserFactory())
     assert "No human-confirmed decisions yet" in client.get(reverse("annotation:judge-quality")).content.decode()

@@ -8,7 +8,7 @@ from django.test import Client
 from playwright.sync_api import expect
 
 from annotation.models import GoldFlag
-from annotation.roles import REVIEWER
+from accounts.roles import REVIEWER
 from tests.annotation.sheets import excerpt_rows, misplaced_gold_sheet, sheet_bytes
 from tests.factories import UserFactory
 

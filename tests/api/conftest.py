@@ -2,7 +2,7 @@ import pytest
 from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
-from annotation.roles import ADMIN, ANNOTATOR, REVIEWER
+from accounts.roles import ADMIN, ANNOTATOR, REVIEWER
 from metrics.services import evaluation
 from tests.factories import (
     AgentRunFactory,

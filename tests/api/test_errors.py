@@ -3,10 +3,11 @@
 import logging
 
 import pytest
+from knox.crypto import hash_token
 from rest_framework import serializers
-from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import ValidationError
 
+from accounts.models import ApiToken
 from config.api import error_body
 from tests.api.conftest import client_for
 from tests.factories import TaskFactory
@@ -67,7 +68,7 @@ def test_token_from_the_token_endpoint_works(users):
     users["reader"].save()
     client = client_for(None)
     token = client.post("/api/token/", {"username": "rob", "password": "s3cret-pass"}, format="json").json()["token"]
-    assert token == Token.objects.get(user=users["reader"]).key
+    assert ApiToken.objects.get(user=users["reader"]).digest == hash_token(token)  # a hash, not the token
     client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     assert client.get("/api/tasks/").status_code == 200
     wrong = client_for(None).post("/api/token/", {"username": "rob", "password": "x"}, format="json")

@@ -24,9 +24,9 @@ from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.renderers import OpenApiJsonRenderer
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from rest_framework.authtoken.models import Token
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
+from accounts.services import create_api_token
 from tests.api.conftest import make_platform, make_users
 
 pytestmark = pytest.mark.django_db
@@ -48,7 +48,7 @@ def platform(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
         users = make_users()
         data = make_platform(users)
-        data["token"] = Token.objects.create(user=users["admin"]).key
+        data["token"] = create_api_token(users["admin"])[1]
     yield data
     with django_db_blocker.unblock():
         call_command("flush", interactive=False, verbosity=0)

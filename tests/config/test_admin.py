@@ -7,7 +7,7 @@ from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
-PROJECT_APPS = {"trajectories", "annotation", "judges", "metrics"}
+PROJECT_APPS = {"accounts", "trajectories", "annotation", "judges", "metrics"}
 
 
 def test_every_model_of_the_project_is_in_the_admin():

@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 
 from annotation.errors import GoldPermissionDenied
 from annotation.models import GoldTrajectory
-from annotation.roles import REVIEWER
+from accounts.roles import REVIEWER
 from annotation.services.reference import set_reference
 from metrics import exports
 from metrics.models import EvaluationJob, GoldPolicy, parse_gold_policy

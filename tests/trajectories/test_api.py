@@ -1,9 +1,9 @@
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from accounts.services import create_api_token
 from tests.factories import AgentRunFactory, UserFactory
 from tests.trajectories.expectations import assert_samples_imported
 from trajectories.models import AgentRun, ImportJob, Trajectory
@@ -19,7 +19,7 @@ def user():
 @pytest.fixture
 def api(user):
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {create_api_token(user)[1]}")
     return client
 
 

@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.roles import ADMIN
+from accounts.roles import ADMIN
 from tests.factories import AgentRunFactory, UserFactory
 from tests.trajectories.expectations import assert_samples_imported
 from trajectories.models import AgentRun, ImportJob, Trajectory

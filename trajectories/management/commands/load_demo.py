@@ -6,7 +6,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from annotation.roles import ADMIN
+from accounts.roles import ADMIN
 from annotation.services.gold_import import import_gold_file
 from judges.services import default_judge_config
 from metrics.models import EvaluationJob

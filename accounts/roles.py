@@ -1,4 +1,8 @@
-"""Who may do what: the three roles of the platform, as Django groups."""
+"""Who may do what: the three roles of the platform, as Django groups.
+
+The groups are made by a data migration (existing and fresh databases alike) and again after
+every `migrate` or `flush`, so that a role check never depends on a group someone deleted.
+"""
 
 from functools import wraps
 
@@ -12,9 +16,24 @@ ADMIN = "admin"
 ROLES = (ANNOTATOR, REVIEWER, ADMIN)
 
 
-def ensure_role_groups(**kwargs):
+def ensure_role_groups(group_model=Group) -> None:
+    """Create the role groups that are missing; `group_model` is the historical one in a migration."""
     for name in ROLES:
-        Group.objects.get_or_create(name=name)
+        group_model.objects.get_or_create(name=name)
+
+
+# What the admin role manages in the Django admin (staff status still needed to open it): accounts
+# and their groups, API tokens, failed logins and lockouts.
+ADMIN_PERMISSION_APPS = ("auth", "accounts", "axes")
+
+
+def grant_admin_permissions() -> None:
+    """Give the admin group every permission of ADMIN_PERMISSION_APPS (run after `migrate`, once
+    Django has made the permissions)."""
+    from django.contrib.auth.models import Permission
+
+    group = Group.objects.get(name=ADMIN)
+    group.permissions.add(*Permission.objects.filter(content_type__app_label__in=ADMIN_PERMISSION_APPS))
 
 
 def has_role(user, role: str) -> bool:

@@ -1,7 +1,7 @@
 import pytest
 from django.contrib.auth.models import Group
 
-from annotation.roles import ADMIN, ANNOTATOR, REVIEWER, has_role
+from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, has_role
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
