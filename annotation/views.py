@@ -9,7 +9,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from judges.models import DecisionKind, JudgeBackend, JudgeConfig, JudgeDecision
-from judges.selectors import judge_config_named
+from judges.selectors import UnknownJudge, judge_config_required
 from trajectories.models import Task
 
 from . import selectors
@@ -197,9 +197,11 @@ def _tau(value, default: float = selectors.DEFAULT_TAU) -> float:
 def agreement(request):
     """Annotator agreement per task and per site, measured with the configured (or chosen) judge."""
     judge_name = request.GET.get("judge", "")
-    config = judge_config_named(judge_name) if judge_name else None
-    if judge_name and config is None:
-        messages.error(request, f"No judge named {judge_name!r}: the default judge is used.")
+    config = None
+    try:
+        config = judge_config_required(judge_name) if judge_name else None
+    except UnknownJudge as exc:
+        messages.error(request, f"{exc}: the default judge is used.")
     report = selectors.agreement_report(judge_config=config, tau=_tau(request.GET.get("tau")),
                                         benchmark=request.GET.get("benchmark", ""))
     return render(request, "annotation/agreement.html", {

@@ -47,14 +47,39 @@ def judge_step_from_agent(step) -> JudgeStep:
     return replace(judge_step, element_role=role, element_name=name)
 
 
+class UnknownJudge(ValueError):
+    """A judge name that is neither a JudgeConfig nor a backend; the message lists the known ones."""
+
+
 def judge_config_named(name: str) -> JudgeConfig | None:
-    """A JudgeConfig by name; a backend's own name also works before any row exists (unsaved)."""
+    """A JudgeConfig by name; a backend's own name also works before any row exists (unsaved).
+
+    Every command, page and API call that takes a judge name resolves it here (through
+    `judge_config_required`, or `judges.services.judge_config_for` when the judge is stored).
+    """
     try:
         config = JudgeConfig.objects.filter(name=name).first()
     except DatabaseError:
         config = None  # no database yet: the built-in backends still work
     if config is None and name in BACKENDS:
         config = JudgeConfig(name=name, backend=name, model=settings.JUDGE_MODEL if name == "openai" else "")
+    return config
+
+
+def judge_names() -> list[str]:
+    """The names a judge can be given by: the configurations, then the backends without one."""
+    try:
+        stored = list(JudgeConfig.objects.order_by("name").values_list("name", flat=True))
+    except DatabaseError:
+        stored = []
+    return stored + [name for name in sorted(BACKENDS) if name not in stored]
+
+
+def judge_config_required(name: str) -> JudgeConfig:
+    """`judge_config_named`, or UnknownJudge naming the judges there are."""
+    config = judge_config_named(name)
+    if config is None:
+        raise UnknownJudge(f"no judge named {name!r}; known: {', '.join(judge_names())}")
     return config
 
 

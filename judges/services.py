@@ -20,6 +20,7 @@ from django.utils.text import slugify
 from . import questions as q
 from .backends import Backend, BackendSpec, make_backend
 from .models import JudgeConfig, JudgeDecision
+from .selectors import judge_config_required
 from .steps import JudgeStep
 from .verdicts import Answer, StepScores, Verdict
 
@@ -66,6 +67,20 @@ def default_judge_config() -> JudgeConfig:
     config, _ = JudgeConfig.objects.get_or_create(
         name=wanted.name, defaults={"backend": wanted.backend, "model": wanted.model}
     )
+    return config
+
+
+def judge_config_for(name: str | None) -> JudgeConfig:
+    """The stored judge a job is made with: the named configuration, or a backend's own name
+    (`exact`, `offline`, `openai`: its row is made on first use), or the default when no name
+    is given. Raises UnknownJudge naming the known judges."""
+    if not name:
+        return default_judge_config()
+    config = judge_config_required(name)
+    if config.pk is None:
+        config, _ = JudgeConfig.objects.get_or_create(
+            name=config.name, defaults={"backend": config.backend, "model": config.model}
+        )
     return config
 
 

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from judges.backends import make_backend
 from judges.calibration import DEFAULT_THRESHOLD, agreement, best_threshold
 from judges.labelled import LabelledPairsError, load_labelled_pairs
-from judges.selectors import judge_config_named, reviewed_pairs
+from judges.selectors import UnknownJudge, judge_config_required, reviewed_pairs
 from judges.services import Judge, backend_spec
 
 
@@ -26,9 +26,10 @@ class Command(BaseCommand):
         parser.add_argument("--pairs", help="Labelled pairs file (e.g. fixtures/judge_pairs.json): ask the judge on it")
 
     def handle(self, *args, judge, kind, threshold, pairs, **options):
-        config = judge_config_named(judge)
-        if config is None:
-            raise CommandError(f"no judge named {judge!r}: create a JudgeConfig, or use exact, offline or openai")
+        try:
+            config = judge_config_required(judge)
+        except UnknownJudge as exc:
+            raise CommandError(f"--judge: {exc}") from None
         backend = make_backend(backend_spec(config))
         if pairs:
             groups = self._labelled(Judge(backend), pairs)

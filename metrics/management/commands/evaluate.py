@@ -5,8 +5,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from judges.models import JudgeConfig
-from judges.services import default_judge_config
+from judges.selectors import UnknownJudge
+from judges.services import judge_config_for
 from metrics.models import EvaluationJob, GoldPolicy
 from metrics.selectors import job_progress
 from metrics.services.evaluation import create_evaluation, start_evaluation
@@ -29,7 +29,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--run", action="append", required=True, help="Run name (repeatable)")
-        parser.add_argument("--judge", help="JudgeConfig name (default: the default judge)")
+        parser.add_argument("--judge", help="JudgeConfig name, or a backend: exact, offline, openai "
+                                            "(default: the default judge)")
         parser.add_argument("--gold", default="approved",
                             help="approved | each | annotator:NAME (default: approved)")
         parser.add_argument("--param", action="append", default=[], help="tau=0.7, window=1, ordered=false")
@@ -42,14 +43,10 @@ class Command(BaseCommand):
                 runs.append(AgentRun.objects.get(name=name))
             except AgentRun.DoesNotExist:
                 raise CommandError(f"run {name!r} does not exist") from None
-        if judge:
-            try:
-                judge_config = JudgeConfig.objects.get(name=judge)
-            except JudgeConfig.DoesNotExist:
-                known = ", ".join(JudgeConfig.objects.values_list("name", flat=True)) or "none"
-                raise CommandError(f"judge {judge!r} does not exist (known: {known})") from None
-        else:
-            judge_config = default_judge_config()
+        try:
+            judge_config = judge_config_for(judge)
+        except UnknownJudge as exc:
+            raise CommandError(f"--judge: {exc}") from None
         policy, _, annotator_name = gold.partition(":")
         if policy not in GoldPolicy.values:
             raise CommandError(f"--gold {gold!r}: expected approved, each or annotator:NAME")
