@@ -57,3 +57,11 @@ def test_calibrate_judge_on_the_labelled_pairs():
     output = run("calibrate_judge", "--judge", "exact", "--pairs", "fixtures/judge_pairs.json")
     assert "observed" in output and "constructed" in output and "gold_versions" in output
     assert "best threshold" in output
+
+
+def test_calibrate_judge_on_one_split_of_the_mutated_pairs():
+    output = run("calibrate_judge", "--judge", "offline", "--pairs", "fixtures/judge_pairs_mutated.json")
+    assert re.search(r"^tune +\d{3} ", output, re.M) and re.search(r"^test +\d{3} ", output, re.M)
+    output = run("calibrate_judge", "--judge", "offline", "--pairs", "fixtures/judge_pairs_mutated.json",
+                 "--split", "test")
+    assert not re.search(r"^tune ", output, re.M) and "apostrophe inside single quotes" in output
