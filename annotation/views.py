@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
+from judges.calibration import BOOTSTRAP_RESAMPLES, TRUSTED_CONFIRMATIONS, TRUSTED_KAPPA
 from judges.models import DecisionKind, JudgeBackend, JudgeConfig, JudgeDecision
 from judges.selectors import UnknownJudge, judge_config_required
 from trajectories.models import Task
@@ -276,6 +277,7 @@ def judge_quality(request):
     tau = _tau(request.GET.get("tau"))
     return render(request, "annotation/judge_quality.html", {
         "rows": selectors.judge_quality(kind=kind, tau=tau), "kind": kind, "tau": tau,
+        "resamples": BOOTSTRAP_RESAMPLES, "trusted_confirmations": TRUSTED_CONFIRMATIONS, "trusted_kappa": TRUSTED_KAPPA,
         # Verdicts on cells of whole-trajectory decisions are stored as pair decisions.
         "kinds": [(value, DecisionKind(value).label) for value in selectors.AUDITED_KINDS
                   if value != DecisionKind.TRAJECTORY_MATCH],

@@ -1,4 +1,4 @@
-"""Reads: steps as the judge sees them, judges by name, and human-reviewed decisions."""
+"""Reads: steps as the judge sees them, judges by name, human-reviewed decisions and the trust they earn."""
 
 from collections import defaultdict
 from dataclasses import dataclass, replace
@@ -8,6 +8,7 @@ from django.db import DatabaseError
 
 from . import questions as q
 from .backends import BACKENDS
+from .calibration import DEFAULT_THRESHOLD, Trust, trust
 from .models import JudgeConfig, JudgeDecision
 from .parsing import parse_node, resolved_element
 from .steps import JudgeStep
@@ -128,3 +129,20 @@ def reviewed_pairs(backend: str | None = None, model: str | None = None, kind: s
             ReviewedPair(decision.kind, decision.score, human.human_score, decision.pk, human.pk)
         )
     return dict(groups)
+
+
+def judge_trust(*, kind: str | None = None, tau: float = DEFAULT_THRESHOLD) -> dict[tuple[str, str], Trust]:
+    """Per (backend, model): its agreement with the human verdicts and the kappa interval."""
+    return {
+        key: trust([(pair.score, pair.human_score) for pair in pairs], tau)
+        for key, pairs in sorted(reviewed_pairs(kind=kind).items())
+    }
+
+
+def judge_trust_by_kind(tau: float = DEFAULT_THRESHOLD) -> dict[tuple[str, str, str], Trust]:
+    """Per (backend, model, kind of question): what `judge_trust` says of one kind."""
+    grouped = defaultdict(list)
+    for (backend, model), pairs in reviewed_pairs().items():
+        for pair in pairs:
+            grouped[(backend, model, pair.kind)].append((pair.score, pair.human_score))
+    return {key: trust(pairs, tau) for key, pairs in grouped.items()}

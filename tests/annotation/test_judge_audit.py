@@ -151,11 +151,49 @@ def test_judge_quality_numbers(human_confirmations):
 def test_the_judge_quality_page_shows_the_numbers(client, human_confirmations):
     html = client.get(reverse("annotation:judge-quality")).content.decode()
 
-    row = html.split("<td>offline</td>")[1].split("</tr>")[0]
-    cells = [cell.split(">")[1] for cell in row.split("</td>")[:-1] if ">" in cell]
-    assert cells[:7] == ["—", "5", "0.800", "0.667", "1.000", "0.615", "2 / 1 / 2 / 0"]
-    assert "<td>exact</td>" in html
+    row = html.split('<tr data-judge="offline:">')[1].split("</table>")[0]
+    cells = [cell.split(">")[-1] for cell in row.split("</td>")[:8]]
+    assert cells == ["offline", "—", "5", "0.800", "0.667", "1.000", "0.615", "[0.000, 1.000]"]
+    matrix = [cell.split(">")[-1] for cell in row.split("</td>")[8:12]]
+    assert matrix == ["2", "1", "0", "2"]  # judge yes: TP, FP; judge no: FN, TN
+    assert "not yet" in html and "5 human confirmations (fewer than 50)" in html
+    assert "Cohen&#x27;s kappa interval [0.000, 1.000] reaches below 0.8" in html
+    assert '<tr data-judge="exact:">' in html
 
 
 def test_the_judge_quality_page_without_confirmations(client, db):
     assert "No human-confirmed decisions yet" in client.get(reverse("annotation:judge-quality")).content.decode()
+
+
+def test_the_queue_offers_near_threshold_disagreements_and_a_random_sample():
+    near = [_decision(0.7 + step, gold=f"near {step}", agent="x") for step in (0.01, -0.02, 0.03)]
+    offline = _decision(0.95, gold="disputed", agent="y", model="rules")
+    _decision(0.05, gold="disputed", agent="y", backend="openai", model="gpt-4o-mini", cache_key="o" * 64)
+    agreed = _decision(0.99, gold="agreed", agent="z")
+    _decision(0.97, gold="agreed", agent="z", backend="exact", cache_key="a" * 64)
+    rest = [_decision(0.0, gold=f"far {n}", agent="w") for n in range(6)]
+
+    items, pending = audit_queue(AuditFilters(tau=0.7), limit=5)
+
+    assert pending == 3 + 1 + 1 + 6
+    assert [(item.reason, item.decision.pk) for item in items[:2]] == [
+        ("near_threshold", near[0].pk), ("near_threshold", near[1].pk)]
+    disputed = [item for item in items if item.reason == "disagreement"]
+    assert len(disputed) == 1 and disputed[0].inputs_hash == offline.inputs_hash
+    assert disputed[0].others == [("openai:gpt-4o-mini", 0.05)] or disputed[0].others == [("offline:rules", 0.95)]
+    sample = [item for item in items if item.reason == "random_sample"]
+    assert len(sample) == 2  # the slot the disagreements could not fill goes to the sample
+    pool = {d.inputs_hash for d in [near[2], agreed, *rest]}
+    assert {item.inputs_hash for item in sample} <= pool
+    again, _ = audit_queue(AuditFilters(tau=0.7), limit=5)
+    assert [item.key for item in again] == [item.key for item in items]  # a stable sample
+
+
+def test_the_audit_page_says_why_each_verdict_is_offered(client, reviewer):
+    _decision(0.71, gold="near", agent="x")
+    _decision(0.9, gold="disputed", agent="y")
+    _decision(0.1, gold="disputed", agent="y", backend="openai", model="gpt-4o-mini", cache_key="o" * 64)
+    client.force_login(reviewer)
+    html = client.get(reverse("annotation:judge-audit")).content.decode()
+    assert html.count('class="audit-reason near_threshold">near the threshold</span>') >= 2
+    assert "openai:gpt-4o-mini: 0.10" in html or "offline: 0.90" in html

@@ -46,6 +46,12 @@ def test_calibrate_judge_on_human_reviewed_decisions():
     assert "all                  6     66.7%     66.7%     66.7%   0.333" in output
     assert "step_match           6" in output
     assert "best threshold 0.600: accuracy 83.3%" in output
+    from judges.calibration import format_interval, kappa_interval
+
+    interval = format_interval(kappa_interval([(0.9, 1), (0.8, 1), (0.75, 0), (0.2, 0), (0.1, 0), (0.6, 1)]))
+    assert re.search(r"^all +6 .* 0\.333 +" + re.escape(interval) + "$", output, re.M)
+    assert "kappa 95% CI: percentile bootstrap, 2000 resamples, seed 0" in output
+    assert "not trusted yet: 6 human confirmations (fewer than 50); Cohen's kappa interval" in output
 
 
 def test_calibrate_judge_without_reviews_says_what_to_do():

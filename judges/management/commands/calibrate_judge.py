@@ -3,7 +3,14 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from judges.backends import make_backend
-from judges.calibration import DEFAULT_THRESHOLD, agreement, best_threshold
+from judges.calibration import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    DEFAULT_THRESHOLD,
+    best_threshold,
+    format_interval,
+    trust,
+)
 from judges.labelled import SPLITS, LabelledPairsError, load_labelled_pairs
 from judges.selectors import UnknownJudge, judge_config_required, reviewed_pairs
 from judges.services import Judge, backend_spec
@@ -47,14 +54,20 @@ class Command(BaseCommand):
                 groups[name] = [(p.score, p.human_score) for p in reviewed if p.kind == name]
         self.stdout.write(f"judge {config.name}: backend {backend.name}, model {backend.model or '-'}")
         width = max(16, *(len(name) for name in groups))
-        self.stdout.write(f"{'':<{width}} {'n':>5} {'accuracy':>9} {'precision':>9} {'recall':>9} {'kappa':>7}")
+        self.stdout.write(f"{'':<{width}} {'n':>5} {'accuracy':>9} {'precision':>9} {'recall':>9} {'kappa':>7} "
+                          f"{'kappa 95% CI':>16}")
         for name, scored in groups.items():
-            result = agreement(scored, threshold)
+            judged = trust(scored, threshold)
+            result = judged.agreement
             kappa = "-" if result.kappa is None else f"{result.kappa:.3f}"
             self.stdout.write(
                 f"{name:<{width}} {result.count:>5} {_percent(result.accuracy):>9} {_percent(result.precision):>9} "
-                f"{_percent(result.recall):>9} {kappa:>7}"
+                f"{_percent(result.recall):>9} {kappa:>7} {format_interval(judged.interval):>16}"
             )
+        self.stdout.write(f"kappa 95% CI: percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples, seed {BOOTSTRAP_SEED}")
+        if not pairs:
+            verdict = trust(groups["all"], threshold)
+            self.stdout.write("trusted" if verdict.trusted else f"not trusted yet: {'; '.join(verdict.concerns)}")
         best = best_threshold(groups["all"], threshold)
         self.stdout.write(
             f"at threshold {threshold:g}; best threshold {best.threshold:.3f}: accuracy {_percent(best.accuracy)}, "
