@@ -91,6 +91,12 @@ def get_judge(config: JudgeConfig | None = None) -> "Judge":
     return Judge(make_backend(backend_spec(config)))
 
 
+def backend_and_model(config: JudgeConfig) -> tuple[str, str]:
+    """The backend and model a config's decisions are stored under (e.g. offline, rules+minilm)."""
+    backend = make_backend(backend_spec(config))
+    return backend.name, backend.model
+
+
 def judge_identity(config: JudgeConfig) -> str:
     """Backend, model and the versions of every prompt or rule set: what a score depends on."""
     backend = make_backend(backend_spec(config))
