@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from judges.calibration import BOOTSTRAP_RESAMPLES, TRUSTED_CONFIRMATIONS, TRUSTED_KAPPA
 from judges.models import DecisionKind, JudgeBackend, JudgeConfig, JudgeDecision
-from judges.selectors import UnknownJudge, judge_config_required
+from judges.selectors import judge_config_named
 from trajectories.models import Task
 
 from . import selectors
@@ -198,11 +198,9 @@ def _tau(value, default: float = selectors.DEFAULT_TAU) -> float:
 def agreement(request):
     """Annotator agreement per task and per site, measured with the configured (or chosen) judge."""
     judge_name = request.GET.get("judge", "")
-    config = None
-    try:
-        config = judge_config_required(judge_name) if judge_name else None
-    except UnknownJudge as exc:
-        messages.error(request, f"{exc}: the default judge is used.")
+    config = judge_config_named(judge_name) if judge_name else None
+    if judge_name and config is None:
+        messages.error(request, f"No judge named {judge_name!r}: the default judge is used.")
     report = selectors.agreement_report(judge_config=config, tau=_tau(request.GET.get("tau")),
                                         benchmark=request.GET.get("benchmark", ""))
     return render(request, "annotation/agreement.html", {
@@ -277,7 +275,8 @@ def judge_quality(request):
     tau = _tau(request.GET.get("tau"))
     return render(request, "annotation/judge_quality.html", {
         "rows": selectors.judge_quality(kind=kind, tau=tau), "kind": kind, "tau": tau,
-        "resamples": BOOTSTRAP_RESAMPLES, "trusted_confirmations": TRUSTED_CONFIRMATIONS, "trusted_kappa": TRUSTED_KAPPA,
+        "resamples": BOOTSTRAP_RESAMPLES, "trusted_confirmations": TRUSTED_CONFIRMATIONS,
+        "trusted_kappa": TRUSTED_KAPPA,
         # Verdicts on cells of whole-trajectory decisions are stored as pair decisions.
         "kinds": [(value, DecisionKind(value).label) for value in selectors.AUDITED_KINDS
                   if value != DecisionKind.TRAJECTORY_MATCH],

@@ -213,7 +213,8 @@ def test_the_page_marks_untrusted_numbers_and_explains_the_mark(runs, user_clien
     html = user_client.get(reverse("metrics:leaderboard")).content.decode()
     row = html.split('data-run="alpha"')[1].split("</tr>")[0]
     step_cell = row.split('data-metric="step_success">')[1].split("</td>")[0]
-    assert 'class="rp-judge-mark" title="Judge exact is not trusted yet on &#x27;Agent step vs gold step&#x27;' in step_cell
+    assert ('class="rp-judge-mark" title="Judge exact is not trusted yet on &#x27;Agent step vs gold step&#x27;'
+            in step_cell)
     assert "rp-judge-mark" not in row.split('data-metric="element_accuracy">')[1].split("</td>")[0]
     assert "marks a number whose judge is not trusted yet" in html
     _confirm("exact", "step_match", 60)

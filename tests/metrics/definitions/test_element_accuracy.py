@@ -151,9 +151,10 @@ def test_type_with_enter_in_the_harness_encoding_on_a_real_render_file(shared_da
     assert parts.press_enter == executed.endswith(" ]")
 
 
-@pytest.mark.parametrize("name", ["trajectory-samples/gpt4turbo_render_0.html", "trajectory-samples/llama3-8b_render_3.html",
-                                  "trajectory-samples/llama3-8b_render_6.html", "results-sample/render_3.html",
-                                  "results-sample/render_6.html"])
+@pytest.mark.parametrize("name", [
+    "trajectory-samples/gpt4turbo_render_0.html", "trajectory-samples/llama3-8b_render_3.html",
+    "trajectory-samples/llama3-8b_render_6.html", "results-sample/render_3.html", "results-sample/render_6.html",
+])
 def test_real_render_files(shared_data, name):
     """Every real render file read as the importer reads it: planned actions against executed ones."""
     trajectory = parse_render((shared_data / name).read_text(encoding="utf-8"))
