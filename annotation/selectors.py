@@ -1,6 +1,5 @@
 """Reads of gold trajectories: content, the annotation queue, the review queue, exports."""
 
-import hashlib
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -10,7 +9,7 @@ from judges import questions as q
 from judges.calibration import DEFAULT_THRESHOLD as DEFAULT_TAU
 from judges.calibration import Agreement, Trust, best_threshold, trust
 from judges.models import JudgeConfig, JudgeDecision
-from judges.selectors import judge_step_from_gold, reviewed_pairs
+from judges.selectors import audit_sample_key, in_audit_sample, judge_step_from_gold, reviewed_pairs
 from judges.services import get_judge
 from metrics.models import TrajectoryScore
 from trajectories.models import Task
@@ -323,9 +322,10 @@ def audit_queue(filters: AuditFilters, limit: int = 25) -> tuple[list[AuditItem]
 
     Three parts, each item labelled with its `reason`: scores nearest tau first (up to 2/5 of
     the page), then questions two judges (backend and model) answered on opposite sides of tau
-    (up to 2/5), then a random sample of the rest (stable: ordered by a hash of the question),
-    so that the human verdicts are not all about hard cases. Slots a part cannot fill go to the
-    random sample. A question a human already answered, on any judge's decision, is not asked again.
+    (up to 2/5), then the audit's random sample (`judges.selectors.in_audit_sample`: one question
+    in five, chosen and ordered by a hash of the question), whose confirmations give the
+    judge-quality page an estimate without the bias of hard cases. Slots left go to the next
+    scores nearest tau. A question a human already answered, on any judge's decision, is not asked again.
     """
     decisions = JudgeDecision.objects.filter(score__isnull=False, human_score__isnull=True, kind__in=AUDITED_KINDS)
     if filters.kind:
@@ -363,8 +363,9 @@ def audit_queue(filters: AuditFilters, limit: int = 25) -> tuple[list[AuditItem]
                                                  for _, score in item.others)]
     take(sorted(disagreeing, key=lambda item: -max(abs(item.score - score) for _, score in item.others)),
          DISAGREEMENT, limit * 2 // 5)
-    take(sorted(items, key=lambda item: hashlib.sha256(item.inputs_hash.encode()).hexdigest()), RANDOM_SAMPLE,
-         limit - len(chosen))
+    sample = [item for item in items if in_audit_sample(item.inputs_hash)]
+    take(sorted(sample, key=lambda item: audit_sample_key(item.inputs_hash)), RANDOM_SAMPLE, limit - len(chosen))
+    take(near, NEAR_THRESHOLD, limit - len(chosen))
     return _with_context(chosen), len(items)
 
 
@@ -386,6 +387,7 @@ class JudgeQualityRow:
     model: str
     trust: Trust
     best: Agreement
+    sample: Trust  # over the confirmations of the audit's random sample only
 
     @property
     def agreement(self) -> Agreement:
@@ -394,9 +396,11 @@ class JudgeQualityRow:
 
 def judge_quality(*, kind: str = "", tau: float = DEFAULT_TAU) -> list[JudgeQualityRow]:
     """Per judge backend and model: agreement with the human-confirmed decisions, the kappa
-    interval, and the threshold that would agree best."""
+    interval, the threshold that would agree best, and the same over the random sample only."""
     rows = []
     for (backend, model), pairs in sorted(reviewed_pairs(kind=kind or None).items()):
         scored = [(pair.score, pair.human_score) for pair in pairs]
-        rows.append(JudgeQualityRow(backend, model, trust(scored, tau), best_threshold(scored, tau)))
+        sampled = [(pair.score, pair.human_score) for pair in pairs if in_audit_sample(pair.inputs_hash)]
+        rows.append(JudgeQualityRow(backend, model, trust(scored, tau), best_threshold(scored, tau),
+                                    trust(sampled, tau)))
     return rows

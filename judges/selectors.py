@@ -1,5 +1,6 @@
 """Reads: steps as the judge sees them, judges by name, human-reviewed decisions and the trust they earn."""
 
+import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, replace
 
@@ -93,6 +94,7 @@ class ReviewedPair:
     human_score: float
     decision_id: int
     reviewed_decision_id: int
+    inputs_hash: str = ""
 
 
 def reviewed_pairs(backend: str | None = None, model: str | None = None, kind: str | None = None):
@@ -126,9 +128,23 @@ def reviewed_pairs(backend: str | None = None, model: str | None = None, kind: s
     for (backend_name, model_name, inputs_hash), decision in latest.items():
         human = humans[inputs_hash]
         groups[(backend_name, model_name)].append(
-            ReviewedPair(decision.kind, decision.score, human.human_score, decision.pk, human.pk)
+            ReviewedPair(decision.kind, decision.score, human.human_score, decision.pk, human.pk, inputs_hash)
         )
     return dict(groups)
+
+
+# One question in AUDIT_SAMPLE_RATE belongs to the audit's random sample, chosen by a hash of the
+# question alone: its confirmations estimate a judge's agreement without the bias of hard cases.
+AUDIT_SAMPLE_RATE = 5
+
+
+def audit_sample_key(inputs_hash: str) -> str:
+    """The question's place in the random sample's order (a hash, independent of any score)."""
+    return hashlib.sha256(f"audit-sample:{inputs_hash}".encode()).hexdigest()
+
+
+def in_audit_sample(inputs_hash: str) -> bool:
+    return int(audit_sample_key(inputs_hash)[:8], 16) % AUDIT_SAMPLE_RATE == 0
 
 
 def judge_trust(*, kind: str | None = None, tau: float = DEFAULT_THRESHOLD) -> dict[tuple[str, str], Trust]:

@@ -7,6 +7,7 @@ from django.urls import reverse
 from annotation.selectors import AuditFilters, audit_queue, judge_quality, reviewed_decisions
 from annotation.services.judge_audit import audit_decision
 from judges.models import JudgeConfig, JudgeDecision
+from judges.selectors import audit_sample_key, in_audit_sample
 from judges.services import get_judge
 from judges.steps import JudgeStep
 from tests.factories import JudgeDecisionFactory, TrajectoryScoreFactory
@@ -171,22 +172,40 @@ def test_the_queue_offers_near_threshold_disagreements_and_a_random_sample():
     _decision(0.05, gold="disputed", agent="y", backend="openai", model="gpt-4o-mini", cache_key="o" * 64)
     agreed = _decision(0.99, gold="agreed", agent="z")
     _decision(0.97, gold="agreed", agent="z", backend="exact", cache_key="a" * 64)
-    rest = [_decision(0.0, gold=f"far {n}", agent="w") for n in range(6)]
+    rest = [_decision(0.0, gold=f"far {n}", agent="w") for n in range(40)]
+    members = sorted((d for d in [near[2], agreed, *rest] if in_audit_sample(d.inputs_hash)),
+                     key=lambda d: audit_sample_key(d.inputs_hash))
+    assert len(members) >= 3  # one question in five, by hash: 8 expected of these 42
 
     items, pending = audit_queue(AuditFilters(tau=0.7), limit=5)
 
-    assert pending == 3 + 1 + 1 + 6
+    assert pending == 3 + 1 + 1 + 40
     assert [(item.reason, item.decision.pk) for item in items[:2]] == [
         ("near_threshold", near[0].pk), ("near_threshold", near[1].pk)]
     disputed = [item for item in items if item.reason == "disagreement"]
     assert len(disputed) == 1 and disputed[0].inputs_hash == offline.inputs_hash
-    assert disputed[0].others == [("openai:gpt-4o-mini", 0.05)] or disputed[0].others == [("offline:rules", 0.95)]
-    sample = [item for item in items if item.reason == "random_sample"]
-    assert len(sample) == 2  # the slot the disagreements could not fill goes to the sample
-    pool = {d.inputs_hash for d in [near[2], agreed, *rest]}
-    assert {item.inputs_hash for item in sample} <= pool
+    assert disputed[0].others in ([("openai:gpt-4o-mini", 0.05)], [("offline:rules", 0.95)])
+    sample = [item.decision.pk for item in items if item.reason == "random_sample"]
+    assert sample == [d.pk for d in members[:2]]  # the slot the disagreements could not fill goes to the sample
     again, _ = audit_queue(AuditFilters(tau=0.7), limit=5)
     assert [item.key for item in again] == [item.key for item in items]  # a stable sample
+
+
+def test_without_sample_members_left_the_slots_go_to_the_next_nearest():
+    decisions = [_decision(0.7 + n / 100, gold=f"q{n}", agent="x") for n in range(12)]
+    outside = [d for d in decisions if not in_audit_sample(d.inputs_hash)][:4]
+    JudgeDecision.objects.exclude(pk__in=[d.pk for d in outside]).delete()
+    items, pending = audit_queue(AuditFilters(tau=0.7), limit=5)
+    assert pending == 4 and [item.reason for item in items] == ["near_threshold"] * 4
+
+
+def test_judge_quality_repeats_kappa_over_the_random_sample(reviewer):
+    for n in range(40):
+        decision = _decision(0.9 if n % 2 else 0.1, gold=f"s{n}", agent="x")
+        audit_decision(decision.pk, reviewer=reviewer, verdict="confirm")
+    [row] = judge_quality(tau=0.7)
+    members = sum(in_audit_sample(d.inputs_hash) for d in JudgeDecision.objects.all())
+    assert row.trust.confirmations == 40 and row.sample.confirmations == members
 
 
 def test_the_audit_page_says_why_each_verdict_is_offered(client, reviewer):
