@@ -353,12 +353,12 @@ class OfflineBackend(Backend):
 
     def compare_steps(self, gold: dict, agent: dict) -> tuple[float, str]:
         score, why = self._compare_steps(gold, agent)
-        if score >= NUMBERS_CHECKED_FROM and not parsed(gold["text"]).valid and not parsed(agent["text"]).valid and \
-                different_identifiers(gold["text"], agent["text"]):
+        sentences = not parsed(gold["text"]).valid and not parsed(agent["text"]).valid
+        if score >= NUMBERS_CHECKED_FROM and sentences and different_identifiers(gold["text"], agent["text"]):
             # Two sentences naming other numbers (an order id, a date, a price) are other steps,
             # even where their quoted names agree.
-            return 0.0, f"Different numbers: {', '.join(identifiers(gold['text']))} vs " \
-                        f"{', '.join(identifiers(agent['text']))}."
+            numbers = [", ".join(identifiers(step["text"])) for step in (gold, agent)]
+            return 0.0, f"Different numbers: {numbers[0]} vs {numbers[1]}."
         return score, why
 
     def _compare_steps(self, gold: dict, agent: dict) -> tuple[float, str]:

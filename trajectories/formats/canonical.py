@@ -175,9 +175,9 @@ def _outcome(document: dict) -> tuple[list[dict], Outcome]:
             raise TrajectoryFormatError(
                 f"{raw['action']!r} is the harness's forced stop, which ends a trajectory, but "
                 f"{len(steps) - 1 - position} step(s) follow it", where=where)
-        if outcome.status in ("answered", "na") or document.get("final_answer") is not None:
-            said = f"outcome.status is {outcome.status!r}" if outcome.status in ("answered", "na") else \
-                "final_answer is given"
+        answered = outcome.status in ("answered", "na")
+        if answered or document.get("final_answer") is not None:
+            said = f"outcome.status is {outcome.status!r}" if answered else "final_answer is given"
             raise TrajectoryFormatError(
                 f"the last step {raw['action']!r} is the harness's forced stop (early stop, {reason}), "
                 f"yet {said}: the agent cannot have answered; fix the outcome or the last step", where=where)
