@@ -216,3 +216,21 @@ def test_the_audit_page_says_why_each_verdict_is_offered(client, reviewer):
     html = client.get(reverse("annotation:judge-audit")).content.decode()
     assert html.count('class="audit-reason near_threshold">near the threshold</span>') >= 2
     assert "openai:gpt-4o-mini: 0.10" in html or "offline: 0.90" in html
+
+
+def test_calibrate_judge_prints_the_interval_the_page_shows(client, reviewer):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    for n in range(30):
+        yes, right = n % 2 == 0, n % 7 != 0
+        decision = _decision(0.9 if yes else 0.2, gold=f"g{n}", agent="x", model="rules+minilm")
+        audit_decision(decision.pk, reviewer=reviewer, verdict="confirm" if right else "overrule")
+    html = client.get(reverse("annotation:judge-quality")).content.decode()
+    shown = html.split('<tr data-judge="offline:rules+minilm">')[1].split('class="metric kappa-interval">')[1]
+    shown = shown.split("</td>")[0]
+    out = StringIO()
+    call_command("calibrate_judge", "--judge", "offline", stdout=out)
+    printed = [line for line in out.getvalue().splitlines() if line.startswith("all ")][0].split()[-2:]
+    assert shown == " ".join(printed) and shown.startswith("[")
