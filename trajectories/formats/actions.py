@@ -136,6 +136,15 @@ def parse_action(text: str | None, *, executed: bool = False) -> ParsedAction:
     return INVALID
 
 
+def with_enter_flag(planned: str) -> str:
+    """A planned action as the harness completes it before running it: a `type` without an Enter
+    flag gets the default `[1]` (so read as an executed action, it still presses Enter)."""
+    action = parse_action(planned)
+    if action.type == "type" and action.valid and not re.search(r"\[[01]\]\s*\Z", planned.strip()):
+        return f"{planned.strip()} [1]"
+    return planned
+
+
 def extract_planned_action(reasoning: str | None) -> str | None:
     """The last triple-backticked span of the reasoning, i.e. the action the agent stated.
 
