@@ -6,6 +6,8 @@ A judge's score counts as "equivalent" at or above a threshold, a human's at or 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
+
 HUMAN_YES = 0.5
 DEFAULT_THRESHOLD = 0.7
 
@@ -95,14 +97,12 @@ def kappa_interval(
     Resamples where kappa is undefined (both sides say one thing only) are left out; None when
     every resample is, or there are no pairs. Percentiles interpolate linearly (numpy's default).
     """
-    import numpy
-
     result = agreement(pairs, threshold)
     n = result.count
     if not n:
         return None
     cells = [result.true_positives, result.false_positives, result.true_negatives, result.false_negatives]
-    drawn = numpy.random.default_rng(seed).multinomial(n, [cell / n for cell in cells], size=resamples)
+    drawn = np.random.default_rng(seed).multinomial(n, [cell / n for cell in cells], size=resamples)
     tp, fp, tn, fn = drawn.T.astype(float)
     observed = (tp + tn) / n
     expected = ((tp + fp) * (tp + fn) + (tn + fn) * (tn + fp)) / n**2
@@ -110,7 +110,7 @@ def kappa_interval(
     if not defined.any():
         return None
     kappas = (observed[defined] - expected[defined]) / (1 - expected[defined])
-    low, high = numpy.quantile(kappas, [(1 - level) / 2, 1 - (1 - level) / 2])
+    low, high = np.quantile(kappas, [(1 - level) / 2, 1 - (1 - level) / 2])
     return float(low), float(high)
 
 
