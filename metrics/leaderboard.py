@@ -207,13 +207,16 @@ def judge_marks(board: Leaderboard) -> dict[int, dict[str, str]]:
     evaluations = board.evaluations
     jobs = EvaluationJob.objects.filter(pk__in={e.job_id for e in evaluations.values()}).select_related("judge_config")
     trust_at: dict[float, dict] = {}
+    identities: dict[int, tuple[str, str]] = {}
     marks: dict[int, dict[str, str]] = {}
     for job in jobs:
         tau = float((job.parameters or {}).get("tau", DEFAULT_THRESHOLD))
         if tau not in trust_at:
             trust_at[tau] = judge_trust_by_kind(tau)
         by_kind = trust_at[tau]
-        backend, model = backend_and_model(job.judge_config)
+        if job.judge_config_id not in identities:  # building a backend (an HTTP client) once per judge
+            identities[job.judge_config_id] = backend_and_model(job.judge_config)
+        backend, model = identities[job.judge_config_id]
         judge = f"{backend}:{model}" if model else backend
         why = {}
         for metric, kind in JUDGED_METRICS.items():
