@@ -208,6 +208,9 @@ def judge_marks(board: Leaderboard) -> dict[int, dict[str, str]]:
     jobs = EvaluationJob.objects.filter(pk__in={e.job_id for e in evaluations.values()}).select_related("judge_config")
     trust_at: dict[float, dict] = {}
     identities: dict[int, tuple[str, str]] = {}
+    runs_of: dict[int, list[int]] = {}
+    for run_id, evaluation in evaluations.items():
+        runs_of.setdefault(evaluation.job_id, []).append(run_id)
     marks: dict[int, dict[str, str]] = {}
     for job in jobs:
         tau = float((job.parameters or {}).get("tau", DEFAULT_THRESHOLD))
@@ -224,9 +227,8 @@ def judge_marks(board: Leaderboard) -> dict[int, dict[str, str]]:
             if not judged.trusted:
                 why[metric] = (f"Judge {judge} is not trusted yet on '{DecisionKind(kind).label}' at tau {tau:g}: "
                                f"{'; '.join(judged.concerns)}.")
-        for run_id, evaluation in evaluations.items():
-            if evaluation.job_id == job.pk and why:
-                marks[run_id] = why
+        for run_id in runs_of.get(job.pk, []) if why else []:
+            marks[run_id] = why
     return marks
 
 
