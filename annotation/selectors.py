@@ -8,9 +8,9 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 
 from judges import questions as q
 from judges.calibration import DEFAULT_THRESHOLD as DEFAULT_TAU
-from judges.calibration import Agreement, agreement, best_threshold
+from judges.calibration import Agreement, Trust, best_threshold, trust
 from judges.models import JudgeConfig, JudgeDecision
-from judges.selectors import judge_step_from_gold, reviewed_pairs
+from judges.selectors import audit_sample_key, in_audit_sample, judge_step_from_gold, reviewed_pairs
 from judges.services import get_judge
 from metrics.models import TrajectoryScore
 from trajectories.models import Task
@@ -312,6 +312,14 @@ _SIDES = {
 AUDITED_KINDS = tuple(_SIDES)
 
 
+NEAR_THRESHOLD, DISAGREEMENT, RANDOM_SAMPLE = "near_threshold", "disagreement", "random_sample"
+AUDIT_REASONS = {
+    NEAR_THRESHOLD: "near the threshold",
+    DISAGREEMENT: "backends disagree",
+    RANDOM_SAMPLE: "random sample",
+}
+
+
 @dataclass
 class AuditItem:
     """One judge verdict a reviewer can confirm or overrule: a pair decision, or one cell (the
@@ -327,11 +335,17 @@ class AuditItem:
     gold_step: int | None = None
     agent_step: int | None = None
     context: list[str] = field(default_factory=list)
+    reason: str = ""  # why the queue offers it: one of AUDIT_REASONS
+    others: list[tuple[str, float]] = field(default_factory=list)  # other judges' scores on the question
 
     @property
     def key(self) -> str:
         cell = f"-{self.gold_step}-{self.agent_step}" if self.gold_step else ""
         return f"{self.decision.pk}{cell}"
+
+    @property
+    def reason_label(self) -> str:
+        return AUDIT_REASONS.get(self.reason, "")
 
     def judge_says(self, tau: float) -> bool:
         return self.score >= tau
@@ -387,27 +401,60 @@ class AuditFilters:
     tau: float = DEFAULT_TAU
 
 
-def audit_queue(filters: AuditFilters, limit: int = 25) -> tuple[list[AuditItem], int]:
-    """Unreviewed judge verdicts, the most uncertain (score nearest tau) first, and how many there are.
+def _judge_label(decision: JudgeDecision) -> str:
+    return f"{decision.backend}:{decision.model}" if decision.model else decision.backend
 
-    A question a human already answered, on any judge's decision, is not asked again.
+
+def audit_queue(filters: AuditFilters, limit: int = 25) -> tuple[list[AuditItem], int]:
+    """Unreviewed judge verdicts worth a human's look, and how many there are to review.
+
+    Three parts, each item labelled with its `reason`: scores nearest tau first (up to 2/5 of
+    the page), then questions two judges (backend and model) answered on opposite sides of tau
+    (up to 2/5), then the audit's random sample (`judges.selectors.in_audit_sample`: one question
+    in five, chosen and ordered by a hash of the question), whose confirmations give the
+    judge-quality page an estimate without the bias of hard cases. Slots left go to the next
+    scores nearest tau. A question a human already answered, on any judge's decision, is not asked again.
     """
     decisions = JudgeDecision.objects.filter(score__isnull=False, human_score__isnull=True, kind__in=AUDITED_KINDS)
     if filters.kind:
         decisions = decisions.filter(kind=filters.kind)
-    if filters.backend:
-        decisions = decisions.filter(backend=filters.backend)
     answered = set(JudgeDecision.objects.filter(human_score__isnull=False).values_list("inputs_hash", flat=True))
     items, seen = [], set()
+    scores: dict[str, dict[str, float]] = {}  # every judge's score per question, whatever the filter
     for decision in decisions.order_by("-created_at", "-pk").iterator(chunk_size=500):
         candidates = _cell_items(decision) if decision.kind == q.TRAJECTORY_MATCH else [_pair_item(decision)]
         for item in candidates:
-            if item.inputs_hash in answered or item.inputs_hash in seen:
+            if item.inputs_hash in answered:
+                continue
+            scores.setdefault(item.inputs_hash, {}).setdefault(_judge_label(decision), item.score)
+            if (filters.backend and decision.backend != filters.backend) or item.inputs_hash in seen:
                 continue
             seen.add(item.inputs_hash)
             items.append(item)
-    items.sort(key=lambda item: abs(item.score - filters.tau))
-    return _with_context(items[:limit]), len(items)
+    for item in items:
+        item.others = [(judge, score) for judge, score in scores[item.inputs_hash].items()
+                       if judge != _judge_label(item.decision)]
+    chosen: list[AuditItem] = []
+
+    def take(candidates, reason: str, count: int) -> None:
+        for item in candidates:
+            if count <= 0:
+                return
+            if not item.reason:
+                item.reason = reason
+                chosen.append(item)
+                count -= 1
+
+    near = sorted(items, key=lambda item: abs(item.score - filters.tau))
+    take(near, NEAR_THRESHOLD, limit * 2 // 5)
+    disagreeing = [item for item in items if any((score >= filters.tau) != item.judge_says(filters.tau)
+                                                 for _, score in item.others)]
+    take(sorted(disagreeing, key=lambda item: -max(abs(item.score - score) for _, score in item.others)),
+         DISAGREEMENT, limit * 2 // 5)
+    sample = [item for item in items if in_audit_sample(item.inputs_hash)]
+    take(sorted(sample, key=lambda item: audit_sample_key(item.inputs_hash)), RANDOM_SAMPLE, limit - len(chosen))
+    take(near, NEAR_THRESHOLD, limit - len(chosen))
+    return _with_context(chosen), len(items)
 
 
 def reviewed_decisions(filters: AuditFilters, limit: int = 25) -> list[AuditItem]:
@@ -426,14 +473,22 @@ def reviewed_decisions(filters: AuditFilters, limit: int = 25) -> list[AuditItem
 class JudgeQualityRow:
     backend: str
     model: str
-    agreement: Agreement
+    trust: Trust
     best: Agreement
+    sample: Trust  # over the confirmations of the audit's random sample only
+
+    @property
+    def agreement(self) -> Agreement:
+        return self.trust.agreement
 
 
 def judge_quality(*, kind: str = "", tau: float = DEFAULT_TAU) -> list[JudgeQualityRow]:
-    """Per judge backend and model: agreement with the human-confirmed decisions."""
+    """Per judge backend and model: agreement with the human-confirmed decisions, the kappa
+    interval, the threshold that would agree best, and the same over the random sample only."""
     rows = []
     for (backend, model), pairs in sorted(reviewed_pairs(kind=kind or None).items()):
         scored = [(pair.score, pair.human_score) for pair in pairs]
-        rows.append(JudgeQualityRow(backend, model, agreement(scored, tau), best_threshold(scored, tau)))
+        sampled = [(pair.score, pair.human_score) for pair in pairs if in_audit_sample(pair.inputs_hash)]
+        rows.append(JudgeQualityRow(backend, model, trust(scored, tau), best_threshold(scored, tau),
+                                    trust(sampled, tau)))
     return rows

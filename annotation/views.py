@@ -10,8 +10,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.http import next_url
 from accounts.roles import ANNOTATOR, REVIEWER, has_role, role_required
+from judges.calibration import BOOTSTRAP_RESAMPLES, TRUSTED_CONFIRMATIONS, TRUSTED_KAPPA
 from judges.models import DecisionKind, JudgeBackend, JudgeConfig, JudgeDecision
-from judges.selectors import judge_config_named
+from judges.selectors import AUDIT_SAMPLE_RATE, judge_config_named
 from trajectories.models import Task
 
 from . import selectors
@@ -349,6 +350,8 @@ def judge_quality(request):
     tau = _tau(request.GET.get("tau"))
     return render(request, "annotation/judge_quality.html", {
         "rows": selectors.judge_quality(kind=kind, tau=tau), "kind": kind, "tau": tau,
+        "resamples": BOOTSTRAP_RESAMPLES, "trusted_confirmations": TRUSTED_CONFIRMATIONS,
+        "trusted_kappa": TRUSTED_KAPPA, "sample_rate": AUDIT_SAMPLE_RATE,
         # Verdicts on cells of whole-trajectory decisions are stored as pair decisions.
         "kinds": [(value, DecisionKind(value).label) for value in selectors.AUDITED_KINDS
                   if value != DecisionKind.TRAJECTORY_MATCH],

@@ -42,7 +42,8 @@ def rate(count: int, seconds: float) -> str:
 
 
 def forget_texts() -> None:
-    for cached in (parsing.parsed, parsing._normalise_short, offline._parts, offline.compare_parts):
+    for cached in (parsing.parsed, parsing._normalise_short, offline._parts, offline.compare_parts,
+                   offline.identifiers):
         cached.cache_clear()
 
 

@@ -1,10 +1,12 @@
-"""Agreement of a judge with human verdicts (Django-free).
+"""Agreement of a judge with human verdicts, and how far it can be trusted (Django-free).
 
 A judge's score counts as "equivalent" at or above a threshold, a human's at or above 0.5.
 """
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+import numpy as np
 
 HUMAN_YES = 0.5
 DEFAULT_THRESHOLD = 0.7
@@ -68,3 +70,84 @@ def best_threshold(pairs: Iterable[tuple[float, float]], default: float = DEFAUL
         (agreement(pairs, t) for t in candidates),
         key=lambda a: (a.accuracy or 0.0, a.kappa if a.kappa is not None else -1.0, -abs(a.threshold - default)),
     )
+
+
+# --- how far a judge can be trusted ----------------------------------------------------------
+
+TRUSTED_CONFIRMATIONS = 50
+TRUSTED_KAPPA = 0.8
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 0
+CONFIDENCE = 0.95
+
+
+def kappa_interval(
+    pairs: Iterable[tuple[float, float]],
+    threshold: float = DEFAULT_THRESHOLD,
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    level: float = CONFIDENCE,
+) -> tuple[float, float] | None:
+    """A percentile bootstrap interval for Cohen's kappa over the (judge, human) pairs.
+
+    Each resample draws len(pairs) pairs with replacement; drawing pairs only matters through
+    the confusion matrix it yields, so a resample is one multinomial draw of its four cells
+    (numpy's default generator, seeded: the same pairs give the same interval everywhere).
+    Resamples where kappa is undefined (both sides say one thing only) are left out; None when
+    every resample is, or there are no pairs. Percentiles interpolate linearly (numpy's default).
+    """
+    result = agreement(pairs, threshold)
+    n = result.count
+    if not n:
+        return None
+    cells = [result.true_positives, result.false_positives, result.true_negatives, result.false_negatives]
+    drawn = np.random.default_rng(seed).multinomial(n, [cell / n for cell in cells], size=resamples)
+    tp, fp, tn, fn = drawn.T.astype(float)
+    observed = (tp + tn) / n
+    expected = ((tp + fp) * (tp + fn) + (tn + fn) * (tn + fp)) / n**2
+    defined = expected < 1
+    if not defined.any():
+        return None
+    kappas = (observed[defined] - expected[defined]) / (1 - expected[defined])
+    low, high = np.quantile(kappas, [(1 - level) / 2, 1 - (1 - level) / 2])
+    return float(low), float(high)
+
+
+@dataclass(frozen=True)
+class Trust:
+    """A judge's agreement with the humans who confirmed or overruled its decisions, with the
+    95 % interval of its kappa; trusted from 50 confirmations with an interval above 0.8."""
+
+    agreement: Agreement
+    interval: tuple[float, float] | None
+
+    @property
+    def confirmations(self) -> int:
+        return self.agreement.count
+
+    @property
+    def concerns(self) -> list[str]:
+        """Why the judge is not trusted yet (empty when it is)."""
+        found = []
+        if self.confirmations < TRUSTED_CONFIRMATIONS:
+            found.append(f"{self.confirmations} human confirmations (fewer than {TRUSTED_CONFIRMATIONS})")
+        if self.interval is None:
+            found.append("Cohen's kappa cannot be estimated yet")
+        elif self.interval[0] < TRUSTED_KAPPA:
+            found.append(f"Cohen's kappa interval {format_interval(self.interval)} reaches below {TRUSTED_KAPPA:g}")
+        return found
+
+    @property
+    def trusted(self) -> bool:
+        return not self.concerns
+
+
+def trust(pairs: Iterable[tuple[float, float]], threshold: float = DEFAULT_THRESHOLD) -> Trust:
+    pairs = list(pairs)
+    return Trust(agreement(pairs, threshold), kappa_interval(pairs, threshold))
+
+
+def format_interval(interval: tuple[float, float] | None) -> str:
+    """`[0.712, 0.934]`, the same on the judge-quality page, the leaderboard and calibrate_judge."""
+    return "-" if interval is None else f"[{interval[0]:.3f}, {interval[1]:.3f}]"

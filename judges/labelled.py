@@ -1,4 +1,6 @@
-"""The labelled pairs file (fixtures/judge_pairs.json): human-labelled step pairs and known answers.
+"""Labelled pairs files: human-labelled step pairs and known answers (fixtures/judge_pairs.json),
+and pairs made by mutating real steps, split into a tuning and a test part
+(fixtures/judge_pairs_mutated.json, written by benchmarks/make_judge_pairs.py).
 
 Django-free; a malformed file is reported with the pair or check that is wrong.
 """
@@ -11,6 +13,8 @@ from . import questions as q
 from .steps import JudgeStep
 
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "fixtures" / "judge_pairs.json"
+MUTATED_PATH = DEFAULT_PATH.with_name("judge_pairs_mutated.json")
+SPLITS = ("tune", "test")
 
 
 class LabelledPairsError(ValueError):
@@ -25,6 +29,7 @@ class LabelledPair:
     agent: JudgeStep
     equivalent: bool
     note: str = ""
+    split: str = ""  # "tune" or "test" in a split file, else ""
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,9 @@ def load_labelled_pairs(path: Path = DEFAULT_PATH) -> list[LabelledPair]:
             raise LabelledPairsError(f"{where}: needs `gold`, `agent` and `equivalent`") from None
         if not isinstance(equivalent, bool):
             raise LabelledPairsError(f"{where}: `equivalent` must be true or false")
+        split = item.get("split", "")
+        if split not in ("", *SPLITS):
+            raise LabelledPairsError(f"{where}: `split` must be one of {', '.join(SPLITS)}, not {split!r}")
         observation = _observation(data, item.get("observation"), where)
         pairs.append(
             LabelledPair(
@@ -75,6 +83,7 @@ def load_labelled_pairs(path: Path = DEFAULT_PATH) -> list[LabelledPair]:
                 agent=JudgeStep(text=agent, observation=observation),
                 equivalent=equivalent,
                 note=item.get("note", ""),
+                split=split,
             )
         )
     return pairs

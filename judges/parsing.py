@@ -90,7 +90,12 @@ def resolve_element(observation: str, element_id: str) -> tuple[str, str] | None
 
 # --- free-text gold steps --------------------------------------------------------------------
 
-_QUOTED = re.compile(r"'(?P<a>[^']*)'|\"(?P<b>[^\"]*)\"|“(?P<c>[^”]*)”|‘(?P<d>[^’]*)’(?!\w)")
+# A single quote opens a span unless a letter precedes it, and closes it unless letters surround
+# it: the apostrophe in 'Let's keep the project alive' is inside the span, as is ‘it’s’.
+_QUOTED = re.compile(
+    r"(?<!\w)'(?P<a>[^']*(?:(?<=\w)'(?=\w)[^']*)*)'(?!\w)|\"(?P<b>[^\"]*)\"|“(?P<c>[^”]*)”"
+    r"|(?<!\w)‘(?P<d>[^’]*(?:(?<=\w)’(?=\w)[^’]*)*)’(?!\w)"
+)
 _ROLE_WORDS = {
     "link": "link",
     "hyperlink": "link",
@@ -149,11 +154,10 @@ def _role_near(text: str, start: int, end: int) -> str:
 
 
 def _field_span(text: str, spans):
-    """The quoted span naming the field typed into: the one after `into/in/on the`."""
-    for span in spans:
-        if re.search(r"\b(?:into|in|on)\s+(?:the\s+)?\Z", text[: span[0]], re.I):
-            return span
-    return None
+    """The quoted span naming the field typed into: the last one after `into/in/on the` (the
+    value may come first: "Type in '12/31/2022' into the 'To' textbox")."""
+    fields = [span for span in spans if re.search(r"\b(?:into|in|on)\s+(?:the\s+)?\Z", text[: span[0]], re.I)]
+    return fields[-1] if fields else None
 
 
 def parse_gold_text(text: str) -> StepParts:

@@ -1,5 +1,6 @@
-"""Reads: steps as the judge sees them, judges by name, and human-reviewed decisions."""
+"""Reads: steps as the judge sees them, judges by name, human-reviewed decisions and the trust they earn."""
 
+import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, replace
 
@@ -8,6 +9,7 @@ from django.db import DatabaseError
 
 from . import questions as q
 from .backends import BACKENDS
+from .calibration import DEFAULT_THRESHOLD, Trust, trust
 from .models import JudgeConfig, JudgeDecision
 from .parsing import parse_node, resolved_element
 from .steps import JudgeStep
@@ -47,14 +49,39 @@ def judge_step_from_agent(step) -> JudgeStep:
     return replace(judge_step, element_role=role, element_name=name)
 
 
+class UnknownJudge(ValueError):
+    """A judge name that is neither a JudgeConfig nor a backend; the message lists the known ones."""
+
+
 def judge_config_named(name: str) -> JudgeConfig | None:
-    """A JudgeConfig by name; a backend's own name also works before any row exists (unsaved)."""
+    """A JudgeConfig by name; a backend's own name also works before any row exists (unsaved).
+
+    Every command, page and API call that takes a judge name resolves it here (through
+    `judge_config_required`, or `judges.services.judge_config_for` when the judge is stored).
+    """
     try:
         config = JudgeConfig.objects.filter(name=name).first()
     except DatabaseError:
         config = None  # no database yet: the built-in backends still work
     if config is None and name in BACKENDS:
         config = JudgeConfig(name=name, backend=name, model=settings.JUDGE_MODEL if name == "openai" else "")
+    return config
+
+
+def judge_names() -> list[str]:
+    """The names a judge can be given by: the configurations, then the backends without one."""
+    try:
+        stored = list(JudgeConfig.objects.order_by("name").values_list("name", flat=True))
+    except DatabaseError:
+        stored = []
+    return stored + [name for name in sorted(BACKENDS) if name not in stored]
+
+
+def judge_config_required(name: str) -> JudgeConfig:
+    """`judge_config_named`, or UnknownJudge naming the judges there are."""
+    config = judge_config_named(name)
+    if config is None:
+        raise UnknownJudge(f"no judge named {name!r}; known: {', '.join(judge_names())}")
     return config
 
 
@@ -67,6 +94,7 @@ class ReviewedPair:
     human_score: float
     decision_id: int
     reviewed_decision_id: int
+    inputs_hash: str = ""
 
 
 def reviewed_pairs(backend: str | None = None, model: str | None = None, kind: str | None = None):
@@ -100,6 +128,37 @@ def reviewed_pairs(backend: str | None = None, model: str | None = None, kind: s
     for (backend_name, model_name, inputs_hash), decision in latest.items():
         human = humans[inputs_hash]
         groups[(backend_name, model_name)].append(
-            ReviewedPair(decision.kind, decision.score, human.human_score, decision.pk, human.pk)
+            ReviewedPair(decision.kind, decision.score, human.human_score, decision.pk, human.pk, inputs_hash)
         )
     return dict(groups)
+
+
+# One question in AUDIT_SAMPLE_RATE belongs to the audit's random sample, chosen by a hash of the
+# question alone: its confirmations estimate a judge's agreement without the bias of hard cases.
+AUDIT_SAMPLE_RATE = 5
+
+
+def audit_sample_key(inputs_hash: str) -> str:
+    """The question's place in the random sample's order (a hash, independent of any score)."""
+    return hashlib.sha256(f"audit-sample:{inputs_hash}".encode()).hexdigest()
+
+
+def in_audit_sample(inputs_hash: str) -> bool:
+    return int(audit_sample_key(inputs_hash)[:8], 16) % AUDIT_SAMPLE_RATE == 0
+
+
+def judge_trust(*, kind: str | None = None, tau: float = DEFAULT_THRESHOLD) -> dict[tuple[str, str], Trust]:
+    """Per (backend, model): its agreement with the human verdicts and the kappa interval."""
+    return {
+        key: trust([(pair.score, pair.human_score) for pair in pairs], tau)
+        for key, pairs in sorted(reviewed_pairs(kind=kind).items())
+    }
+
+
+def judge_trust_by_kind(tau: float = DEFAULT_THRESHOLD) -> dict[tuple[str, str, str], Trust]:
+    """Per (backend, model, kind of question): what `judge_trust` says of one kind."""
+    grouped = defaultdict(list)
+    for (backend, model), pairs in reviewed_pairs().items():
+        for pair in pairs:
+            grouped[(backend, model, pair.kind)].append((pair.score, pair.human_score))
+    return {key: trust(pairs, tau) for key, pairs in grouped.items()}

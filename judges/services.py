@@ -20,6 +20,7 @@ from django.utils.text import slugify
 from . import questions as q
 from .backends import Backend, BackendSpec, make_backend
 from .models import JudgeConfig, JudgeDecision
+from .selectors import judge_config_required
 from .steps import JudgeStep
 from .verdicts import Answer, StepScores, Verdict
 
@@ -69,11 +70,31 @@ def default_judge_config() -> JudgeConfig:
     return config
 
 
+def judge_config_for(name: str | None) -> JudgeConfig:
+    """The stored judge a job is made with: the named configuration, or a backend's own name
+    (`exact`, `offline`, `openai`: its row is made on first use), or the default when no name
+    is given. Raises UnknownJudge naming the known judges."""
+    if not name:
+        return default_judge_config()
+    config = judge_config_required(name)
+    if config.pk is None:
+        config, _ = JudgeConfig.objects.get_or_create(
+            name=config.name, defaults={"backend": config.backend, "model": config.model}
+        )
+    return config
+
+
 def get_judge(config: JudgeConfig | None = None) -> "Judge":
     """The judge of a config; None = the default row if one is marked, else the settings' judge."""
     if config is None:
         config = JudgeConfig.objects.filter(is_default=True).first() or settings_judge_config()
     return Judge(make_backend(backend_spec(config)))
+
+
+def backend_and_model(config: JudgeConfig) -> tuple[str, str]:
+    """The backend and model a config's decisions are stored under (e.g. offline, rules+minilm)."""
+    backend = make_backend(backend_spec(config))
+    return backend.name, backend.model
 
 
 def judge_identity(config: JudgeConfig) -> str:

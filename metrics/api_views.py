@@ -8,7 +8,7 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from judges.services import default_judge_config
+from judges.services import judge_config_for
 from metrics.models import EvaluationJob, TrajectoryScore
 from metrics.permissions import can_change_evaluation, can_evaluate
 from metrics.selectors import scores_with_context
@@ -58,7 +58,7 @@ class EvaluationListCreate(generics.ListAPIView):
         try:
             job = evaluation.create_evaluation(
                 runs=runs,
-                judge_config=data.validated_data.get("judge") or default_judge_config(),
+                judge_config=judge_config_for(data.validated_data.get("judge")),
                 gold_policy=data.validated_data["gold_policy"],
                 gold_annotator=data.validated_data.get("gold_annotator"),
                 parameters=data.validated_data["parameters"],

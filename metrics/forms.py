@@ -1,16 +1,20 @@
 from django import forms
 from django.contrib.auth import get_user_model
 
-from judges.models import JudgeConfig
+from judges.selectors import UnknownJudge, judge_config_required, judge_names
 from metrics.models import GoldPolicy, parse_gold_policy
 from metrics.permissions import may_use_gold_policy
+
+
+def _judge_choices() -> list[tuple[str, str]]:
+    return [("", "default judge")] + [(name, name) for name in judge_names()]
 
 
 class EvaluationForm(forms.Form):
     """Offers `user` only the gold policies they may use (`may_use_gold_policy`)."""
 
-    judge = forms.ModelChoiceField(queryset=JudgeConfig.objects.all(), required=False,
-                                   empty_label="default judge", to_field_name="name")
+    judge = forms.ChoiceField(choices=_judge_choices, required=False,
+                              help_text="a judge configuration, or a backend by its name")
     # A text field shown as a choice, so that the older spelling 'approved' is still accepted.
     gold_policy = forms.CharField(widget=forms.Select(choices=GoldPolicy.choices), initial=GoldPolicy.REFERENCE)
     gold_annotator = forms.ModelChoiceField(queryset=get_user_model().objects.filter(gold_trajectories__isnull=False)
@@ -35,6 +39,14 @@ class EvaluationForm(forms.Form):
         if name:
             raise forms.ValidationError("choose the annotator in the annotator field")
         return policy
+    def clean_judge(self) -> str:
+        name = self.cleaned_data.get("judge", "")
+        if name:
+            try:
+                judge_config_required(name)
+            except UnknownJudge as exc:
+                raise forms.ValidationError(str(exc)) from None
+        return name
 
     def clean(self):
         data = super().clean()

@@ -14,6 +14,11 @@ from datetime import datetime
 from django.db.models import Count, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 
+from judges import questions as q
+from judges.calibration import DEFAULT_THRESHOLD, trust
+from judges.selectors import judge_trust_by_kind
+from judges.models import DecisionKind
+from judges.services import backend_and_model
 from metrics.aggregation import METRICS, Summary
 from metrics.models import Aggregate, EvaluationJob
 from trajectories.models import AgentRun, Paradigm, Trajectory
@@ -185,6 +190,46 @@ def leaderboard(filters: LeaderboardFilters) -> Leaderboard:
     ordered = sort_rows(list(rows.values()), filters.sort, filters.descending)
     evaluated = [row for row in ordered if row.evaluation] + [row for row in ordered if not row.evaluation]
     return Leaderboard(filters=filters, rows=evaluated)
+
+
+# The judge questions a metric's numbers rest on (Element accuracy and success need no judge).
+JUDGED_METRICS = {
+    "step_success": q.STEP_MATCH, "recovery": q.STEP_MATCH, "plan_step_success": q.STEP_MATCH,
+    "repetitiveness": q.REPETITION, "partial_success": q.REQUIREMENTS,
+    "grounded": q.GROUNDEDNESS, "relevant": q.GROUNDEDNESS, "correct": q.GROUNDEDNESS,
+}
+
+
+def judge_marks(board: Leaderboard) -> dict[int, dict[str, str]]:
+    """{run id: {metric: why the judge behind it is not trusted yet}}: the judge of the run's
+    evaluation, at that evaluation's tau, on the kind of question the metric asks, has fewer than
+    50 human confirmations or a kappa interval reaching below 0.8 (`judges.calibration.Trust`)."""
+    evaluations = board.evaluations
+    jobs = EvaluationJob.objects.filter(pk__in={e.job_id for e in evaluations.values()}).select_related("judge_config")
+    trust_at: dict[float, dict] = {}
+    identities: dict[int, tuple[str, str]] = {}
+    runs_of: dict[int, list[int]] = {}
+    for run_id, evaluation in evaluations.items():
+        runs_of.setdefault(evaluation.job_id, []).append(run_id)
+    marks: dict[int, dict[str, str]] = {}
+    for job in jobs:
+        tau = float((job.parameters or {}).get("tau", DEFAULT_THRESHOLD))
+        if tau not in trust_at:
+            trust_at[tau] = judge_trust_by_kind(tau)
+        by_kind = trust_at[tau]
+        if job.judge_config_id not in identities:  # building a backend (an HTTP client) once per judge
+            identities[job.judge_config_id] = backend_and_model(job.judge_config)
+        backend, model = identities[job.judge_config_id]
+        judge = f"{backend}:{model}" if model else backend
+        why = {}
+        for metric, kind in JUDGED_METRICS.items():
+            judged = by_kind.get((backend, model, kind)) or trust([], tau)
+            if not judged.trusted:
+                why[metric] = (f"Judge {judge} is not trusted yet on '{DecisionKind(kind).label}' at tau {tau:g}: "
+                               f"{'; '.join(judged.concerns)}.")
+        for run_id in runs_of.get(job.pk, []) if why else []:
+            marks[run_id] = why
+    return marks
 
 
 def site_groups(judge: str = "") -> list[str]:

@@ -60,13 +60,14 @@ def leaderboard_page(request):
     board = leaderboard.leaderboard(filters)
     sort_links = {key: _query(request, sort=_sort_value(filters, key)) for key in leaderboard.SORT_KEYS}
     plot_query = _query(request, metric=None, site_metric=None, distribution=None, kind=None)
-    # The tables depend only on the query and on what each row shows, evaluations included.
+    judge_marks = leaderboard.judge_marks(board)
+    # The tables depend only on the query and on what each row shows, evaluations and judge marks included.
     tables_key = leaderboard.cache_key("leaderboard-tables", request.get_full_path(), [
         (row.run_id, row.name, row.agent, row.model, row.paradigm, row.benchmark, row.created_at, row.trajectories,
          row.evaluation) for row in board.rows
-    ])
+    ], sorted(judge_marks.items()))
     return render(request, "metrics/leaderboard.html", {
-        "form": form, "filters": filters, "board": board, "tables_key": tables_key,
+        "form": form, "filters": filters, "board": board, "tables_key": tables_key, "judge_marks": judge_marks,
         "breakdown": SimpleLazyObject(lambda: leaderboard.site_breakdown(board, form.chosen_site_metric)),
         "metrics": [(metric, METRIC_LABELS[metric]) for metric in LEADERBOARD_ORDER], "labels": METRIC_LABELS,
         "outcome_categories": OUTCOME_CATEGORIES,

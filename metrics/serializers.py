@@ -2,7 +2,7 @@ from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from config.api import NameField
-from judges.models import JudgeConfig
+from judges.selectors import UnknownJudge, judge_config_required
 from metrics.models import EvaluationJob, GoldPolicy, TrajectoryScore, parse_gold_policy
 from metrics.selectors import job_progress, scores_off_reference, tasks_without_reference
 from metrics.services.scoring import SCORE_FIELDS
@@ -12,7 +12,8 @@ from trajectories.models import AgentRun
 class EvaluationRequestSerializer(serializers.Serializer):
     runs = NameField(slug_field="name", queryset=AgentRun.objects.all(), many=True,
                                         allow_empty=False)
-    judge = NameField(slug_field="name", queryset=JudgeConfig.objects.all(), required=False)
+    judge = serializers.CharField(required=False, allow_blank=True,
+                                  help_text="A judge configuration's name, or a backend: exact, offline, openai")
     gold_policy = serializers.CharField(
         default=GoldPolicy.REFERENCE,
         help_text="reference (default), best, each or annotator=NAME; 'approved' is the older name of 'reference'. "
@@ -22,6 +23,14 @@ class EvaluationRequestSerializer(serializers.Serializer):
         slug_field="username", queryset=get_user_model().objects.all(), required=False
     )
     parameters = serializers.DictField(required=False, default=dict)
+
+    def validate_judge(self, name: str) -> str:
+        if name:
+            try:
+                judge_config_required(name)
+            except UnknownJudge as exc:
+                raise serializers.ValidationError(str(exc)) from None
+        return name
 
     def validate(self, attrs):
         try:

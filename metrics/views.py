@@ -5,7 +5,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from accounts.http import next_url
-from judges.services import default_judge_config
+from judges.services import judge_config_for
 from metrics.forms import EvaluationForm
 from metrics.models import Aggregate, EvaluationJob, GoldPolicy
 from metrics.permissions import can_change_evaluation, can_evaluate
@@ -59,7 +59,7 @@ def start(request, run_pk):
             f"{field}: {' '.join(errors)}" for field, errors in form.errors.items()))
         return redirect(next_url(request, "metrics:jobs"))
     job = evaluation.create_evaluation(
-        runs=[run], judge_config=form.cleaned_data["judge"] or default_judge_config(),
+        runs=[run], judge_config=judge_config_for(form.cleaned_data["judge"]),
         gold_policy=form.cleaned_data["gold_policy"], gold_annotator=form.cleaned_data["gold_annotator"],
         parameters=form.parameters(), user=request.user,
     )

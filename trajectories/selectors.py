@@ -90,7 +90,7 @@ def step_views(trajectory: Trajectory) -> list[StepView]:
     for step in trajectory.steps.select_related("screenshot").order_by("index"):
         matches = None
         if step.planned_action:
-            matches = parse_action(step.planned_action).same_target(parse_action(step.action))
+            matches = parse_action(step.action, executed=True).executes(parse_action(step.planned_action))
         views.append(StepView(step=step, planned_matches=matches))
     return views
 

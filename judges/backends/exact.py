@@ -1,4 +1,9 @@
-"""`exact`: normalised string equality, for tests and sanity checks (Django-free)."""
+"""`exact`: equality after normalisation, for tests and sanity checks (Django-free).
+
+Two WebArena actions are the same when their type, element id and argument agree
+(`ParsedAction.same_target`); any other pair of texts, when `parsing.normalise` makes them
+equal. README's Judges section lists what that means, with examples checked by a test.
+"""
 
 from .. import questions as q
 from ..parsing import normalise, same_step

@@ -15,12 +15,12 @@ from functools import lru_cache
 from rapidfuzz import fuzz
 
 from .. import questions as q
-from ..parsing import StepParts, normalise, same_step, step_parts
+from ..parsing import StepParts, normalise, parsed, same_step, step_parts
 from ..steps import JudgeStep
 from ..verdicts import Answer
 from .base import Backend
 
-RULES_VERSION = "offline-1"
+RULES_VERSION = "offline-2"
 
 # Action types that can stand for each other: clicking an option selects it. Hovering is related
 # to clicking (both can open a menu) but is not the same step, so it stays below the threshold.
@@ -37,6 +37,11 @@ ROLE_MISMATCH = 0.85
 # Score when one side's element cannot be named: a matching value can still carry a type step.
 UNKNOWN_ELEMENT = 0.75
 UNKNOWN_TARGET = 0.5
+# Scores from here up are checked for numbers that differ (lower ones are "different" at any
+# usual threshold already, and the check is the costliest part of a free-text comparison).
+NUMBERS_CHECKED_FROM = 0.5
+# Ceiling for typed texts that are not the same text (case, spacing, quotes and date formats aside).
+TYPED_TEXT_DIFFERS = 0.5
 NOT_AN_ANSWER = {"", "n/a", "na", "none", "null", "unknown"}
 DECLINES = re.compile(r"\b(cannot|can't|unable|not (?:found|available|possible|able)|no (?:information|data|results?))\b")
 ASKS_NUMBER = re.compile(
@@ -83,8 +88,76 @@ def _word_character(char: str) -> bool:
     return char.isalnum() or char == "_"
 
 
+MONTHS = {name: number for number, names in enumerate(
+    ("january jan", "february feb", "march mar", "april apr", "may", "june jun", "july jul", "august aug",
+     "september sep sept", "october oct", "november nov", "december dec"), start=1) for name in names.split()}
+_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
+# One pass over a text finds its dates: ISO, numeric with / or -, and with the month's name.
+_DATE = re.compile(
+    r"(?<![\d/.-])(?P<iso_year>\d{4})-(?P<iso_month>\d{1,2})-(?P<iso_day>\d{1,2})(?![\d/-])"
+    r"|(?<![\d/.-])(?P<first>\d{1,2})(?P<sep>[/-])(?P<second>\d{1,2})(?P=sep)(?P<year>\d{4})(?![\d/-])"
+    rf"|\b(?P<name_month>{_MONTH_NAMES})\.?\s+(?P<name_day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<name_year>\d{{4}})\b"
+    rf"|\b(?P<day_first>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<month_after>{_MONTH_NAMES})\.?,?\s+(?P<year_after>\d{{4}})\b",
+    re.I,
+)
+# A year from 1900 to 2099 outside brackets (not an element id such as `[2012]`): every date
+# `_DATE` reads has one, so texts without it skip the longer search.
+_DATE_HINT = re.compile(r"(?<![\d\[])(?:19|20)\d\d(?![\d\]])")
+_IDENTIFIER = re.compile(r"d\d{4}-\d\d-\d\d|\d+(?:[.,]\d+)*")
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_DECIMAL = re.compile(r"\d+\.\d+")
+
+
+def _date_of(match: re.Match) -> str:
+    """A date match as the word `dyyyy-mm-dd` (its text if it is no calendar date); numeric
+    dates are read month first (as the gold writes them) unless the first cannot be a month."""
+    g = match.groupdict()
+    if g["iso_year"]:
+        year, month, day = int(g["iso_year"]), int(g["iso_month"]), int(g["iso_day"])
+    elif g["year"]:
+        year, month, day = int(g["year"]), int(g["first"]), int(g["second"])
+        if month > 12:
+            month, day = day, month
+    elif g["name_year"]:
+        year, month, day = int(g["name_year"]), MONTHS[g["name_month"].lower()], int(g["name_day"])
+    else:
+        year, month, day = int(g["year_after"]), MONTHS[g["month_after"].lower()], int(g["day_first"])
+    if 1 <= month <= 12 and 1 <= day <= 31:
+        return f" d{year:04}-{month:02}-{day:02} "
+    return match.group(0)
+
+
+def _with_dates_marked(text: str) -> str:
+    """The text with every date it writes replaced by one `dyyyy-mm-dd` word."""
+    return _DATE.sub(_date_of, text) if _DATE_HINT.search(text) else text
+
+
+@lru_cache(maxsize=50_000)
+def identifiers(text: str) -> tuple[str, ...]:
+    """The numbers a step names, in order, as they must match: dates as `yyyy-mm-dd` whatever
+    their format; zero-padded numbers (order ids) digit by digit; other numbers by value
+    (`1,699.50` is `1699.5`). Two steps naming different identifiers are different steps."""
+    found = []
+    for token in _IDENTIFIER.findall(_with_dates_marked(text)):
+        if not token.isdigit() and not token.startswith("d"):  # digits alone stay as written
+            token = token.replace(",", "") if _THOUSANDS.fullmatch(token) else token
+            if _DECIMAL.fullmatch(token):
+                token = token.rstrip("0").rstrip(".")
+        found.append(token)
+    return tuple(found)
+
+
+def different_identifiers(first: str, second: str) -> bool:
+    """Both texts name numbers, and not the same ones (numbers written alike are the same)."""
+    first_raw, second_raw = _IDENTIFIER.findall(first), _IDENTIFIER.findall(second)
+    if not first_raw or not second_raw or first_raw == second_raw:
+        return False
+    return identifiers(first) != identifiers(second)
+
+
 def name_similarity(first: str, second: str) -> float | None:
-    """Similarity of two element names or values; None when either is blank."""
+    """Similarity of two element names or values; None when either is blank. Names with
+    different numbers ('Page 2', 'Page 12') are different elements."""
     first, second = normalise(first), normalise(second)
     if not first or not second:
         return None
@@ -92,21 +165,22 @@ def name_similarity(first: str, second: str) -> float | None:
         return 1.0
     short, long = sorted((first, second), key=len)
     if contains_phrase(short, long):
-        return 0.55 + 0.45 * len(short) / len(long)
-    ratio = max(fuzz.ratio(first, second), fuzz.token_sort_ratio(first, second)) / 100
-    return _rescale(ratio, 0.5, 1.0)
+        score = 0.55 + 0.45 * len(short) / len(long)
+    else:
+        score = _rescale(max(fuzz.ratio(first, second), fuzz.token_sort_ratio(first, second)) / 100, 0.5, 1.0)
+    return 0.0 if score >= NUMBERS_CHECKED_FROM and different_identifiers(first, second) else score
 
 
 def value_similarity(first: str, second: str) -> float | None:
-    """Like `name_similarity`, but numbers (dates, amounts, ids) must be the same numbers.
+    """Like `name_similarity`, but the identifiers (dates, amounts, ids) must be the same ones.
 
-    Values whose numbers agree and whose other words are the same are equal ("1/1/2022" is
-    "01/01/2022").
+    Values whose identifiers agree and whose other words are the same are equal ("1/1/2022",
+    "2022-01-01" and "January 1, 2022" are "01/01/2022").
     """
     if not normalise(first) or not normalise(second):
         return None
     if NUMBER.search(first) or NUMBER.search(second):
-        if _numbers(first) != _numbers(second):
+        if identifiers(first) != identifiers(second):
             return 0.0
         if normalise(_without_numbers(first)) == normalise(_without_numbers(second)):
             return 1.0
@@ -114,7 +188,7 @@ def value_similarity(first: str, second: str) -> float | None:
 
 
 def _without_numbers(text: str) -> str:
-    return re.sub(r"[/.,:-]", " ", NUMBER.sub(" ", text))
+    return re.sub(r"[/.,:-]", " ", NUMBER.sub(" ", re.sub(r"\bd\d{4}-\d\d-\d\d\b", " ", _with_dates_marked(text))))
 
 
 def url_similarity(first: str, second: str) -> float:
@@ -162,6 +236,9 @@ def compare_parts(gold: StepParts, agent: StepParts) -> tuple[float, str]:
         value = value_similarity(gold.value, agent.value)
         if value is None:
             return UNKNOWN_TARGET * affinity, "One side gives no value."
+        if kind == "type" and value < 1:
+            # Typed text is the step's argument: another word ("URL" for "URLs") is another text.
+            value = min(value, TYPED_TEXT_DIFFERS)
         score = min(UNKNOWN_ELEMENT if element is None else element, value) * role * affinity
         return score, f"Element {'unknown' if element is None else f'{element:.2f}'}, value {value:.2f}."
     if element is None:
@@ -275,6 +352,16 @@ class OfflineBackend(Backend):
         raise ValueError(f"unknown question kind {kind!r}")
 
     def compare_steps(self, gold: dict, agent: dict) -> tuple[float, str]:
+        score, why = self._compare_steps(gold, agent)
+        sentences = not parsed(gold["text"]).valid and not parsed(agent["text"]).valid
+        if score >= NUMBERS_CHECKED_FROM and sentences and different_identifiers(gold["text"], agent["text"]):
+            # Two sentences naming other numbers (an order id, a date, a price) are other steps,
+            # even where their quoted names agree.
+            numbers = [", ".join(identifiers(step["text"])) for step in (gold, agent)]
+            return 0.0, f"Different numbers: {numbers[0]} vs {numbers[1]}."
+        return score, why
+
+    def _compare_steps(self, gold: dict, agent: dict) -> tuple[float, str]:
         gold_parts, agent_parts = parts_of(gold), parts_of(agent)
         if gold_parts.structured and agent_parts.structured:
             return compare_parts(gold_parts, agent_parts)

@@ -1,7 +1,9 @@
 """Element Accuracy (METRICS.md section 4): did the agent execute the action it said it would?
 
 No judge: the planned and executed actions are compared with the WebArena action grammar,
-so a planned action in a wrong format is a miss even when its intent is plain.
+so a planned action in a wrong format is a miss even when its intent is plain. A hit has the
+same action type, element id, argument (whitespace normalised) and Enter flag, each side's
+flag read as the harness encodes it (`type [20] [abc] [1]` is executed as `type [20] [abc ]`).
 """
 
 from collections.abc import Sequence
@@ -47,7 +49,7 @@ def element_accuracy(planned_actions: Sequence[str | None], executed_actions: Se
         )
     misses, forced_stop_step, steps = [], None, 0
     for index, (planned_text, executed_text) in enumerate(zip(planned_actions, executed_actions), start=1):
-        executed = parse_action(executed_text)
+        executed = parse_action(executed_text, executed=True)
         if forced_stop_reason(executed):
             forced_stop_step = index
             break
@@ -59,7 +61,7 @@ def element_accuracy(planned_actions: Sequence[str | None], executed_actions: Se
             reason = PLANNED_ACTION_UNPARSEABLE
         elif not executed.valid:
             reason = EXECUTED_ACTION_INVALID
-        elif not planned.same_target(executed):
+        elif not executed.executes(planned):
             reason = DIFFERENT_TARGET
         else:
             continue

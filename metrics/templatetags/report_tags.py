@@ -8,6 +8,7 @@ markup (never a name or text a user chose), which is why they may mark their out
 
 from django import template
 from django.utils import timezone
+from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
 register = template.Library()
@@ -63,11 +64,21 @@ def _summary(summary) -> str:
 
 
 @register.simple_tag
-def metric_cells(summaries: dict, metrics):
-    """The `<td>` of every metric of a leaderboard row; `metrics` are the platform's (key, label) pairs."""
+def metric_cells(summaries: dict, metrics, judge_marks: dict | None = None):
+    """The `<td>` of every metric of a leaderboard row; `metrics` are the platform's (key, label) pairs.
+    `judge_marks` ({metric: why}, `leaderboard.judge_marks`) adds a mark whose title, which names
+    the judge, is escaped."""
+    judge_marks = judge_marks or {}
     return mark_safe("".join(
-        f'<td class="num" data-metric="{key}">{_summary(summaries.get(key))}</td>' for key, _ in metrics
+        f'<td class="num" data-metric="{key}">{_summary(summaries.get(key))}{_judge_mark(judge_marks.get(key))}</td>'
+        for key, _ in metrics
     ))
+
+
+def _judge_mark(why: str | None) -> str:
+    if not why:
+        return ""
+    return f' <span class="rp-judge-mark" title="{escape(why)}" aria-label="{escape(why)}">&#9888;</span>'
 
 
 @register.simple_tag

@@ -7,6 +7,7 @@ from django.urls import reverse
 from annotation.selectors import AuditFilters, audit_queue, judge_quality, reviewed_decisions
 from annotation.services.judge_audit import audit_decision
 from judges.models import JudgeConfig, JudgeDecision
+from judges.selectors import audit_sample_key, in_audit_sample
 from judges.services import get_judge
 from judges.steps import JudgeStep
 from tests.factories import JudgeDecisionFactory, TrajectoryScoreFactory, UserFactory
@@ -157,12 +158,86 @@ def test_the_judge_quality_page_shows_the_numbers(client, human_confirmations):
     client.force_login(UserFactory())
     html = client.get(reverse("annotation:judge-quality")).content.decode()
 
-    row = html.split("<td>offline</td>")[1].split("</tr>")[0]
-    cells = [cell.split(">")[1] for cell in row.split("</td>")[:-1] if ">" in cell]
-    assert cells[:7] == ["—", "5", "0.800", "0.667", "1.000", "0.615", "2 / 1 / 2 / 0"]
-    assert "<td>exact</td>" in html
+    row = html.split('<tr data-judge="offline:">')[1].split("</table>")[0]
+    cells = [cell.split(">")[-1] for cell in row.split("</td>")[:8]]
+    assert cells == ["offline", "—", "5", "0.800", "0.667", "1.000", "0.615", "[0.000, 1.000]"]
+    matrix = [cell.split(">")[-1] for cell in row.split("</td>")[8:12]]
+    assert matrix == ["2", "1", "0", "2"]  # judge yes: TP, FP; judge no: FN, TN
+    assert "not yet" in html and "5 human confirmations (fewer than 50)" in html
+    assert "Cohen&#x27;s kappa interval [0.000, 1.000] reaches below 0.8" in html
+    assert '<tr data-judge="exact:">' in html
 
 
 def test_the_judge_quality_page_without_confirmations(client, db):
     client.force_login(UserFactory())
     assert "No human-confirmed decisions yet" in client.get(reverse("annotation:judge-quality")).content.decode()
+
+
+def test_the_queue_offers_near_threshold_disagreements_and_a_random_sample():
+    near = [_decision(0.7 + step, gold=f"near {step}", agent="x") for step in (0.01, -0.02, 0.03)]
+    offline = _decision(0.95, gold="disputed", agent="y", model="rules")
+    _decision(0.05, gold="disputed", agent="y", backend="openai", model="gpt-4o-mini", cache_key="o" * 64)
+    agreed = _decision(0.99, gold="agreed", agent="z")
+    _decision(0.97, gold="agreed", agent="z", backend="exact", cache_key="a" * 64)
+    rest = [_decision(0.0, gold=f"far {n}", agent="w") for n in range(40)]
+    members = sorted((d for d in [near[2], agreed, *rest] if in_audit_sample(d.inputs_hash)),
+                     key=lambda d: audit_sample_key(d.inputs_hash))
+    assert len(members) >= 3  # one question in five, by hash: 8 expected of these 42
+
+    items, pending = audit_queue(AuditFilters(tau=0.7), limit=5)
+
+    assert pending == 3 + 1 + 1 + 40
+    assert [(item.reason, item.decision.pk) for item in items[:2]] == [
+        ("near_threshold", near[0].pk), ("near_threshold", near[1].pk)]
+    disputed = [item for item in items if item.reason == "disagreement"]
+    assert len(disputed) == 1 and disputed[0].inputs_hash == offline.inputs_hash
+    assert disputed[0].others in ([("openai:gpt-4o-mini", 0.05)], [("offline:rules", 0.95)])
+    sample = [item.decision.pk for item in items if item.reason == "random_sample"]
+    assert sample == [d.pk for d in members[:2]]  # the slot the disagreements could not fill goes to the sample
+    again, _ = audit_queue(AuditFilters(tau=0.7), limit=5)
+    assert [item.key for item in again] == [item.key for item in items]  # a stable sample
+
+
+def test_without_sample_members_left_the_slots_go_to_the_next_nearest():
+    decisions = [_decision(0.7 + n / 100, gold=f"q{n}", agent="x") for n in range(12)]
+    outside = [d for d in decisions if not in_audit_sample(d.inputs_hash)][:4]
+    JudgeDecision.objects.exclude(pk__in=[d.pk for d in outside]).delete()
+    items, pending = audit_queue(AuditFilters(tau=0.7), limit=5)
+    assert pending == 4 and [item.reason for item in items] == ["near_threshold"] * 4
+
+
+def test_judge_quality_repeats_kappa_over_the_random_sample(reviewer):
+    for n in range(40):
+        decision = _decision(0.9 if n % 2 else 0.1, gold=f"s{n}", agent="x")
+        audit_decision(decision.pk, reviewer=reviewer, verdict="confirm")
+    [row] = judge_quality(tau=0.7)
+    members = sum(in_audit_sample(d.inputs_hash) for d in JudgeDecision.objects.all())
+    assert row.trust.confirmations == 40 and row.sample.confirmations == members
+
+
+def test_the_audit_page_says_why_each_verdict_is_offered(client, reviewer):
+    _decision(0.71, gold="near", agent="x")
+    _decision(0.9, gold="disputed", agent="y")
+    _decision(0.1, gold="disputed", agent="y", backend="openai", model="gpt-4o-mini", cache_key="o" * 64)
+    client.force_login(reviewer)
+    html = client.get(reverse("annotation:judge-audit")).content.decode()
+    assert html.count('class="audit-reason near_threshold">near the threshold</span>') >= 2
+    assert "openai:gpt-4o-mini: 0.10" in html or "offline: 0.90" in html
+
+
+def test_calibrate_judge_prints_the_interval_the_page_shows(client, reviewer):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    for n in range(30):
+        yes, right = n % 2 == 0, n % 7 != 0
+        decision = _decision(0.9 if yes else 0.2, gold=f"g{n}", agent="x", model="rules+minilm")
+        audit_decision(decision.pk, reviewer=reviewer, verdict="confirm" if right else "overrule")
+    html = client.get(reverse("annotation:judge-quality")).content.decode()
+    shown = html.split('<tr data-judge="offline:rules+minilm">')[1].split('class="metric kappa-interval">')[1]
+    shown = shown.split("</td>")[0]
+    out = StringIO()
+    call_command("calibrate_judge", "--judge", "offline", stdout=out)
+    printed = [line for line in out.getvalue().splitlines() if line.startswith("all ")][0].split()[-2:]
+    assert shown == " ".join(printed) and shown.startswith("[")

@@ -46,6 +46,12 @@ def test_calibrate_judge_on_human_reviewed_decisions():
     assert "all                  6     66.7%     66.7%     66.7%   0.333" in output
     assert "step_match           6" in output
     assert "best threshold 0.600: accuracy 83.3%" in output
+    from judges.calibration import format_interval, kappa_interval
+
+    interval = format_interval(kappa_interval([(0.9, 1), (0.8, 1), (0.75, 0), (0.2, 0), (0.1, 0), (0.6, 1)]))
+    assert re.search(r"^all +6 .* 0\.333 +" + re.escape(interval) + "$", output, re.M)
+    assert "kappa 95% CI: percentile bootstrap, 2000 resamples, seed 0" in output
+    assert "not trusted yet: 6 human confirmations (fewer than 50); Cohen's kappa interval" in output
 
 
 def test_calibrate_judge_without_reviews_says_what_to_do():
@@ -57,3 +63,11 @@ def test_calibrate_judge_on_the_labelled_pairs():
     output = run("calibrate_judge", "--judge", "exact", "--pairs", "fixtures/judge_pairs.json")
     assert "observed" in output and "constructed" in output and "gold_versions" in output
     assert "best threshold" in output
+
+
+def test_calibrate_judge_on_one_split_of_the_mutated_pairs():
+    output = run("calibrate_judge", "--judge", "offline", "--pairs", "fixtures/judge_pairs_mutated.json")
+    assert re.search(r"^tune +\d{3} ", output, re.M) and re.search(r"^test +\d{3} ", output, re.M)
+    output = run("calibrate_judge", "--judge", "offline", "--pairs", "fixtures/judge_pairs_mutated.json",
+                 "--split", "test")
+    assert not re.search(r"^tune ", output, re.M) and "apostrophe inside single quotes" in output

@@ -8,6 +8,7 @@ from judges.backends.offline import (
     compare_parts,
     contains_phrase,
     embedded_texts,
+    identifiers,
     name_similarity,
     value_similarity,
 )
@@ -34,6 +35,47 @@ def test_values_must_carry_the_same_numbers():
     assert value_similarity("01/01/2022", "1/1/2022") == 1.0
     assert value_similarity("03/31/2022", "12/31/2022") == 0.0
     assert value_similarity("", "x") is None
+
+
+@pytest.mark.parametrize("first, second", [
+    ("01/01/2022", "2022-01-01"), ("03/31/2022", "March 31, 2022"), ("12/31/2022", "31 December 2022"),
+    ("03/01/2030", "Mar 1 2030"), ("31/01/2030", "2030-01-31"), ("$1,699.50", "$1699.5"), ("01/01/2022", "1 Jan 2022"),
+])
+def test_values_naming_the_same_date_or_amount_are_equal(first, second):
+    assert value_similarity(first, second) == 1.0
+
+
+@pytest.mark.parametrize("first, second", [
+    ("000000175", "000000179"), ("000000148", "148"), ("$169.95", "$169.59"), ("01/01/2022", "2022-01-02"),
+    ("Order 000000148: refund $169.95", "Order 000000148: refund $196.95"), ("123456789", "123456780"),
+])
+def test_values_whose_identifiers_differ_by_a_digit_are_different(first, second):
+    assert value_similarity(first, second) == 0.0
+
+
+def test_identifiers_read_dates_ids_and_amounts():
+    assert identifiers("Order ID 000000148 placed on March 1, 2030 for $1,699.50") == (
+        "000000148", "d2030-03-01", "1699.5")
+    assert identifiers("click [2012] where [2012] is link 'Page 2'") == ("2012", "2012", "2")
+    assert identifiers("no numbers") == ()
+
+
+def test_names_with_other_numbers_are_other_elements():
+    assert name_similarity("Page 2", "Page 12") == 0.0
+    assert name_similarity("Issues", "Issues 41") > 0.7  # a count beside the name the gold gives
+
+
+def test_typed_texts_must_be_the_same_text(offline):
+    gold = "Type '404 for many URLs' into the 'Title' textbox."
+    assert score(offline, gold, "type [3012] [404 for many URLs] [0] where [3012] is textbox 'Title'") == 1.0
+    assert score(offline, gold, "type [3012] [404 For  many URLs ] where [3012] is textbox 'Title'") == 1.0
+    assert score(offline, gold, "type [3012] [404 for many URL] [0] where [3012] is textbox 'Title'") < 0.7
+
+
+def test_sentences_naming_other_numbers_are_other_steps(offline):
+    gold = "Click on the 'View Order' link for order ID 000000148"
+    assert score(offline, gold, "click on the \"view order\" link for order id 000000148") == 1.0
+    assert score(offline, gold, "click on the \"view order\" link for order id 000000178") == 0.0
 
 
 def test_names_ignore_icons_and_case_and_reward_containment():

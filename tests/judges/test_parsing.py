@@ -23,6 +23,15 @@ from judges.steps import JudgeStep
          StepParts("type", "textbox", "What’s on your mind?", "Refund $169.95.")),
         ("Go to http://localhost:7780/admin.", StepParts("goto", value="http://localhost:7780/admin")),
         ("Extract the price of the first product", StepParts()),
+        # The other quote character inside the quotes, spaces inside them, the value before the field.
+        ("Type 'Let's keep the project alive' into the 'Title' textbox.",
+         StepParts("type", "textbox", "Title", "Let's keep the project alive")),
+        ("Type ‘it’s fine’ into the ‘Title’ textbox.", StepParts("type", "textbox", "Title", "it’s fine")),
+        ("Type 'the \"A11Y\" project' into the 'Title' textbox.",
+         StepParts("type", "textbox", "Title", 'the "A11Y" project')),
+        ('Type " 404" into the "Title" textbox.', StepParts("type", "textbox", "Title", " 404")),
+        ("Type in '12/31/2022' into the 'To' textbox.", StepParts("type", "textbox", "To", "12/31/2022")),
+        ("Let's click on the 'Go' button", StepParts()),
     ],
 )
 def test_free_text_gold_steps(text, parts):

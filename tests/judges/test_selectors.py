@@ -1,6 +1,14 @@
 import pytest
 
-from judges.selectors import judge_config_named, judge_step_from_agent, judge_step_from_gold, reviewed_pairs
+from judges.selectors import (
+    UnknownJudge,
+    judge_config_named,
+    judge_config_required,
+    judge_names,
+    judge_step_from_agent,
+    judge_step_from_gold,
+    reviewed_pairs,
+)
 from judges.services import review_decision
 from tests.factories import GoldStepFactory, JudgeConfigFactory, JudgeDecisionFactory, StepFactory, UserFactory
 
@@ -30,6 +38,9 @@ def test_judge_config_named_finds_rows_and_backend_names():
     builtin = judge_config_named("offline")
     assert (builtin.pk, builtin.backend) == (None, "offline")
     assert judge_config_named("nobody") is None
+    assert judge_names() == ["house", "exact", "offline", "openai"]
+    with pytest.raises(UnknownJudge, match="no judge named 'nobody'; known: house, exact, offline, openai"):
+        judge_config_required("nobody")
 
 
 def test_reviewed_pairs_compare_every_judge_on_reviewed_questions():

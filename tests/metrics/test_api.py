@@ -2,6 +2,7 @@ import pytest
 from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
+from judges.models import JudgeConfig
 from tests.factories import JudgeConfigFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -34,6 +35,19 @@ def test_start_follow_and_read_scores(api, run):
     assert scores[0]["step_success"] == 1.0 and scores[0]["run"] == "agent-a" and scores[0]["decision_ids"]
     assert api.post(f"/api/evaluations/{job_id}/cancel/").status_code == 400
     assert api.post(f"/api/evaluations/{job_id}/rerun/").json()["status"] == "done"
+
+
+@pytest.mark.parametrize("backend", ["exact", "offline"])
+def test_a_backend_name_is_a_judge_on_a_fresh_database(api, run, backend):
+    response = api.post("/api/evaluations/", {"runs": ["agent-a"], "judge": backend}, format="json")
+    assert response.status_code == 201, response.json()
+    assert JudgeConfig.objects.get().backend == backend
+
+
+def test_an_unknown_judge_lists_the_known_ones(api, run):
+    response = api.post("/api/evaluations/", {"runs": ["agent-a"], "judge": "gpt5"}, format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"]["judge"] == "no judge named 'gpt5'; known: exact, offline, openai"
 
 
 def test_default_judge_is_used_when_none_is_named(api, run):

@@ -4,6 +4,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from judges.backends.exact import ExactBackend
+from judges.models import JudgeConfig
 from metrics.models import Aggregate, EvaluationJob, TrajectoryScore
 from metrics.services import evaluation
 from tests.factories import (
@@ -250,7 +251,7 @@ def test_evaluate_command_waits_and_reports(run, exact_judge, capsys):
     ("args", "message"),
     [
         (["--run", "nope"], "run 'nope' does not exist"),
-        (["--run", "agent-a", "--judge", "nope"], "judge 'nope' does not exist"),
+        (["--run", "agent-a", "--judge", "nope"], "no judge named 'nope'; known: exact, offline, openai"),
         (["--run", "agent-a", "--param", "tau=2"], "parameter 'tau' must be a number in [0, 1]"),
         (["--run", "agent-a", "--param", "W=2"], "unknown evaluation parameter 'W'"),
         (["--run", "agent-a", "--gold", "annotator:ghost"], "no user named 'ghost'"),
@@ -263,3 +264,16 @@ def test_evaluate_command_errors(run, exact_judge, args, message):
         call_command("evaluate", *args)
     assert message in str(error.value)
     assert not EvaluationJob.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("backend", ["exact", "offline"])
+def test_evaluate_command_names_a_backend_on_a_fresh_database(run, backend, capsys):
+    """No JudgeConfig rows at all: a backend's own name is a judge, stored on first use (once)."""
+    assert not JudgeConfig.objects.exists()
+    for _ in range(2):
+        call_command("evaluate", "--run", "agent-a", "--judge", backend, "--wait")
+    config = JudgeConfig.objects.get()
+    assert (config.name, config.backend) == (backend, backend)
+    assert [job.judge_config_id for job in EvaluationJob.objects.all()] == [config.pk, config.pk]
+    assert f"judge {backend}" in capsys.readouterr().out

@@ -176,3 +176,48 @@ def test_a_public_leaderboard_is_readable_without_an_account(settings, client, r
     assert client.get(reverse("metrics:plot", args=["sites", "svg"])).status_code == 200
     run = client.get(reverse("metrics:export", args=["scores", "csv"]), {"run": runs.alpha.pk})
     assert run.status_code == 302 and reverse("login") in run["Location"]  # per-trajectory data stays private
+
+
+def _confirm(backend: str, kind: str, count: int, wrong: int = 0) -> None:
+    """`count` decisions of one judge that a reviewer confirmed, `wrong` of them overruled."""
+    from judges.services import review_decision
+    from tests.factories import JudgeDecisionFactory
+
+    reviewer = UserFactory()
+    for n in range(count):
+        yes = n % 2 == 0
+        decision = JudgeDecisionFactory(kind=kind, backend=backend, model="", score=0.9 if yes else 0.1,
+                                        inputs_hash=f"{backend}-{kind}-{n}")
+        human = (not yes) if n < wrong else yes
+        review_decision(decision, human_score=1.0 if human else 0.0, reviewer=reviewer)
+
+
+def test_metrics_of_a_judge_without_enough_confirmations_are_marked(runs):
+    board = lb.leaderboard(LeaderboardFilters())
+    marks = lb.judge_marks(board)
+    assert set(marks) == {runs.alpha.pk, runs.beta.pk}
+    assert set(marks[runs.alpha.pk]) == set(lb.JUDGED_METRICS)  # element accuracy and success need no judge
+    assert marks[runs.alpha.pk]["step_success"] == (
+        "Judge exact is not trusted yet on 'Agent step vs gold step' at tau 0.7: 0 human confirmations "
+        "(fewer than 50); Cohen's kappa cannot be estimated yet.")
+
+    _confirm("exact", "step_match", 60)
+    _confirm("exact", "repetition", 60, wrong=12)
+    marks = lb.judge_marks(lb.leaderboard(LeaderboardFilters()))[runs.alpha.pk]
+    assert "step_success" not in marks and "recovery" not in marks
+    assert "reaches below 0.8" in marks["repetitiveness"] and "60 human confirmations" not in marks["repetitiveness"]
+    assert "4 human" not in marks["partial_success"] and "0 human confirmations" in marks["partial_success"]
+
+
+def test_the_page_marks_untrusted_numbers_and_explains_the_mark(runs, user_client):
+    html = user_client.get(reverse("metrics:leaderboard")).content.decode()
+    row = html.split('data-run="alpha"')[1].split("</tr>")[0]
+    step_cell = row.split('data-metric="step_success">')[1].split("</td>")[0]
+    assert ('class="rp-judge-mark" title="Judge exact is not trusted yet on &#x27;Agent step vs gold step&#x27;'
+            in step_cell)
+    assert "rp-judge-mark" not in row.split('data-metric="element_accuracy">')[1].split("</td>")[0]
+    assert "marks a number whose judge is not trusted yet" in html
+    _confirm("exact", "step_match", 60)
+    html = user_client.get(reverse("metrics:leaderboard")).content.decode()  # the cached tables are not reused
+    row = html.split('data-run="alpha"')[1].split("</tr>")[0]
+    assert "rp-judge-mark" not in row.split('data-metric="step_success">')[1].split("</td>")[0]

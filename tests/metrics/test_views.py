@@ -28,6 +28,15 @@ def test_start_from_the_run_page_and_follow_the_job(client, reviewer, run):
     assert client.get("/evaluations/").status_code == 200
 
 
+def test_the_run_page_offers_the_backends_and_starts_one_on_a_fresh_database(client, reviewer, run):
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert '<option value="offline">offline</option>' in page and '<option value="exact">exact</option>' in page
+    response = client.post(f"/runs/{run.pk}/evaluate/", {"judge": "offline", "gold_policy": "approved",
+                                                          "tau": "0.7", "window": "1"})
+    assert response.status_code == 302
+    assert EvaluationJob.objects.get().judge_config.backend == "offline"
+
+
 def test_invalid_form_starts_nothing(client, reviewer, run):
     response = client.post(f"/runs/{run.pk}/evaluate/", {"gold_policy": "annotator", "tau": "3", "window": "1"})
     assert response.status_code == 302

@@ -2,6 +2,11 @@
 
 Parsing is strict on purpose: Element Accuracy counts a planned `scroll [direction=down]`
 against an executed `scroll [down]` as a miss, so arguments are kept exactly as written.
+
+The two sides write Enter differently. A planned `type [id] [text] [1]` (or with no third
+argument: the harness's default is 1) asks for Enter after the text; the harness then types
+`text + "\n"` and writes the executed action with that newline shown as a space:
+`type [id] [text ] where ...`. `parse_action(..., executed=True)` reads that encoding.
 """
 
 import re
@@ -43,14 +48,24 @@ class ParsedAction:
     valid: bool = True
 
     def same_target(self, other: "ParsedAction") -> bool:
-        """Same action type, element and argument; `press_enter` and labels are ignored."""
+        """Same action type, element and argument (its whitespace normalised); `press_enter` and
+        labels are ignored."""
         return (
             self.valid
             and other.valid
             and self.type == other.type
             and self.element_id == other.element_id
-            and self.value == other.value
+            and normalise_whitespace(self.value) == normalise_whitespace(other.value)
         )
+
+    def executes(self, planned: "ParsedAction") -> bool:
+        """This executed action is the planned one: the same target and the same Enter flag."""
+        return self.same_target(planned) and bool(self.press_enter) == bool(planned.press_enter)
+
+
+def normalise_whitespace(text: str) -> str:
+    """Runs of whitespace (newlines included) as one space, none at either end."""
+    return " ".join(text.split())
 
 
 INVALID = ParsedAction(type="none", valid=False)
@@ -68,8 +83,12 @@ def _split_args(rest: str) -> list[str] | None:
     return args
 
 
-def parse_action(text: str | None) -> ParsedAction:
-    """Parse one action string; anything outside the grammar is an invalid `none` action."""
+def parse_action(text: str | None, *, executed: bool = False) -> ParsedAction:
+    """Parse one action string; anything outside the grammar is an invalid `none` action.
+
+    `executed`: the string is a harness's executed action, whose `type` with two arguments
+    pressed Enter exactly when its text ends in the space the newline was written as.
+    """
     if text is None:
         return INVALID
     text = text.strip()
@@ -99,10 +118,15 @@ def parse_action(text: str | None) -> ParsedAction:
     if name in ("click", "hover") and len(args) == 1:
         return ParsedAction(type=name, element_id=args[0], element_label=label)
     if name == "type" and len(args) in (2, 3):
-        press_enter = True if len(args) == 2 else args[2].strip() != "0"
-        return ParsedAction(
-            type="type", element_id=args[0], element_label=label, value=args[1], press_enter=press_enter
-        )
+        value = args[1]
+        if len(args) == 3:
+            press_enter = args[2].strip() != "0"
+        elif executed:
+            press_enter = value != value.rstrip(" \n")
+            value = value.rstrip(" \n") if press_enter else value
+        else:
+            press_enter = True
+        return ParsedAction(type="type", element_id=args[0], element_label=label, value=value, press_enter=press_enter)
     if name == "select" and len(args) == 2:
         return ParsedAction(type="select", element_id=args[0], element_label=label, value=args[1])
     if name in ("press", "scroll", "goto", "tab_focus") and len(args) == 1:
@@ -110,6 +134,15 @@ def parse_action(text: str | None) -> ParsedAction:
     if name in ("new_tab", "close_tab", "go_back", "go_forward") and not args:
         return ParsedAction(type=name)
     return INVALID
+
+
+def with_enter_flag(planned: str) -> str:
+    """A planned action as the harness completes it before running it: a `type` without an Enter
+    flag gets the default `[1]` (so read as an executed action, it still presses Enter)."""
+    action = parse_action(planned)
+    if action.type == "type" and action.valid and not re.search(r"\[[01]\]\s*\Z", planned.strip()):
+        return f"{planned.strip()} [1]"
+    return planned
 
 
 def extract_planned_action(reasoning: str | None) -> str | None:

@@ -11,7 +11,7 @@ from .canonical import ActionParts, Outcome, Step
 
 
 def action_parts(action: str, observation: str) -> ActionParts:
-    parsed = parse_action(action)
+    parsed = parse_action(action, executed=True)
     label = parsed.element_label or resolve_element_label(observation, parsed.element_id)
     return ActionParts(
         type=parsed.type,

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import jsonschema
 
+from .actions import forced_stop_reason, parse_action
+
 SCHEMA_ID = "trajectory/v1"
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "trajectory-v1.schema.json"
 
@@ -158,11 +160,42 @@ def _check_consistency(document: dict) -> None:
         )
 
 
+def _outcome(document: dict) -> tuple[list[dict], Outcome]:
+    """The agent's steps and the outcome. A last step that is the harness's own forced stop
+    (`stop [Early stop: ...]`) is not an agent step: it becomes the outcome, as the render
+    importer reads it; a file that also says the agent answered contradicts itself and is refused."""
+    steps, outcome = document["steps"], Outcome(**document["outcome"])
+    for position, raw in enumerate(steps):
+        stop = parse_action(raw["action"])
+        reason = forced_stop_reason(stop)
+        if reason is None:
+            continue
+        where = f"steps[{position}].action"
+        if position != len(steps) - 1:
+            raise TrajectoryFormatError(
+                f"{raw['action']!r} is the harness's forced stop, which ends a trajectory, but "
+                f"{len(steps) - 1 - position} step(s) follow it", where=where)
+        answered = outcome.status in ("answered", "na")
+        if answered or document.get("final_answer") is not None:
+            said = f"outcome.status is {outcome.status!r}" if answered else "final_answer is given"
+            raise TrajectoryFormatError(
+                f"the last step {raw['action']!r} is the harness's forced stop (early stop, {reason}), "
+                f"yet {said}: the agent cannot have answered; fix the outcome or the last step", where=where)
+        if outcome.reason and reason != "other" and outcome.reason != reason:
+            raise TrajectoryFormatError(
+                f"outcome.reason {outcome.reason!r} contradicts the last step {raw['action']!r} ({reason})",
+                where="outcome.reason")
+        return steps[:-1], Outcome(status="early_stop", reason=outcome.reason or reason, success=outcome.success,
+                                   message=outcome.message or stop.value.strip())
+    return steps, outcome
+
+
 def from_dict(document: dict) -> Trajectory:
     validate(document)
     _check_consistency(document)
+    agent_steps, outcome = _outcome(document)
     steps = []
-    for raw in document["steps"]:
+    for raw in agent_steps:
         parts = raw.get("action_parts")
         steps.append(
             Step(
@@ -185,5 +218,5 @@ def from_dict(document: dict) -> Trajectory:
         steps=steps,
         plan=list(document.get("plan", [])),
         final_answer=document.get("final_answer"),
-        outcome=Outcome(**document["outcome"]),
+        outcome=outcome,
     )

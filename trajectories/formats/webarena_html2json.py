@@ -3,14 +3,15 @@
 That script keeps each step's URL, observation and raw model output but drops the executed
 action (`parsed_action`), keeping it only where the model output was empty, i.e. for the
 harness's forced stops. The executed action is therefore the action the reasoning states when
-it is in the action grammar, else `none` (the harness could not have parsed it either). Its
+it is in the action grammar (a `type` completed with the harness's default Enter flag `[1]`),
+else `none` (the harness could not have parsed it either). Its
 image paths point at files the script never writes, so screenshots are not taken.
 """
 
 import re
 from collections.abc import Iterator
 
-from .actions import extract_planned_action, parse_action
+from .actions import extract_planned_action, parse_action, with_enter_flag
 from .agent_steps import action_parts, agent_outcome, forced_stop
 from .canonical import Step, TaskRef, Trajectory, TrajectoryFormatError
 
@@ -50,7 +51,7 @@ def parse_example(key: str, example: object) -> Trajectory:
             break
         heading, _, observation = page.partition(_OBSERVATION_SEPARATOR)
         planned = extract_planned_action(reasoning)
-        action = planned if planned and parse_action(planned).valid else "none"
+        action = with_enter_flag(planned) if planned and parse_action(planned).valid else "none"
         steps.append(
             Step(
                 index=len(steps) + 1,

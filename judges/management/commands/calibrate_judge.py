@@ -3,9 +3,16 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from judges.backends import make_backend
-from judges.calibration import DEFAULT_THRESHOLD, agreement, best_threshold
-from judges.labelled import LabelledPairsError, load_labelled_pairs
-from judges.selectors import judge_config_named, reviewed_pairs
+from judges.calibration import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    DEFAULT_THRESHOLD,
+    best_threshold,
+    format_interval,
+    trust,
+)
+from judges.labelled import SPLITS, LabelledPairsError, load_labelled_pairs
+from judges.selectors import UnknownJudge, judge_config_required, reviewed_pairs
 from judges.services import Judge, backend_spec
 
 
@@ -24,14 +31,17 @@ class Command(BaseCommand):
         parser.add_argument("--kind", help="Only decisions of this kind (e.g. step_match)")
         parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, help="Judge score counted as yes")
         parser.add_argument("--pairs", help="Labelled pairs file (e.g. fixtures/judge_pairs.json): ask the judge on it")
+        parser.add_argument("--split", choices=SPLITS,
+                            help="With --pairs: only that part of a split file (fixtures/judge_pairs_mutated.json)")
 
-    def handle(self, *args, judge, kind, threshold, pairs, **options):
-        config = judge_config_named(judge)
-        if config is None:
-            raise CommandError(f"no judge named {judge!r}: create a JudgeConfig, or use exact, offline or openai")
+    def handle(self, *args, judge, kind, threshold, pairs, split, **options):
+        try:
+            config = judge_config_required(judge)
+        except UnknownJudge as exc:
+            raise CommandError(f"--judge: {exc}") from None
         backend = make_backend(backend_spec(config))
         if pairs:
-            groups = self._labelled(Judge(backend), pairs)
+            groups = self._labelled(Judge(backend), pairs, split)
         else:
             reviewed = reviewed_pairs(backend.name, backend.model, kind).get((backend.name, backend.model), [])
             if not reviewed:
@@ -43,14 +53,21 @@ class Command(BaseCommand):
             for name in sorted({p.kind for p in reviewed}):
                 groups[name] = [(p.score, p.human_score) for p in reviewed if p.kind == name]
         self.stdout.write(f"judge {config.name}: backend {backend.name}, model {backend.model or '-'}")
-        self.stdout.write(f"{'':<16} {'n':>5} {'accuracy':>9} {'precision':>9} {'recall':>9} {'kappa':>7}")
+        width = max(16, *(len(name) for name in groups))
+        self.stdout.write(f"{'':<{width}} {'n':>5} {'accuracy':>9} {'precision':>9} {'recall':>9} {'kappa':>7} "
+                          f"{'kappa 95% CI':>16}")
         for name, scored in groups.items():
-            result = agreement(scored, threshold)
+            judged = trust(scored, threshold)
+            result = judged.agreement
             kappa = "-" if result.kappa is None else f"{result.kappa:.3f}"
             self.stdout.write(
-                f"{name:<16} {result.count:>5} {_percent(result.accuracy):>9} {_percent(result.precision):>9} "
-                f"{_percent(result.recall):>9} {kappa:>7}"
+                f"{name:<{width}} {result.count:>5} {_percent(result.accuracy):>9} {_percent(result.precision):>9} "
+                f"{_percent(result.recall):>9} {kappa:>7} {format_interval(judged.interval):>16}"
             )
+        self.stdout.write(f"kappa 95% CI: percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples, seed {BOOTSTRAP_SEED}")
+        if not pairs:
+            verdict = trust(groups["all"], threshold)
+            self.stdout.write("trusted" if verdict.trusted else f"not trusted yet: {'; '.join(verdict.concerns)}")
         best = best_threshold(groups["all"], threshold)
         self.stdout.write(
             f"at threshold {threshold:g}; best threshold {best.threshold:.3f}: accuracy {_percent(best.accuracy)}, "
@@ -58,11 +75,15 @@ class Command(BaseCommand):
         )
 
     @staticmethod
-    def _labelled(judge: Judge, path: str) -> dict[str, list[tuple[float, float]]]:
+    def _labelled(judge: Judge, path: str, split: str | None) -> dict[str, list[tuple[float, float]]]:
         try:
             labelled = load_labelled_pairs(path)
         except LabelledPairsError as error:
             raise CommandError(str(error)) from None
+        if split:
+            labelled = [pair for pair in labelled if pair.split == split]
+            if not labelled:
+                raise CommandError(f"{path} has no pairs in the {split!r} split")
         verdicts = judge.step_equivalent_pairs([(p.gold, p.agent) for p in labelled])
         failed = [p.id for p, v in zip(labelled, verdicts) if v.score is None]
         if failed:
@@ -71,5 +92,8 @@ class Command(BaseCommand):
         for pair, verdict in zip(labelled, verdicts):
             scored = (verdict.score, 1.0 if pair.equivalent else 0.0)
             groups["all"].append(scored)
-            groups.setdefault(pair.group or "ungrouped", []).append(scored)
+            if pair.split and not split:
+                groups.setdefault(pair.split, []).append(scored)
+            else:
+                groups.setdefault(pair.group or "ungrouped", []).append(scored)
         return groups

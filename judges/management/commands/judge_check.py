@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from judges import questions as q
 from judges.backends import make_backend
 from judges.labelled import DEFAULT_PATH, LabelledPairsError, load_checks, load_labelled_pairs
-from judges.selectors import judge_config_named
+from judges.selectors import UnknownJudge, judge_config_required
 from judges.services import backend_spec
 
 
@@ -23,9 +23,10 @@ class Command(BaseCommand):
         parser.add_argument("--file", default=str(DEFAULT_PATH), help="Labelled pairs file")
 
     def handle(self, *args, judge, pairs, file, **options):
-        config = judge_config_named(judge)
-        if config is None:
-            raise CommandError(f"no judge named {judge!r}: create a JudgeConfig, or use exact, offline or openai")
+        try:
+            config = judge_config_required(judge)
+        except UnknownJudge as exc:
+            raise CommandError(f"--judge: {exc}") from None
         try:
             labelled = load_labelled_pairs(file)
             checks = load_checks(file)

@@ -6,8 +6,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from config.jobs import WorkersUnreachable
-from judges.models import JudgeConfig
-from judges.services import default_judge_config
+from judges.selectors import UnknownJudge
+from judges.services import judge_config_for
 from metrics.models import EvaluationJob, GoldPolicy, parse_gold_policy
 from metrics.selectors import job_progress
 from metrics.services.evaluation import create_evaluation, start_evaluation
@@ -30,7 +30,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--run", action="append", required=True, help="Run name (repeatable)")
-        parser.add_argument("--judge", help="JudgeConfig name (default: the default judge)")
+        parser.add_argument("--judge", help="JudgeConfig name, or a backend: exact, offline, openai "
+                                            "(default: the default judge)")
         parser.add_argument("--gold", default=GoldPolicy.REFERENCE,
                             help="reference | best | each | annotator=NAME (default: reference; "
                                  "'approved' and 'annotator:NAME' are accepted as older spellings)")
@@ -44,14 +45,10 @@ class Command(BaseCommand):
                 runs.append(AgentRun.objects.get(name=name))
             except AgentRun.DoesNotExist:
                 raise CommandError(f"run {name!r} does not exist") from None
-        if judge:
-            try:
-                judge_config = JudgeConfig.objects.get(name=judge)
-            except JudgeConfig.DoesNotExist:
-                known = ", ".join(JudgeConfig.objects.values_list("name", flat=True)) or "none"
-                raise CommandError(f"judge {judge!r} does not exist (known: {known})") from None
-        else:
-            judge_config = default_judge_config()
+        try:
+            judge_config = judge_config_for(judge)
+        except UnknownJudge as exc:
+            raise CommandError(f"--judge: {exc}") from None
         try:
             policy, annotator_name = parse_gold_policy(gold)
         except ValueError as exc:

@@ -10,6 +10,7 @@ from metrics.definitions.element_accuracy import (
     PLANNED_ACTION_UNPARSEABLE,
 )
 from trajectories.formats.actions import extract_planned_action
+from trajectories.formats.webarena_render import parse_render
 
 # Planned (`extract_planned_action` of the reasoning) and executed actions of the nine step
 # blocks of llama3-8b_render_3.html in ../shared/data/trajectory-samples.
@@ -110,11 +111,57 @@ def test_blank_planned_action_is_no_planned_action():
     assert element_accuracy(["  "], ["click [5]"]).misses[0].reason == NO_PLANNED_ACTION
 
 
-def test_press_enter_flag_is_ignored_but_element_and_value_are_not():
+def test_element_text_and_enter_flag_are_compared():
     executed = "type [12] [hello] [1] where [12] is textbox 'Search'"
-    assert element_accuracy(["type [12] [hello] [0]"], [executed]).value == 1.0
-    assert element_accuracy(["type [12] [hello world] [0]"], [executed]).misses[0].reason == DIFFERENT_TARGET
+    assert element_accuracy(["type [12] [hello] [1]"], [executed]).value == 1.0
+    assert element_accuracy(["type [12] [hello]"], [executed]).value == 1.0  # the harness's default is 1
+    assert element_accuracy(["type [12] [hello] [0]"], [executed]).misses[0].reason == DIFFERENT_TARGET
+    assert element_accuracy(["type [12] [hello world] [1]"], [executed]).misses[0].reason == DIFFERENT_TARGET
     assert element_accuracy(["type [13] [hello]"], [executed]).misses[0].reason == DIFFERENT_TARGET
+
+
+# The harness types `text + "\n"` for Enter and writes the newline as a space in the executed action.
+@pytest.mark.parametrize(
+    "planned, executed, hit",
+    [
+        ("type [257] [Quest Lumaflex Band] [1]", "type [257] [Quest Lumaflex Band ]", True),
+        ("type [257] [Quest Lumaflex Band]", "type [257] [Quest Lumaflex Band ]", True),
+        ("type [257] [Quest Lumaflex Band] [0]", "type [257] [Quest Lumaflex Band]", True),
+        ("type [257] [Quest  Lumaflex\nBand] [0]", "type [257] [Quest Lumaflex Band]", True),
+        ("type [257] [Quest Lumaflex Band] [0]", "type [257] [Quest Lumaflex Band ]", False),
+        ("type [257] [Quest Lumaflex Band] [1]", "type [257] [Quest Lumaflex Band]", False),
+        ("type [257] [Quest Lumaflex] [1]", "type [257] [Quest Lumaflex Band ]", False),
+    ],
+)
+def test_type_with_enter_in_the_harness_encoding_on_a_real_render_file(shared_data, planned, executed, hit):
+    """gpt4turbo_render_0.html with its first step made a `type` into the page's real search
+    textbox [257], planned and executed as the harness writes them."""
+    html = (shared_data / "trajectory-samples" / "gpt4turbo_render_0.html").read_text(encoding="utf-8")
+    assert html.count("```click [1090]```") == 2 and "[257] textbox" in html
+    executed_click = html[html.index("<pre>click [1090] where") + 5 :].split("</pre>")[0]
+    html = html.replace("```click [1090]```", f"```{planned}```").replace(
+        executed_click, f"{executed} where [257] is [257] textbox '\\ue60c' required: False"
+    )
+    trajectory = parse_render(html)
+    result = element_accuracy([s.planned_action for s in trajectory.steps], [s.action for s in trajectory.steps])
+    assert trajectory.steps[0].planned_action == planned
+    assert (result.steps, result.hits) == (2, 2 if hit else 1)
+    parts = trajectory.steps[0].action_parts
+    assert (parts.type, parts.element_id, parts.value) == ("type", "257", "Quest Lumaflex Band")
+    assert parts.press_enter == executed.endswith(" ]")
+
+
+@pytest.mark.parametrize("name", [
+    "trajectory-samples/gpt4turbo_render_0.html", "trajectory-samples/llama3-8b_render_3.html",
+    "trajectory-samples/llama3-8b_render_6.html", "results-sample/render_3.html", "results-sample/render_6.html",
+])
+def test_real_render_files(shared_data, name):
+    """Every real render file read as the importer reads it: planned actions against executed ones."""
+    trajectory = parse_render((shared_data / name).read_text(encoding="utf-8"))
+    result = element_accuracy([s.planned_action for s in trajectory.steps], [s.action for s in trajectory.steps])
+    expected = {"gpt4turbo_render_0.html": (2, 2), "llama3-8b_render_3.html": (8, 3), "render_3.html": (8, 3),
+                "llama3-8b_render_6.html": (3, 3), "render_6.html": (3, 3)}
+    assert (result.steps, result.hits) == expected[name.rsplit("/", 1)[-1]]
 
 
 def test_the_agents_own_stop_is_a_step():

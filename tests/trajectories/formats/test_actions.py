@@ -26,3 +26,19 @@ def test_element_label_is_the_tree_line_without_its_id():
     assert resolve_element_label(tree, "1") == "RootWebArea 'Shop'"
     assert resolve_element_label(tree, "9") == ""
     assert resolve_element_label(tree, "") == ""
+
+
+def test_the_enter_flag_as_each_side_writes_it():
+    from trajectories.formats.actions import parse_action, with_enter_flag
+
+    assert parse_action("type [5] [abc]").press_enter is True  # planned: the harness's default is 1
+    executed = parse_action("type [5] [abc ] where [5] is textbox 'Search'", executed=True)
+    assert (executed.value, executed.press_enter) == ("abc", True)  # the newline, written as a space
+    assert parse_action("type [5] [abc] where [5] is textbox 'Search'", executed=True).press_enter is False
+    assert parse_action("type [5] [abc] [0]", executed=True).press_enter is False
+    assert executed.executes(parse_action("type [5] [abc] [1]"))
+    assert not executed.executes(parse_action("type [5] [abc] [0]"))
+    assert parse_action("type [5] [a  b]").same_target(parse_action("type [5] [a b ]", executed=True))
+    assert with_enter_flag("type [5] [abc]") == "type [5] [abc] [1]"
+    assert with_enter_flag("type [5] [abc] [0]") == "type [5] [abc] [0]"
+    assert with_enter_flag("click [5]") == "click [5]"

@@ -64,3 +64,21 @@ def test_other_json_is_not_html2json():
     assert not looks_like_html2json({"schema": "trajectory/v1"})
     assert not looks_like_html2json([])
     assert not looks_like_html2json({})
+
+
+def test_a_type_without_enter_flag_is_executed_with_the_harness_default():
+    """html2json keeps only the planned action; the harness runs `type [id] [text]` as `... [1]`."""
+    from metrics.definitions import element_accuracy
+
+    document = {"example_1": _example([
+        {"user": f"URL: http://localhost:7780/admin\n\nobservation:\n{OBSERVATION}"},
+        {"assistant": "In summary, the next action I will perform is ```type [1090] [best sellers]```"},
+        {"user": f"URL: http://localhost:7780/admin\n\nobservation:\n{OBSERVATION}"},
+        {"assistant": "In summary, the next action I will perform is ```type [1090] [best sellers] [0]```"},
+    ])}
+    [(_, trajectory)] = list(parse_html2json(document))
+    first, second = trajectory.steps
+    assert first.action == "type [1090] [best sellers] [1]" and first.action_parts.press_enter is True
+    assert second.action == "type [1090] [best sellers] [0]" and second.action_parts.press_enter is False
+    result = element_accuracy([s.planned_action for s in trajectory.steps], [s.action for s in trajectory.steps])
+    assert result.value == 1.0
