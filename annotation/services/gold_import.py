@@ -21,6 +21,7 @@ from annotation.formats import GoldBlock, GoldFile, GoldFormatError, UnplacedRow
 from annotation.models import GoldStatus, GoldStep, GoldTrajectory
 from annotation.roles import ANNOTATOR
 from trajectories.models import Task
+from trajectories.services.tasks import import_task_configs
 
 STEP_FIELDS = ("text", "label", "action_type", "element_role", "element_name", "value")
 
@@ -45,6 +46,7 @@ class GoldImportReport:
     gold: list[ImportedGold] = field(default_factory=list)
     missing_tasks: list[str] = field(default_factory=list)
     unplaced: list[UnplacedRow] = field(default_factory=list)
+    defined_tasks: dict = field(default_factory=dict)  # the file's own tasks (Mind2Web): TaskImportReport
 
     @property
     def tasks(self) -> int:
@@ -74,6 +76,10 @@ class GoldImportReport:
             f"{len(self.gold)} gold trajectories, {self.steps} steps "
             f"({self.count('created')} created, {self.count('updated')} updated, {self.count('unchanged')} unchanged)"
         ]
+        if self.defined_tasks:
+            counts = self.defined_tasks
+            lines.append(f"{self.benchmark} tasks of the file: {counts['created']} created, {counts['updated']} "
+                         f"updated, {counts['unchanged']} unchanged")
         if self.missing_tasks:
             lines.append(f"tasks not found in benchmark {self.benchmark!r}: {', '.join(self.missing_tasks)}")
         if self.unplaced:
@@ -162,6 +168,9 @@ def import_gold(parsed: GoldFile, *, file_name: str, annotator: str, status: str
         unplaced=list(parsed.unplaced),
     )
     with transaction.atomic():
+        if parsed.tasks:
+            report.benchmark = parsed.tasks[0].benchmark
+            report.defined_tasks = import_task_configs(parsed.tasks, source=file_name).to_dict()
         user = _annotator_user(annotator)
         tasks = {}
         for bench in {block.benchmark for block in parsed.blocks}:
