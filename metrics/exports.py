@@ -48,8 +48,11 @@ def _metric_columns() -> tuple[Column, ...]:
         "relevant": "Final answer satisfies the task's constraints (METRICS.md 6)",
         "correct": "Grounded and relevant (METRICS.md 6)",
         "success": "Task success (METRICS.md 7)",
-        "success_source": "Where success came from: harness, string_match or url_match",
+        "success_source": "Where success came from: harness, string_match, url_match, agent_response (WebArena-"
+                          "Verified structured answer) or key_nodes (every key node reached)",
         "plan_step_success": "Step Success of the stated plan (full-plan agents)",
+        "key_node_completion": "Key-node Completion: key nodes reached / key nodes (Mind2Web-Live; empty for tasks "
+                               "without key nodes)",
         "outcome_status": "answered, na, early_stop, no_stop or crashed",
         "outcome_reason": "Early stops: repeated_action, invalid_actions, max_steps or other",
         "agent_steps": "n, agent steps",

@@ -29,6 +29,7 @@ METRIC_LABELS = {
     "correct": "Correct",
     "success": "Success",
     "plan_step_success": "Plan step success",
+    "key_node_completion": "Key-node completion",
 }
 OUTCOMES, LENGTHS = "outcomes", "lengths"
 RUN_FIELDS = ("name", "agent", "model", "paradigm", "benchmark", "created", "trajectories", "scored")
