@@ -24,8 +24,9 @@ from metrics.definitions import DEFAULT_TAU
 from metrics.leaderboard import Leaderboard, latest_evaluations
 from metrics.models import Aggregate, EvaluationJob, TrajectoryScore
 from metrics.services.scoring import SCORE_FIELDS
+from metrics.subsets import subset_numbers
 from trajectories.formats.canonical import EARLY_STOP_REASONS, OUTCOME_STATUSES
-from trajectories.models import AgentRun, Step
+from trajectories.models import AgentRun, Step, TaskSubset
 
 FORMATS = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
 
@@ -128,8 +129,9 @@ AGGREGATE_COLUMNS = (
     Column("evaluation", "Int64", "Evaluation job id"),
     Column("judge", "string", "Judge configuration of the evaluation"),
     Column("run", "string", "Run name"),
-    Column("scope", "string", "run, site, paradigm or successful (within successful tasks)"),
-    Column("group", "string", "Site group or paradigm; empty for run and successful"),
+    Column("scope", "string", "run, site, paradigm, successful (within successful tasks), or subset (the export "
+                              "restricted to a task subset)"),
+    Column("group", "string", "Site group, paradigm or subset name; empty for run and successful"),
     Column("metric", "string", "A metric column of the scores export, agent_steps, gold_steps, "
                                "outcomes or lengths"),
     Column("mean", "Float64", "Mean over the non-null values (a yes/no metric's mean is a rate)"),
@@ -150,7 +152,7 @@ LEADERBOARD_COLUMNS = RUN_COLUMNS + (
     Column("evaluation", "Int64", "The evaluation job the numbers come from (the run's latest finished one)"),
     Column("judge", "string", "Its judge configuration"),
     Column("evaluated_at", "string", "When it finished (ISO 8601)"),
-    Column("scope", "string", "'run', or the site group the numbers are restricted to"),
+    Column("scope", "string", "'run', or the site group or task subset the numbers are restricted to"),
     Column("trajectories", "Int64", "Trajectories in the run"),
     Column("scored", "Int64", "Trajectories scored in the scope (errored scores excluded)"),
 ) + tuple(
@@ -232,8 +234,13 @@ def _iso(value) -> str | None:
 _SCORE_ORDER = ("trajectory__run__name", "trajectory__task__number", "trajectory__task__task_id", "gold_id")
 
 
-def scores_frame(selection: Selection) -> pd.DataFrame:
-    scores = TrajectoryScore.objects.filter(_selected(selection, "job_id", "trajectory__run_id")).order_by(
+def _scores(selection: Selection, subset: TaskSubset | None):
+    scores = TrajectoryScore.objects.filter(_selected(selection, "job_id", "trajectory__run_id"))
+    return scores if subset is None else scores.filter(subset.task_filter("trajectory__task__"))
+
+
+def scores_frame(selection: Selection, subset: TaskSubset | None = None) -> pd.DataFrame:
+    scores = _scores(selection, subset).order_by(
         *_SCORE_ORDER
     ).values(
         "trajectory__run__name", "trajectory__run__agent", "trajectory__run__model", "trajectory__run__paradigm",
@@ -394,8 +401,8 @@ class _ScoreDecisions:
                      agent_text=decision.inputs.get("answer"), counted=None if score is None else score >= self.tau)
 
 
-def decisions_frame(selection: Selection) -> pd.DataFrame:
-    scores = TrajectoryScore.objects.filter(_selected(selection, "job_id", "trajectory__run_id"))
+def decisions_frame(selection: Selection, subset: TaskSubset | None = None) -> pd.DataFrame:
+    scores = _scores(selection, subset)
     score_rows = list(scores.order_by(*_SCORE_ORDER).values(
         "pk", "job_id", "job__parameters", "trajectory_id", "trajectory__run__name", "trajectory__task__task_id",
         "trajectory__plan", "gold_id", "details",
@@ -426,7 +433,9 @@ def decisions_frame(selection: Selection) -> pd.DataFrame:
 # Aggregates and the leaderboard ----------------------------------------------------------------
 
 
-def aggregates_frame(selection: Selection) -> pd.DataFrame:
+def aggregates_frame(selection: Selection, subset: TaskSubset | None = None) -> pd.DataFrame:
+    if subset is not None:
+        return frame_of(_subset_aggregate_rows(selection, subset), AGGREGATE_COLUMNS)
     aggregates = Aggregate.objects.filter(_selected(selection, "job_id", "run_id")).order_by(
         "run__name", "job_id", "scope", "group", "metric"
     ).values("job_id", "job__judge_config__name", "run__name", "scope", "group", "metric", "mean", "std", "count",
@@ -440,6 +449,28 @@ def aggregates_frame(selection: Selection) -> pd.DataFrame:
     return frame_of(rows, AGGREGATE_COLUMNS)
 
 
+def _subset_aggregate_rows(selection: Selection, subset: TaskSubset) -> list[dict]:
+    """The aggregates rows of the runs restricted to the subset (computed from their scores)."""
+    numbers = subset_numbers(dict(selection), subset)
+    runs = dict(AgentRun.objects.filter(pk__in=list(selection)).values_list("pk", "name"))
+    judges = dict(EvaluationJob.objects.filter(pk__in=set(selection.values()))
+                  .values_list("pk", "judge_config__name"))
+    rows = []
+    for run_id in sorted(numbers, key=lambda run_id: runs[run_id]):
+        found, job_id = numbers[run_id], selection[run_id]
+        base = {"evaluation": job_id, "judge": judges[job_id], "run": runs[run_id], "scope": "subset",
+                "group": subset.name}
+        tables = {"lengths": found.lengths, "outcomes": found.outcomes}
+        for metric in sorted(set(found.metrics) | set(tables)):
+            if metric in tables:
+                rows.append({**base, "metric": metric, "count": found.outcomes["total"], "data": tables[metric]})
+            else:
+                summary = found.metrics[metric]
+                rows.append({**base, "metric": metric, "mean": summary.mean, "std": summary.std,
+                             "count": summary.count, "null_count": summary.null_count})
+    return rows
+
+
 def _outcome_counts(outcomes: dict | None) -> dict:
     if not outcomes:
         return {}
@@ -450,7 +481,7 @@ def _outcome_counts(outcomes: dict | None) -> dict:
 
 
 def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
-    scope = board.filters.site or "run"
+    scope = board.filters.subset or board.filters.site or "run"
     rows = []
     for row in board.rows:
         record = {
