@@ -10,7 +10,8 @@ import django_filters
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import generics, serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -25,8 +26,9 @@ from .errors import (
     GoldWorkflowError,
     RequirementsConflict,
 )
-from .formats import GoldStepRecord
-from .models import GoldTrajectory
+from .formats import GoldFormatError, GoldStepRecord, detect_format, read_gold_bytes
+from .models import GoldStatus, GoldTrajectory
+from .roles import REVIEWER, has_role
 from .permissions import visible_gold
 from .selectors import gold_content
 from .serializers import (
@@ -39,6 +41,8 @@ from .serializers import (
     VersionSerializer,
 )
 from .services.gold_editing import create_gold, edit_gold_steps, save_gold, submit_gold
+from .services.gold_import import import_gold
+from .views import MAX_GOLD_UPLOAD_BYTES
 from .services.gold_review import review_gold
 from .services.requirements import update_requirements
 
@@ -298,3 +302,47 @@ class TaskRequirements(GoldErrorsMixin, APIView):
         serializer.is_valid(raise_exception=True)
         task = update_requirements(task.pk, user=request.user, **serializer.validated_data)
         return Response(self._body(task))
+
+
+class GoldImportSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="xlsx, CSV, gold/v1 JSON, or Mind2Web action sequences (JSON).")
+    annotator = serializers.CharField(required=False, allow_blank=True, default="",
+                                      help_text="Who the gold is recorded under; default: you.")
+    status = serializers.ChoiceField(choices=GoldStatus.choices, required=False, default=GoldStatus.APPROVED)
+    benchmark = serializers.CharField(required=False, default="webarena", max_length=64,
+                                      help_text="Benchmark of the task ids in sheets (Mind2Web files make their own).")
+
+
+@extend_schema(tags=["gold"], request={"multipart/form-data": GoldImportSerializer},
+               responses={200: inline_serializer("GoldImportReport", {
+                   "file": serializers.CharField(), "format": serializers.CharField(),
+                   "benchmark": serializers.CharField(), "tasks": serializers.IntegerField(),
+                   "gold_trajectories": serializers.IntegerField(), "steps": serializers.IntegerField(),
+                   "created": serializers.IntegerField(), "updated": serializers.IntegerField(),
+                   "unchanged": serializers.IntegerField(),
+                   "missing_tasks": serializers.ListField(child=serializers.CharField()),
+                   "unplaced": serializers.ListField(child=serializers.DictField()),
+                   "defined_tasks": serializers.DictField(help_text="Tasks the file itself defines (Mind2Web)."),
+               }), 400: ErrorSerializer})
+class GoldImport(APIView):
+    """POST a gold file (reviewers): the same import as `manage.py import_gold` and the import page."""
+
+    parser_classes = [MultiPartParser]
+
+    def post(self, request):
+        if not has_role(request.user, REVIEWER):
+            raise PermissionDenied("importing gold needs the reviewer role")
+        serializer = GoldImportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data, upload = serializer.validated_data, serializer.validated_data["file"]
+        try:
+            if upload.size > MAX_GOLD_UPLOAD_BYTES:
+                raise GoldFormatError(f"larger than {MAX_GOLD_UPLOAD_BYTES // (1024 * 1024)} MB", where=upload.name)
+            parsed = read_gold_bytes(upload.read(), detect_format(upload.name), name=upload.name,
+                                     benchmark=data["benchmark"])
+            report = import_gold(parsed, file_name=upload.name,
+                                 annotator=data["annotator"].strip() or request.user.get_username(),
+                                 status=data["status"], benchmark=data["benchmark"])
+        except ValueError as exc:  # GoldFormatError names the file and entry or row
+            raise ValidationError({"file": str(exc)}) from None
+        return Response(report.to_dict())
