@@ -308,7 +308,8 @@ class GoldImportSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="xlsx, CSV, gold/v1 JSON, or Mind2Web action sequences (JSON).")
     annotator = serializers.CharField(required=False, allow_blank=True, default="",
                                       help_text="Who the gold is recorded under; default: you.")
-    status = serializers.ChoiceField(choices=GoldStatus.choices, required=False, default=GoldStatus.APPROVED)
+    status = serializers.CharField(required=False, default=GoldStatus.APPROVED,
+                                   help_text=f"One of {', '.join(GoldStatus.values)}.")
     benchmark = serializers.CharField(required=False, default="webarena", max_length=64,
                                       help_text="Benchmark of the task ids in sheets (Mind2Web files make their own).")
 
