@@ -41,22 +41,23 @@ def task_id_of(entry: dict) -> str:
     return f"m2w-{digest[:16]}"
 
 
-def _step(action, number: int, where: str, problems: list[str]) -> GoldStepRecord | None:
+def _step(action, number: int, entry: str, problems: list[str]) -> GoldStepRecord | None:
+    field = f"actions[{number - 1}]"
     if not isinstance(action, list) or len(action) != 3 or not all(isinstance(part, str) for part in action):
-        problems.append(f"{where}: expected [operation, \"[tag]\", text], three strings")
+        problems.append(f"{entry}: field '{field}': expected [operation, \"[tag]\", text], three strings")
         return None
     operation, tag, text = action
     match = _OPERATION.match(operation.strip())
     if not match:
-        problems.append(f"{where}[0]: unknown operation {operation!r} (known: CLICK, HOVER, ENTER, TYPE: v, SELECT: v)")
+        problems.append(f"{entry}: field '{field}[0]': unknown operation {operation!r} (known: CLICK, HOVER, ENTER, TYPE: v, SELECT: v)")
         return None
     op, value = match.group(1), (match.group(2) or "").strip()
     if op in ("TYPE", "SELECT") and match.group(2) is None:
-        problems.append(f"{where}[0]: {op} needs its value, as '{op}: value'")
+        problems.append(f"{entry}: field '{field}[0]': {op} needs its value, as '{op}: value'")
         return None
     tag_match = _TAG.match(tag.strip())
     if not tag_match:
-        problems.append(f"{where}[1]: expected the element's tag in brackets, e.g. \"[button]\", got {tag!r}")
+        problems.append(f"{entry}: field '{field}[1]': expected the element's tag in brackets, e.g. \"[button]\", got {tag!r}")
         return None
     action_type = _ACTION_TYPE[op]
     if op == "ENTER":
@@ -84,7 +85,7 @@ def read_mind2web_actions(document: list) -> GoldFile:
         if not isinstance(actions, list) or not actions:
             entry_problems.append(f"{where}: field 'actions': expected a non-empty list of actions")
             actions = []
-        steps = [_step(action, index + 1, f"{where}: field 'actions[{index}]'", entry_problems)
+        steps = [_step(action, index + 1, where, entry_problems)
                  for index, action in enumerate(actions)]
         if entry_problems:
             problems.extend(entry_problems)
