@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from metrics import aggregation, comparison, exports, leaderboard
+from metrics import aggregation, comparison, exports, leaderboard, plots
 from metrics.models import TrajectoryScore
 from metrics.subsets import run_subsets
 from tests.factories import AgentRunFactory, UserFactory
@@ -121,3 +121,9 @@ def test_key_node_completion_is_scored_and_aggregated(shared_data):
 
 def test_tasks_without_key_nodes_have_no_key_node_completion(runs):
     assert not TrajectoryScore.objects.filter(job=runs.alpha_job, key_node_completion__isnull=False).exists()
+
+
+def test_plots_draw_the_subsets_values(runs, lite):
+    rows = leaderboard.leaderboard(leaderboard.LeaderboardFilters(subset="webarena-lite")).rows
+    values = plots.metric_values(rows, "success", subset=lite)
+    assert {name: sorted(found) for name, found in values.items()} == {"alpha": [1.0, 1.0], "beta": [0.0, 1.0]}
