@@ -49,7 +49,8 @@ def _step(action, number: int, entry: str, problems: list[str]) -> GoldStepRecor
     operation, tag, text = action
     match = _OPERATION.match(operation.strip())
     if not match:
-        problems.append(f"{entry}: field '{field}[0]': unknown operation {operation!r} (known: CLICK, HOVER, ENTER, TYPE: v, SELECT: v)")
+        problems.append(f"{entry}: field '{field}[0]': unknown operation {operation!r} "
+                        "(known: CLICK, HOVER, ENTER, TYPE: v, SELECT: v)")
         return None
     op, value = match.group(1), (match.group(2) or "").strip()
     if op in ("TYPE", "SELECT") and match.group(2) is None:
@@ -57,7 +58,8 @@ def _step(action, number: int, entry: str, problems: list[str]) -> GoldStepRecor
         return None
     tag_match = _TAG.match(tag.strip())
     if not tag_match:
-        problems.append(f"{entry}: field '{field}[1]': expected the element's tag in brackets, e.g. \"[button]\", got {tag!r}")
+        problems.append(f"{entry}: field '{field}[1]': expected the element's tag in brackets, e.g. \"[button]\", "
+                        f"got {tag!r}")
         return None
     action_type = _ACTION_TYPE[op]
     if op == "ENTER":

@@ -73,8 +73,8 @@ def task_scores(side: Side, subset: TaskSubset | None = None) -> dict[int, TaskS
     rows = TrajectoryScore.objects.filter(job_id=side.evaluation.job_id, trajectory__run_id=side.run_id, error="")
     if subset is not None:
         rows = rows.filter(subset.task_filter("trajectory__task__"))
-    rows = rows.values_list("trajectory__task_id", "trajectory_id", "trajectory__task__task_id", "trajectory__task__number",
-                  "trajectory__task__sites", "trajectory__task__intent", *METRICS)
+    rows = rows.values_list("trajectory__task_id", "trajectory_id", "trajectory__task__task_id",
+                            "trajectory__task__number", "trajectory__task__sites", "trajectory__task__intent", *METRICS)
     by_task: dict[int, list[tuple]] = {}
     for row in rows:
         by_task.setdefault(row[0], []).append(row)

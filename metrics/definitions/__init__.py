@@ -14,7 +14,14 @@ from .final_answer import (
     partial_success,
     requirements_needing_judge,
 )
-from .key_nodes import KeyNodeCheck, KeyNodeCompletion, SemanticQuestion, VisitedStep, key_node_completion, key_node_questions
+from .key_nodes import (
+    KeyNodeCheck,
+    KeyNodeCompletion,
+    SemanticQuestion,
+    VisitedStep,
+    key_node_completion,
+    key_node_questions,
+)
 from .outcome import OutcomeCategory, outcome_category
 from .repetitiveness import Repetitiveness, repetitiveness
 from .step_matching import MatchedPair, Recovery, RecoveryEvent, ScoreMatrix, StepSuccess, recovery, step_success

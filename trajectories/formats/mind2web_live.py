@@ -31,13 +31,15 @@ def _check_key_node(check: _Checker, where: str, node) -> None:
         return
     name = node.get("match_function_name")
     if name not in MATCH_FUNCTIONS:
-        check.fail(f"{where}.match_function_name", f"unknown match function {name!r} (known: {', '.join(MATCH_FUNCTIONS)})")
+        check.fail(f"{where}.match_function_name",
+                   f"unknown match function {name!r} (known: {', '.join(MATCH_FUNCTIONS)})")
     content = node.get("content")
     if not isinstance(content, dict):
         check.fail(f"{where}.content", f"expected an object, got {_type_name(content)}")
         return
     if not isinstance(content.get("reference_answer"), str):
-        check.fail(f"{where}.content.reference_answer", f"expected a string, got {_type_name(content.get('reference_answer'))}")
+        check.fail(f"{where}.content.reference_answer",
+                   f"expected a string, got {_type_name(content.get('reference_answer'))}")
     for optional in ("url", "key", "netloc"):
         if optional in content and not isinstance(content[optional], str):
             check.fail(f"{where}.content.{optional}", f"expected a string, got {_type_name(content[optional])}")

@@ -43,7 +43,8 @@ def decode_json(data: bytes, source: str):
     except UnicodeDecodeError as exc:
         raise TaskConfigError(source, message=f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except json.JSONDecodeError as exc:
-        raise TaskConfigError(source, message=f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from exc
+        raise TaskConfigError(source, message=f"invalid JSON at line {exc.lineno}, column {exc.colno}: "
+                                              f"{exc.msg}") from exc
 
 
 def parse_task_file(data, source: str, benchmark: str | None = None) -> TaskFile:
@@ -106,7 +107,8 @@ def parse_subset_ids(data: bytes, source: str) -> tuple[str, ...]:
         raise TaskConfigError(source, message=f"expected a list of task ids, got {_type_name(decoded)}")
     problems = []
     for entry, value in enumerate(decoded, start=1):
-        valid = (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, str) and _ID.match(value))
+        is_number = isinstance(value, int) and not isinstance(value, bool)
+        valid = is_number or (isinstance(value, str) and _ID.match(value))
         if not valid:
             problems.append(TaskProblem(entry, value, "task_id", "expected an integer or an id of letters, digits, _.:-"))
     if problems:
