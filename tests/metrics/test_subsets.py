@@ -6,7 +6,7 @@ from django.urls import reverse
 from metrics import aggregation, comparison, exports, leaderboard, plots
 from metrics.models import TrajectoryScore
 from metrics.subsets import run_subsets
-from tests.factories import AgentRunFactory, UserFactory
+from tests.factories import AgentRunFactory, TaskFactory, UserFactory
 from tests.metrics.reports import evaluate, trajectory, two_evaluated_runs
 from trajectories.models import Task, TaskSubset
 from trajectories.services.tasks import import_task_file
@@ -127,3 +127,19 @@ def test_plots_draw_the_subsets_values(runs, lite):
     rows = leaderboard.leaderboard(leaderboard.LeaderboardFilters(subset="webarena-lite")).rows
     values = plots.metric_values(rows, "success", subset=lite)
     assert {name: sorted(found) for name, found in values.items()} == {"alpha": [1.0, 1.0], "beta": [0.0, 1.0]}
+
+
+def test_semantic_key_nodes_go_through_the_judge():
+    task = TaskFactory(benchmark="mind2web-live", task_id="9", eval_types=[], eval_config={}, key_nodes=[
+        {"match_function_name": "element_value_semantic_match", "content": {"reference_answer": "Boston"}},
+        {"match_function_name": "url_semantic_match", "content": {"reference_answer": "https://a.com/cart"}},
+    ])
+    run = AgentRunFactory(name="semantic")
+    made = trajectory(run, task, ["type [3] [boston]", "click [4]"], success=None)
+    made.steps.filter(index=1).update(action_value="boston", url="https://a.com/")
+    made.steps.filter(index=2).update(action_value="", url="https://a.com/checkout")
+    score = TrajectoryScore.objects.get(job=evaluate(run), trajectory=made)  # exact judge: normalised equality
+    checks = score.details["key_node_completion"]["checks"]
+    assert [(check["satisfied"], check["judge_score"]) for check in checks] == [(True, 1.0), (False, 0.0)]
+    assert (score.key_node_completion, score.success) == (0.5, False)
+    assert score.decisions.filter(kind="fuzzy_answer").count() == 3  # one value, two distinct URLs
