@@ -11,8 +11,8 @@ a ```json fence). Following webarena-verified's evaluator (ServiceNow/webarena-v
 - an expected item that is a list of two or more values lists alternatives (any one matches);
 - strings are normalised: the marks (TM) (R) (SM) (C) removed, NFKC, hyphens next to letters
   made spaces, control characters dropped, folded to ASCII, spaces collapsed, case-folded;
-- numbers (the schema says `number` / `integer`, or both sides are numbers) compare as numbers,
-  a numeric string ("1,234.50", "$12") counting as its number;
+- numbers (the schema says `number` / `integer`, or it says nothing and the expected value is a
+  number) compare as numbers, a numeric string ("1,234.50", "$12") counting as its number;
 - objects compare property by property, each property by its schema.
 One difference: upstream transliterates to ASCII with `unidecode`; here accents are removed by
 Unicode decomposition and other non-ASCII characters dropped, which agrees on Latin text.
@@ -96,7 +96,8 @@ def _equal(expected, actual, schema: Mapping | None) -> bool:
             return False
         properties = (schema or {}).get("properties") or {}
         return all(_equal(expected[key], actual.get(key), properties.get(key)) for key in expected)
-    if _type(schema) in _NUMERIC_TYPES or (_number(expected) is not None and not isinstance(expected, str)):
+    kind = _type(schema)
+    if kind in _NUMERIC_TYPES or (not kind and isinstance(expected, (int, float)) and not isinstance(expected, bool)):
         left, right = _number(expected), _number(actual)
         return left is not None and right is not None and abs(left - right) <= 1e-9 * max(1.0, abs(left))
     if expected is None or actual is None:
