@@ -157,3 +157,17 @@ def test_task_page_shows_both_versions_and_the_network_requirements(client, admi
     assert 'id="version-webarena-verified"' in page
     listed = client.get(reverse("trajectories:task-list"), {"benchmark": "webarena-verified"}).content.decode()
     assert listed.count('href="/tasks/') == 8 + 1  # the tasks, and the import page
+
+
+def test_trajectory_page_explains_a_structured_answer_mismatch_field_by_field(client, admin, excerpts):
+    import_task_file(excerpts[0])
+    task = Task.objects.get(benchmark="webarena-verified", task_id="3")
+    answer = ('{"task_type": "RETRIEVE", "status": "SUCCESS", '
+              '"retrieved_data": ["Quest Lumaflex Band", "<b>Sprite Yoga Mat</b>"]}')
+    trajectory = TrajectoryFactory(task=task, final_answer=answer)
+    client.force_login(admin)
+    page = client.get(reverse("trajectories:trajectory-detail", args=[trajectory.pk])).content.decode()
+    assert 'id="answer-check"' in page and "does not match" in page
+    assert "not in the answer: &quot;Sprite Stasis Ball 65 cm&quot; or" in page
+    assert "&lt;b&gt;Sprite Yoga Mat&lt;/b&gt;" in page and "<b>Sprite" not in page
+    assert "Expected answer" in page and "Revision" in page
