@@ -83,7 +83,7 @@ def test_pages_and_api_take_the_subset(client, runs, lite):
     assert csv.count("\n") == 3  # header and two tasks
     compare = client.get(reverse("metrics:compare"), {"baseline": "alpha", "candidate": "beta",
                                                       "subset": "webarena-lite"}).content.decode()
-    assert "subset=webarena-lite" in compare
+    assert "subset=webarena-lite" in compare and 'id="compare-subset">webarena-lite<' in compare
     api = client.get(reverse("api-leaderboard"), {"subset": "webarena-lite"}).json()
     assert {row["name"] for row in api["results"]} == {"alpha", "beta"}
     assert client.get(reverse("api-leaderboard"), {"subset": "nope"}).status_code == 400
