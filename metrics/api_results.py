@@ -276,6 +276,7 @@ class RunComparisonSerializer(serializers.Serializer):
     metrics = MetricComparisonSerializer(many=True)
     difference_metric = serializers.CharField()
     differing_tasks = TaskDifferenceSerializer(many=True, help_text="Largest absolute difference first.")
+    subset = serializers.CharField(help_text="The task subset paired over; empty: every shared task.")
 
 
 class RunPairQuerySerializer(serializers.Serializer):

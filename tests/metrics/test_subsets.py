@@ -87,6 +87,11 @@ def test_pages_and_api_take_the_subset(client, runs, lite):
     api = client.get(reverse("api-leaderboard"), {"subset": "webarena-lite"}).json()
     assert {row["name"] for row in api["results"]} == {"alpha", "beta"}
     assert client.get(reverse("api-leaderboard"), {"subset": "nope"}).status_code == 400
+    paired = client.get(reverse("api-comparison"), {"baseline": "alpha", "candidate": "beta",
+                                                     "subset": "webarena-lite"}).json()
+    assert (paired["shared_tasks"], paired["subset"]) == (2, "webarena-lite")
+    scores = client.get(reverse("api-export-scores", args=["json"]), {"run": "alpha", "subset": "webarena-lite"})
+    assert [row["task_id"] for row in scores.json()] == ["101", "201"]
 
 
 def test_the_run_page_shows_its_subset_numbers_without_reimport(client, runs, lite):
