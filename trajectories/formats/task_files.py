@@ -5,8 +5,9 @@
   `webarena-lite` of WebArena made of their `old_task_id`s;
 - WebArena-Verified (`start_urls`, an `eval` list): `webarena-verified` tasks;
 - Mind2Web-Live (`evaluation`, `reference_task_length`): `mind2web-live` tasks.
-Also the id lists that define subsets (a JSON list of ids, `{"task_ids": [...]}`, or text
-with one id per line or separated by commas).
+Also the id lists that define subsets (a JSON list of ids, `{"task_ids": [...]}` as
+WebArena-Verified's subset files have, a list of task objects, or text with one id per line or
+separated by commas).
 """
 
 import json
@@ -105,6 +106,8 @@ def parse_subset_ids(data: bytes, source: str) -> tuple[str, ...]:
         decoded = decoded["task_ids"]
     if not isinstance(decoded, list):
         raise TaskConfigError(source, message=f"expected a list of task ids, got {_type_name(decoded)}")
+    # A list of whole task definitions (WebArena-Verified's `subset-export`) lists its tasks' ids.
+    decoded = [item.get("task_id") if isinstance(item, dict) and "task_id" in item else item for item in decoded]
     problems = []
     for entry, value in enumerate(decoded, start=1):
         is_number = isinstance(value, int) and not isinstance(value, bool)

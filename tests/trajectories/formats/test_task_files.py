@@ -109,6 +109,8 @@ def test_a_bad_key_node_names_the_entry_and_field(shared_data):
     (b"[4, 7, 15]", ("4", "7", "15")),
     (b'{"task_ids": ["4", 7]}', ("4", "7")),
     (b"4\n7, 15\n4\n", ("4", "7", "15")),
+    (b'{"name": "webarena-verified-hard", "description": "hard", "task_ids": [4, 7], "checksum": "x"}', ("4", "7")),
+    (b'[{"task_id": 4, "intent": "..."}, {"task_id": 7}]', ("4", "7")),
 ])
 def test_id_lists_in_every_accepted_shape(text, ids):
     assert parse_subset_ids(text, "hard.txt") == ids
