@@ -9,8 +9,8 @@ from trajectories.services.subsets import import_subset_file
 class Command(BaseCommand):
     help = (
         "Define a named subset of a benchmark's tasks from a file of task ids (a JSON list, "
-        '{"task_ids": [...]}, or ids one per line or separated by commas), e.g. the WebArena-Verified '
-        "hard and non-hard lists. Importing again under the same name replaces the ids."
+        '{"task_ids": [...]}, a list of task objects, or ids one per line or separated by commas), e.g. the '
+        "WebArena-Verified hard and non-hard lists. Importing again under the same name replaces the ids."
     )
 
     def add_arguments(self, parser):
