@@ -49,6 +49,7 @@ from .services.gold_editing import create_gold, edit_gold_steps, save_gold, subm
 from .selectors import latest_gold_check, open_flags
 from .services.gold_checks import dismiss_flag, start_gold_check
 from .services.gold_import import import_gold
+from .views import MAX_GOLD_UPLOAD_BYTES
 from .services.gold_review import review_gold
 from .services.reference import set_reference
 from .services.requirements import update_requirements
@@ -316,9 +317,6 @@ class IsReviewer(permissions.BasePermission):
 
     def has_permission(self, request, view):
         return has_role(request.user, REVIEWER)
-
-
-MAX_GOLD_UPLOAD_BYTES = 20 * 1024 * 1024
 
 
 @extend_schema(tags=["gold"])

@@ -4,6 +4,7 @@ from . import api
 
 urlpatterns = [
     path("gold/", api.GoldListCreate.as_view(), name="api-gold-list"),
+    path("gold/import/", api.GoldImport.as_view(), name="api-gold-import"),
     path("gold/<int:pk>/", api.GoldDetail.as_view(), name="api-gold-detail"),
     path("gold/import/", api.GoldImport.as_view(), name="api-gold-import"),
     path("gold/quality/", api.GoldQuality.as_view(), name="api-gold-quality"),

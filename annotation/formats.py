@@ -103,6 +103,7 @@ class GoldFile:
     blocks: list[GoldBlock] = field(default_factory=list)
     unplaced: list[UnplacedRow] = field(default_factory=list)
     anomalies: list["GoldAnomaly"] = field(default_factory=list)
+    tasks: list = field(default_factory=list)  # TaskConfigs a file defines along with its gold (Mind2Web)
 
 
 def detect_format(name: str) -> str:
@@ -496,6 +497,10 @@ def _read_json(data: bytes, benchmark: str) -> GoldFile:
         document = json.loads(_decode(data))
     except json.JSONDecodeError as exc:
         raise GoldFormatError(f"line {exc.lineno} column {exc.colno}: invalid JSON ({exc.msg})") from exc
+    from . import mind2web  # imported here: that module builds on this one
+
+    if mind2web.is_mind2web_actions(document):
+        return mind2web.read_mind2web_actions(document)
     validator = jsonschema.Draft202012Validator(gold_json_schema())
     errors = sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
     if errors:

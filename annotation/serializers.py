@@ -124,7 +124,7 @@ class GoldFlagSerializer(serializers.ModelSerializer):
 
 
 class GoldImportSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="xlsx, CSV or gold/v1 JSON")
+    file = serializers.FileField(help_text="xlsx, CSV, gold/v1 JSON, or Mind2Web action sequences (JSON)")
     annotator = serializers.CharField(required=False, allow_blank=True, default="",
                                       help_text="Default: your own name")
     status = serializers.CharField(default=GoldStatus.APPROVED,

@@ -26,6 +26,7 @@ METRICS = (
     "correct",
     "success",
     "plan_step_success",
+    "key_node_completion",
 )
 
 

@@ -28,7 +28,7 @@ from metrics.models import Aggregate, TrajectoryScore
 from metrics.selectors import scores_with_context
 from metrics.serializers import SCORE_ORDERING, TrajectoryScoreSerializer
 from trajectories.api_read import SiteFilter, TaskRefSerializer
-from trajectories.models import AgentRun, Paradigm, Task
+from trajectories.models import AgentRun, Paradigm, Task, TaskSubset
 
 # --- scores and aggregates -------------------------------------------------------------------
 
@@ -139,13 +139,22 @@ class LeaderboardQuerySerializer(serializers.Serializer):
                                   help_text="Latest finished evaluation by this judge.")
     sort = serializers.ChoiceField(choices=SORT_CHOICES, required=False, default="-success",
                                    help_text="A column; `-` first for highest first.")
+    subset = serializers.CharField(required=False, allow_blank=True, default="",
+                                   help_text="Numbers restricted to this task subset (e.g. webarena-lite).")
+
+    def validate(self, data):
+        if data["subset"] and data["site"]:
+            raise ValidationError({"subset": "choose a site group or a subset, not both"})
+        if data["subset"] and not TaskSubset.objects.filter(name=data["subset"]).exists():
+            raise ValidationError({"subset": f"no subset named {data['subset']!r}"})
+        return data
 
     def filters(self) -> leaderboard.LeaderboardFilters:
         data = self.validated_data
         sort = data["sort"]
         return leaderboard.LeaderboardFilters(
             benchmark=data["benchmark"], site=data["site"], paradigm=data["paradigm"], judge=data["judge"],
-            sort=sort.lstrip("-"), descending=sort.startswith("-"),
+            sort=sort.lstrip("-"), descending=sort.startswith("-"), subset=data["subset"],
         )
 
 
@@ -267,6 +276,7 @@ class RunComparisonSerializer(serializers.Serializer):
     metrics = MetricComparisonSerializer(many=True)
     difference_metric = serializers.CharField()
     differing_tasks = TaskDifferenceSerializer(many=True, help_text="Largest absolute difference first.")
+    subset = serializers.CharField(help_text="The task subset paired over; empty: every shared task.")
 
 
 class RunPairQuerySerializer(serializers.Serializer):
@@ -287,6 +297,8 @@ class ComparisonQuerySerializer(RunPairQuerySerializer):
                                      help_text="The metric the differing tasks are ranked by.")
     limit = serializers.IntegerField(min_value=1, max_value=200, required=False, default=comparison.DIFFERING_TASKS,
                                      help_text="How many differing tasks to list.")
+    subset = serializers.SlugRelatedField(slug_field="name", queryset=TaskSubset.objects.all(), required=False,
+                                          allow_null=True, default=None, help_text="Pair only this subset's tasks.")
 
 
 def _not_evaluated(exc: comparison.NotEvaluated, data: dict) -> ValidationError:
@@ -303,7 +315,8 @@ class ComparisonView(APIView):
         data = _query(ComparisonQuerySerializer, request).validated_data
         try:
             result = comparison.compare_runs(data["baseline"], data["candidate"], judge=data["judge"],
-                                             difference_metric=data["metric"], limit=data["limit"])
+                                             difference_metric=data["metric"], limit=data["limit"],
+                                             subset=data["subset"])
         except comparison.NotEvaluated as exc:
             raise _not_evaluated(exc, data) from None
         pair = {key: value for key, value in RunPairQuerySerializer(data).data.items() if value}
@@ -444,6 +457,9 @@ class RunExportQuerySerializer(serializers.Serializer):
                                              "finished evaluation.")
     judge = serializers.CharField(required=False, allow_blank=True, default="",
                                   help_text="Latest finished evaluation by this judge.")
+    subset = serializers.SlugRelatedField(slug_field="name", queryset=TaskSubset.objects.all(), required=False,
+                                          allow_null=True, default=None,
+                                          help_text="Only the tasks of this subset (e.g. webarena-lite).")
 
     def validate(self, data):
         if "job" in data and len(data["run"]) != 1:
@@ -467,7 +483,7 @@ class RunExportView(DownloadView):
                 selection.update(exports.run_selection(run, job_id=data.get("job"), judge=data["judge"]))
         except ValueError as exc:
             raise ValidationError({"job" if "job" in data else "run": str(exc)}) from None
-        frame = exports.run_frame(self.what, selection, viewer=request.user)
+        frame = exports.run_frame(self.what, selection, data["subset"], viewer=request.user)
         names = [run.name for run in data["runs"]]
         return _download(exports.to_bytes(frame, fmt), exports.FORMATS[fmt],
                          exports.export_filename(self.what, fmt, names))

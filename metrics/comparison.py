@@ -19,7 +19,7 @@ from metrics.aggregation import METRICS, PairedComparison, compare_paired
 from metrics.alignment import GOLD, AgentStepMark, SideAlignment, align, align_side
 from metrics.leaderboard import Evaluation, cache_key, latest_evaluations
 from metrics.models import TrajectoryScore
-from trajectories.models import AgentRun, Step, Task, Trajectory
+from trajectories.models import AgentRun, Step, Task, TaskSubset, Trajectory
 
 # SPSS's default, which the papers used. A CI bound of 812 pairs then lies within about 0.004 of
 # its exact bootstrap value (0.01 for 100 pairs), against a CI width of 0.07 (0.2), and ten
@@ -69,12 +69,13 @@ def _mean(values):
     return statistics.fmean(present) if present else None
 
 
-def task_scores(side: Side) -> dict[int, TaskScores]:
-    """{task pk: the side's scores on it} from one query."""
-    rows = TrajectoryScore.objects.filter(
-        job_id=side.evaluation.job_id, trajectory__run_id=side.run_id, error=""
-    ).values_list("trajectory__task_id", "trajectory_id", "trajectory__task__task_id", "trajectory__task__number",
-                  "trajectory__task__sites", "trajectory__task__intent", *METRICS)
+def task_scores(side: Side, subset: TaskSubset | None = None) -> dict[int, TaskScores]:
+    """{task pk: the side's scores on it} from one query; only the subset's tasks when one is given."""
+    rows = TrajectoryScore.objects.filter(job_id=side.evaluation.job_id, trajectory__run_id=side.run_id, error="")
+    if subset is not None:
+        rows = rows.filter(subset.task_filter("trajectory__task__"))
+    rows = rows.values_list("trajectory__task_id", "trajectory_id", "trajectory__task__task_id",
+                            "trajectory__task__number", "trajectory__task__sites", "trajectory__task__intent", *METRICS)
     by_task: dict[int, list[tuple]] = {}
     for row in rows:
         by_task.setdefault(row[0], []).append(row)
@@ -120,6 +121,7 @@ class RunComparison:
     metrics: tuple[MetricComparison, ...]
     difference_metric: str
     differing_tasks: tuple[TaskDifference, ...]
+    subset: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -152,11 +154,13 @@ def differing_tasks(baseline: dict[int, TaskScores], candidate: dict[int, TaskSc
 
 
 def compare_runs(baseline: AgentRun, candidate: AgentRun, *, judge: str = "", difference_metric: str = "step_success",
-                 limit: int = DIFFERING_TASKS, resamples: int = COMPARISON_RESAMPLES) -> RunComparison:
+                 limit: int = DIFFERING_TASKS, resamples: int = COMPARISON_RESAMPLES,
+                 subset: TaskSubset | None = None) -> RunComparison:
     """Paired comparison of every metric, overall and per site, plus the tasks that differ most.
 
     Cached, in two parts so that asking for another metric's differing tasks costs no statistics:
-    both depend only on the two evaluations, which change only by finishing again.
+    both depend only on the two evaluations (and the subset's ids), which change only by
+    finishing again.
     """
     if difference_metric not in METRICS:
         raise ValueError(f"metric: unknown metric {difference_metric!r}; expected one of {', '.join(METRICS)}")
@@ -167,7 +171,7 @@ def compare_runs(baseline: AgentRun, candidate: AgentRun, *, judge: str = "", di
 
     def scores() -> tuple[dict[int, TaskScores], dict[int, TaskScores]]:
         if not loaded:
-            loaded.extend((task_scores(sides[0]), task_scores(sides[1])))
+            loaded.extend((task_scores(sides[0], subset), task_scores(sides[1], subset)))
         return loaded[0], loaded[1]
 
     def statistics_of_every_metric():
@@ -183,12 +187,14 @@ def compare_runs(baseline: AgentRun, candidate: AgentRun, *, judge: str = "", di
         )
         return len(shared), sites, metrics
 
-    shared, sites, metrics = cache.get_or_set(cache_key("comparison", *sides, resamples), statistics_of_every_metric,
-                                              CACHE_SECONDS)
-    differing = cache.get_or_set(cache_key("differing-tasks", *sides, difference_metric, limit),
+    scope = (subset.name, subset.benchmark, tuple(subset.task_ids)) if subset is not None else ()
+    shared, sites, metrics = cache.get_or_set(cache_key("comparison", *sides, resamples, *scope),
+                                              statistics_of_every_metric, CACHE_SECONDS)
+    differing = cache.get_or_set(cache_key("differing-tasks", *sides, difference_metric, limit, *scope),
                                  lambda: tuple(differing_tasks(*scores(), difference_metric, limit)), CACHE_SECONDS)
     return RunComparison(baseline=sides[0], candidate=sides[1], shared_tasks=shared, sites=sites, metrics=metrics,
-                         difference_metric=difference_metric, differing_tasks=differing)
+                         difference_metric=difference_metric, differing_tasks=differing,
+                         subset=subset.name if subset is not None else "")
 
 
 # Side by side ---------------------------------------------------------------------------------

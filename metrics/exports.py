@@ -25,9 +25,10 @@ from metrics.definitions import DEFAULT_TAU
 from metrics.leaderboard import Leaderboard, latest_evaluations
 from metrics.models import Aggregate, EvaluationJob, TrajectoryScore
 from metrics.services.scoring import SCORE_FIELDS
+from metrics.subsets import subset_numbers
 from trajectories.formats.canonical import EARLY_STOP_REASONS, OUTCOME_STATUSES
 from trajectories.formats.spreadsheet import spreadsheet_cell
-from trajectories.models import AgentRun, Step
+from trajectories.models import AgentRun, Step, TaskSubset
 
 FORMATS = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
 
@@ -50,8 +51,11 @@ def _metric_columns() -> tuple[Column, ...]:
         "relevant": "Final answer satisfies the task's constraints (METRICS.md 6)",
         "correct": "Grounded and relevant (METRICS.md 6)",
         "success": "Task success (METRICS.md 7)",
-        "success_source": "Where success came from: harness, string_match or url_match",
+        "success_source": "Where success came from: harness, string_match, url_match, agent_response (WebArena-"
+                          "Verified structured answer) or key_nodes (every key node reached)",
         "plan_step_success": "Step Success of the stated plan (full-plan agents)",
+        "key_node_completion": "Key-node Completion: key nodes reached / key nodes (Mind2Web-Live; empty for tasks "
+                               "without key nodes)",
         "outcome_status": "answered, na, early_stop, no_stop or crashed",
         "outcome_reason": "Early stops: repeated_action, invalid_actions, max_steps or other",
         "agent_steps": "n, agent steps",
@@ -129,8 +133,9 @@ AGGREGATE_COLUMNS = (
     Column("evaluation", "Int64", "Evaluation job id"),
     Column("judge", "string", "Judge configuration of the evaluation"),
     Column("run", "string", "Run name"),
-    Column("scope", "string", "run, site, paradigm or successful (within successful tasks)"),
-    Column("group", "string", "Site group or paradigm; empty for run and successful"),
+    Column("scope", "string", "run, site, paradigm, successful (within successful tasks), or subset (the export "
+                              "restricted to a task subset)"),
+    Column("group", "string", "Site group, paradigm or subset name; empty for run and successful"),
     Column("metric", "string", "A metric column of the scores export, agent_steps, gold_steps, "
                                "outcomes or lengths"),
     Column("mean", "Float64", "Mean over the non-null values (a yes/no metric's mean is a rate)"),
@@ -151,7 +156,7 @@ LEADERBOARD_COLUMNS = RUN_COLUMNS + (
     Column("evaluation", "Int64", "The evaluation job the numbers come from (the run's latest finished one)"),
     Column("judge", "string", "Its judge configuration"),
     Column("evaluated_at", "string", "When it finished (ISO 8601)"),
-    Column("scope", "string", "'run', or the site group the numbers are restricted to"),
+    Column("scope", "string", "'run', or the site group or task subset the numbers are restricted to"),
     Column("trajectories", "Int64", "Trajectories in the run"),
     Column("scored", "Int64", "Trajectories scored in the scope (errored scores excluded)"),
 ) + tuple(
@@ -239,8 +244,13 @@ def _iso(value) -> str | None:
 _SCORE_ORDER = ("trajectory__run__name", "trajectory__task__number", "trajectory__task__task_id", "gold_id")
 
 
-def scores_frame(selection: Selection) -> pd.DataFrame:
-    scores = TrajectoryScore.objects.filter(_selected(selection, "job_id", "trajectory__run_id")).order_by(
+def _scores(selection: Selection, subset: TaskSubset | None):
+    scores = TrajectoryScore.objects.filter(_selected(selection, "job_id", "trajectory__run_id"))
+    return scores if subset is None else scores.filter(subset.task_filter("trajectory__task__"))
+
+
+def scores_frame(selection: Selection, subset: TaskSubset | None = None) -> pd.DataFrame:
+    scores = _scores(selection, subset).order_by(
         *_SCORE_ORDER
     ).values(
         "trajectory__run__name", "trajectory__run__agent", "trajectory__run__model", "trajectory__run__paradigm",
@@ -402,10 +412,10 @@ class _ScoreDecisions:
                      agent_text=decision.inputs.get("answer"), counted=None if score is None else score >= self.tau)
 
 
-def decisions_frame(selection: Selection, *, viewer=None) -> pd.DataFrame:
+def decisions_frame(selection: Selection, subset: TaskSubset | None = None, *, viewer=None) -> pd.DataFrame:
     """For a `viewer`, decisions holding gold text they may not read are left out (`visible_decisions`);
     without one (the operator's command), every decision is exported."""
-    scores = TrajectoryScore.objects.filter(_selected(selection, "job_id", "trajectory__run_id"))
+    scores = _scores(selection, subset)
     score_rows = list(scores.order_by(*_SCORE_ORDER).values(
         "pk", "job_id", "job__parameters", "trajectory_id", "trajectory__run__name", "trajectory__task__task_id",
         "trajectory__plan", "gold_id", "details",
@@ -438,7 +448,9 @@ def decisions_frame(selection: Selection, *, viewer=None) -> pd.DataFrame:
 # Aggregates and the leaderboard ----------------------------------------------------------------
 
 
-def aggregates_frame(selection: Selection) -> pd.DataFrame:
+def aggregates_frame(selection: Selection, subset: TaskSubset | None = None) -> pd.DataFrame:
+    if subset is not None:
+        return frame_of(_subset_aggregate_rows(selection, subset), AGGREGATE_COLUMNS)
     aggregates = Aggregate.objects.filter(_selected(selection, "job_id", "run_id")).order_by(
         "run__name", "job_id", "scope", "group", "metric"
     ).values("job_id", "job__judge_config__name", "run__name", "scope", "group", "metric", "mean", "std", "count",
@@ -452,6 +464,28 @@ def aggregates_frame(selection: Selection) -> pd.DataFrame:
     return frame_of(rows, AGGREGATE_COLUMNS)
 
 
+def _subset_aggregate_rows(selection: Selection, subset: TaskSubset) -> list[dict]:
+    """The aggregates rows of the runs restricted to the subset (computed from their scores)."""
+    numbers = subset_numbers(dict(selection), subset)
+    runs = dict(AgentRun.objects.filter(pk__in=list(selection)).values_list("pk", "name"))
+    judges = dict(EvaluationJob.objects.filter(pk__in=set(selection.values()))
+                  .values_list("pk", "judge_config__name"))
+    rows = []
+    for run_id in sorted(numbers, key=lambda run_id: runs[run_id]):
+        found, job_id = numbers[run_id], selection[run_id]
+        base = {"evaluation": job_id, "judge": judges[job_id], "run": runs[run_id], "scope": "subset",
+                "group": subset.name}
+        tables = {"lengths": found.lengths, "outcomes": found.outcomes}
+        for metric in sorted(set(found.metrics) | set(tables)):
+            if metric in tables:
+                rows.append({**base, "metric": metric, "count": found.outcomes["total"], "data": tables[metric]})
+            else:
+                summary = found.metrics[metric]
+                rows.append({**base, "metric": metric, "mean": summary.mean, "std": summary.std,
+                             "count": summary.count, "null_count": summary.null_count})
+    return rows
+
+
 def _outcome_counts(outcomes: dict | None) -> dict:
     if not outcomes:
         return {}
@@ -462,7 +496,7 @@ def _outcome_counts(outcomes: dict | None) -> dict:
 
 
 def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
-    scope = board.filters.site or "run"
+    scope = board.filters.subset or board.filters.site or "run"
     rows = []
     for row in board.rows:
         record = {
@@ -488,11 +522,11 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
 RUN_FRAMES = {"scores": scores_frame, "decisions": decisions_frame, "aggregates": aggregates_frame}
 
 
-def run_frame(what: str, selection: Selection, *, viewer=None) -> pd.DataFrame:
-    """One of RUN_EXPORTS as `viewer` may read it (see `decisions_frame`)."""
+def run_frame(what: str, selection: Selection, subset: TaskSubset | None = None, *, viewer=None) -> pd.DataFrame:
+    """One of RUN_EXPORTS, on a subset of tasks, as `viewer` may read it (see `decisions_frame`)."""
     if what == "decisions":
-        return decisions_frame(selection, viewer=viewer)
-    return RUN_FRAMES[what](selection)
+        return decisions_frame(selection, subset, viewer=viewer)
+    return RUN_FRAMES[what](selection, subset)
 
 
 def export_filename(what: str, fmt: str, runs: Iterable[str] = ()) -> str:

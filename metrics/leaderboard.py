@@ -5,13 +5,15 @@ jobs that include the run and have status `done`, the one that finished last (ti
 job). Naming a judge configuration restricts the choice to that judge's jobs. A job that is
 being re-run does not count until it finishes again, so the previous numbers stay up meanwhile.
 Runs without a finished evaluation are still listed, after the others and without numbers.
+With a task subset chosen, only runs with trajectories in it are listed, and their numbers are
+summarised from the same evaluations' scores on the subset's tasks (`metrics.subsets`).
 """
 
 import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Count, OuterRef, Subquery
+from django.db.models import Count, Exists, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 
 from judges import questions as q
@@ -21,7 +23,8 @@ from judges.models import DecisionKind
 from judges.services import backend_and_model
 from metrics.aggregation import METRICS, Summary
 from metrics.models import Aggregate, EvaluationJob
-from trajectories.models import AgentRun, Paradigm, Trajectory
+from metrics.subsets import subset_numbers, subset_site_summaries
+from trajectories.models import AgentRun, Paradigm, TaskSubset, Trajectory
 
 METRIC_LABELS = {
     "step_success": "Step success",
@@ -34,6 +37,7 @@ METRIC_LABELS = {
     "correct": "Correct",
     "success": "Success",
     "plan_step_success": "Plan step success",
+    "key_node_completion": "Key-node completion",
 }
 OUTCOMES, LENGTHS = "outcomes", "lengths"
 RUN_FIELDS = ("name", "agent", "model", "paradigm", "benchmark", "created", "trajectories", "scored")
@@ -82,8 +86,11 @@ class LeaderboardFilters:
     judge: str = ""
     sort: str = "success"
     descending: bool = True
+    subset: str = ""
 
     def __post_init__(self):
+        if self.subset and self.site:
+            raise ValueError("subset: choose a site group or a subset, not both")
         if self.sort not in SORT_KEYS:
             raise ValueError(f"sort: unknown column {self.sort!r}; expected one of {', '.join(SORT_KEYS)}")
         if self.paradigm and self.paradigm not in Paradigm.values:
@@ -161,6 +168,9 @@ def leaderboard(filters: LeaderboardFilters) -> Leaderboard:
         runs = runs.filter(benchmark=filters.benchmark)
     if filters.paradigm:
         runs = runs.filter(paradigm=filters.paradigm)
+    subset = chosen_subset(filters)
+    if subset is not None:
+        runs = runs.filter(Exists(Trajectory.objects.filter(subset.task_filter("task__"), run=OuterRef("pk"))))
     rows = {
         run["pk"]: LeaderboardRow(
             run_id=run["pk"], name=run["name"], agent=run["agent"], model=run["model"], paradigm=run["paradigm"],
@@ -173,10 +183,14 @@ def leaderboard(filters: LeaderboardFilters) -> Leaderboard:
     evaluations = latest_evaluations(rows, judge=filters.judge)
     for run_id, evaluation in evaluations.items():
         rows[run_id].evaluation = evaluation
+    if subset is not None:
+        _fill_from_subset(rows, evaluations, subset)
     scope, group = filters.scope
     aggregates = Aggregate.objects.filter(
         scope=scope, group=group, run_id__in=list(evaluations), job_id__in={e.job_id for e in evaluations.values()}
     ).values_list("job_id", "run_id", "metric", "mean", "std", "count", "null_count", "data")
+    if subset is not None:  # the subset's numbers are all filled in already
+        aggregates = ()
     for job_id, run_id, metric, mean, std, count, null_count, data in aggregates:
         if evaluations[run_id].job_id != job_id:
             continue
@@ -230,6 +244,25 @@ def judge_marks(board: Leaderboard) -> dict[int, dict[str, str]]:
         for run_id in runs_of.get(job.pk, []) if why else []:
             marks[run_id] = why
     return marks
+def chosen_subset(filters: LeaderboardFilters) -> TaskSubset | None:
+    if not filters.subset:
+        return None
+    subset = TaskSubset.objects.filter(name=filters.subset).first()
+    if subset is None:
+        raise ValueError(f"subset: no subset named {filters.subset!r}")
+    return subset
+
+
+def subsets() -> list[str]:
+    return list(TaskSubset.objects.order_by("name").values_list("name", flat=True))
+
+
+def _fill_from_subset(rows: dict[int, LeaderboardRow], evaluations: dict[int, Evaluation], subset) -> None:
+    numbers = subset_numbers({run_id: evaluation.job_id for run_id, evaluation in evaluations.items()}, subset)
+    for run_id, found in numbers.items():
+        row = rows[run_id]
+        row.metrics = {metric: found.metrics[metric] for metric in METRICS}
+        row.outcomes, row.lengths = found.outcomes, found.lengths
 
 
 def site_groups(judge: str = "") -> list[str]:
@@ -268,11 +301,15 @@ def site_breakdown(board: Leaderboard, metric: str) -> SiteBreakdown:
     if metric not in METRICS:
         raise ValueError(f"metric: unknown metric {metric!r}; expected one of {', '.join(METRICS)}")
     evaluations = board.evaluations
-    cells: dict[int, dict[str, Summary]] = {}
+    subset = chosen_subset(board.filters)
+    cells: dict[int, dict[str, Summary]] = (
+        subset_site_summaries({run_id: e.job_id for run_id, e in evaluations.items()}, subset, metric)
+        if subset is not None else {}
+    )
     aggregates = Aggregate.objects.filter(
         scope=Aggregate.Scope.SITE, metric=metric, run_id__in=list(evaluations),
         job_id__in={e.job_id for e in evaluations.values()},
-    ).values_list("job_id", "run_id", "group", "mean", "std", "count", "null_count")
+    ).values_list("job_id", "run_id", "group", "mean", "std", "count", "null_count") if subset is None else ()
     for job_id, run_id, group, mean, std, count, null_count in aggregates:
         if evaluations[run_id].job_id == job_id:
             cells.setdefault(run_id, {})[group] = _summary(mean, std, count, null_count)

@@ -103,6 +103,9 @@ class TrajectoryScore(models.Model):
     success = models.BooleanField(null=True, blank=True)
     success_source = models.CharField(max_length=16, blank=True, help_text="harness | string_match | url_match")
     plan_step_success = models.FloatField(null=True, blank=True, help_text="Step Success of the stated plan.")
+    key_node_completion = models.FloatField(
+        null=True, blank=True, help_text="Share of the task's key nodes reached (Mind2Web-Live)."
+    )
     outcome_status = models.CharField(max_length=16, choices=OutcomeStatus.choices, blank=True)
     outcome_reason = models.CharField(max_length=16, choices=EarlyStopReason.choices, blank=True)
     agent_steps = models.PositiveIntegerField(null=True, blank=True, help_text="n")
@@ -130,7 +133,7 @@ class TrajectoryScore(models.Model):
                 name=f"score_{name}_in_unit_range",
             )
             for name in ("step_success", "recovery", "repetitiveness", "element_accuracy", "partial_success",
-                         "plan_step_success")
+                         "plan_step_success", "key_node_completion")
         ]
         indexes = [models.Index(fields=["job", "trajectory"])]
 

@@ -18,10 +18,12 @@ from metrics.leaderboard import (
     LeaderboardFilters,
     LeaderboardRow,
     cache_key,
+    chosen_subset,
     leaderboard,
     site_breakdown,
 )
 from metrics.models import TrajectoryScore
+from trajectories.models import TaskSubset
 
 DISTRIBUTION = "distribution"
 SITES = "sites"
@@ -72,13 +74,17 @@ def plotted_rows(request: PlotRequest) -> list[LeaderboardRow]:
     return rows[:MAX_RUNS]
 
 
-def metric_values(rows: list[LeaderboardRow], metric: str, site: str = "") -> dict[str, list[float]]:
-    """{run name: the metric's non-null per-trajectory values} from each run's evaluation."""
+def metric_values(rows: list[LeaderboardRow], metric: str, site: str = "",
+                  subset: TaskSubset | None = None) -> dict[str, list[float]]:
+    """{run name: the metric's non-null per-trajectory values} from each run's evaluation (on a subset's tasks)."""
     jobs = {row.run_id: row.evaluation.job_id for row in rows}
     values: dict[int, list[float]] = {run_id: [] for run_id in jobs}
     scores = TrajectoryScore.objects.filter(
         job_id__in=set(jobs.values()), trajectory__run_id__in=list(jobs), error="", **{f"{metric}__isnull": False}
-    ).values_list("job_id", "trajectory__run_id", metric, "trajectory__task__sites")
+    )
+    if subset is not None:
+        scores = scores.filter(subset.task_filter("trajectory__task__"))
+    scores = scores.values_list("job_id", "trajectory__run_id", metric, "trajectory__task__sites")
     for job_id, run_id, value, sites in scores:
         if jobs[run_id] == job_id and (not site or aggregation.site_group({"sites": sites}) == site):
             values[run_id].append(float(value))
@@ -88,7 +94,7 @@ def metric_values(rows: list[LeaderboardRow], metric: str, site: str = "") -> di
 def _draw(request: PlotRequest, rows: list[LeaderboardRow]):
     metric = request.chosen_metric
     if request.name == DISTRIBUTION:
-        series = metric_values(rows, metric, request.filters.site)
+        series = metric_values(rows, metric, request.filters.site, chosen_subset(request.filters))
         return charts.distribution_chart(series, label=METRIC_LABELS[metric], kind=request.kind)
     if request.name == SITES:
         breakdown = site_breakdown(Leaderboard(request.filters, rows), metric)
@@ -103,6 +109,7 @@ def _draw(request: PlotRequest, rows: list[LeaderboardRow]):
 def plot_bytes(request: PlotRequest) -> bytes:
     rows = plotted_rows(request)
     key = cache_key("plot", request.name, request.fmt, request.chosen_metric, request.kind, request.filters.site,
+                    request.filters.subset,
                     [(row.run_id, row.name, row.evaluation) for row in rows])
     image = cache.get(key)
     if image is None:

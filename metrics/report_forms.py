@@ -5,7 +5,7 @@ from django import forms
 from metrics import charts, leaderboard, plots
 from metrics.aggregation import METRICS
 from metrics.leaderboard import METRIC_LABELS, LeaderboardFilters
-from trajectories.models import AgentRun, Paradigm
+from trajectories.models import AgentRun, Paradigm, TaskSubset
 
 METRIC_CHOICES = [(metric, METRIC_LABELS[metric]) for metric in METRICS]
 
@@ -19,6 +19,7 @@ class LeaderboardForm(forms.Form):
     site = forms.ChoiceField(required=False, help_text="Every number restricted to this site group's tasks.")
     paradigm = forms.ChoiceField(required=False, choices=[("", "all paradigms")] + list(Paradigm.choices))
     judge = forms.ChoiceField(required=False, help_text="Latest finished evaluation with this judge.")
+    subset = forms.ChoiceField(required=False, help_text="Every number restricted to this task subset's tasks.")
     sort = forms.CharField(required=False, widget=forms.HiddenInput)
     site_metric = forms.ChoiceField(required=False, choices=METRIC_CHOICES, label="Metric by site")
     distribution = forms.ChoiceField(required=False, label="Distribution of",
@@ -36,6 +37,13 @@ class LeaderboardForm(forms.Form):
         self.fields["benchmark"].choices = _choices(leaderboard.benchmarks(), "all benchmarks")
         self.fields["judge"].choices = _choices(leaderboard.judges(), "any judge")
         self.fields["site"].choices = _choices(leaderboard.site_groups(), "all sites")
+        self.fields["subset"].choices = _choices(leaderboard.subsets(), "all tasks")
+
+    def clean(self):
+        data = super().clean()
+        if data.get("site") and data.get("subset"):
+            self.add_error("subset", "Choose a site group or a subset, not both.")
+        return data
 
     def _value(self, name: str, default: str = "") -> str:
         return (self.cleaned_data.get(name) if self.is_valid() else "") or default
@@ -48,7 +56,7 @@ class LeaderboardForm(forms.Form):
             descending, key = True, "success"
         return LeaderboardFilters(
             benchmark=self._value("benchmark"), site=self._value("site"), paradigm=self._value("paradigm"),
-            judge=self._value("judge"), sort=key, descending=descending,
+            judge=self._value("judge"), sort=key, descending=descending, subset=self._value("subset"),
         )
 
     @property
@@ -69,6 +77,8 @@ class CompareForm(forms.Form):
     candidate = forms.ModelChoiceField(queryset=AgentRun.objects.order_by("name"), to_field_name="name")
     metric = forms.ChoiceField(required=False, choices=METRIC_CHOICES, label="Tasks that differ most in")
     judge = forms.ChoiceField(required=False)
+    subset = forms.ModelChoiceField(queryset=TaskSubset.objects.order_by("name"), to_field_name="name",
+                                    required=False, empty_label="all tasks", help_text="Pair only this subset's tasks.")
 
     def __init__(self, data=None):
         super().__init__(data)
@@ -86,6 +96,7 @@ class PlotForm(forms.Form):
     site = forms.CharField(required=False)
     paradigm = forms.ChoiceField(required=False, choices=[("", "")] + list(Paradigm.choices))
     judge = forms.CharField(required=False)
+    subset = forms.CharField(required=False)
     sort = forms.CharField(required=False)
     metric = forms.CharField(required=False)
     kind = forms.ChoiceField(required=False, choices=[(kind, kind) for kind in charts.KINDS])
@@ -106,6 +117,7 @@ class PlotForm(forms.Form):
         data = self.cleaned_data
         sort = data["sort"] or "-success"
         filters = LeaderboardFilters(benchmark=data["benchmark"], site=data["site"], paradigm=data["paradigm"],
-                                     judge=data["judge"], sort=sort.lstrip("-"), descending=sort.startswith("-"))
+                                     judge=data["judge"], sort=sort.lstrip("-"), descending=sort.startswith("-"),
+                                     subset=data["subset"])
         return plots.PlotRequest(name=name, fmt=fmt, filters=filters, metric=data["metric"],
                                  kind=data["kind"] or "box", run_ids=data["runs"])

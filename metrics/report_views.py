@@ -19,7 +19,7 @@ from metrics import charts, comparison, exports, leaderboard, plots
 from metrics.aggregation import METRICS, OUTCOME_CATEGORIES
 from metrics.leaderboard import METRIC_LABELS
 from metrics.report_forms import CompareForm, LeaderboardForm, PlotForm
-from trajectories.models import AgentRun, Task
+from trajectories.models import AgentRun, Task, TaskSubset
 
 PLOT_MAX_AGE = 300
 TEXT_COLUMNS = ("name", "agent", "model", "paradigm", "benchmark")
@@ -91,7 +91,8 @@ def compare_page(request):
         data = form.cleaned_data
         try:
             result = comparison.compare_runs(data["baseline"], data["candidate"], judge=data["judge"],
-                                             difference_metric=data["metric"] or "step_success")
+                                             difference_metric=data["metric"] or "step_success",
+                                             subset=data["subset"])
         except comparison.NotEvaluated as exc:
             form.add_error(None, f"{exc}: evaluate it first, from its run page.")
     return render(request, "metrics/compare.html", {
@@ -163,8 +164,12 @@ def _run_export(request, what: str):
     runs = list(AgentRun.objects.filter(pk__in=run_ids).order_by("name"))
     if len(runs) != len(set(run_ids)):
         raise Http404("no such run")
+    subset_name = request.GET.get("subset", "")
+    subset = TaskSubset.objects.filter(name=subset_name).first() if subset_name else None
+    if subset_name and subset is None:
+        raise ValueError(f"subset: no subset named {subset_name!r}")
     selection = {}
     for run in runs:
         selection.update(exports.run_selection(run, job_id=int(job) if job else None,
                                                judge=request.GET.get("judge", "")))
-    return exports.run_frame(what, selection, viewer=request.user), [run.name for run in runs]
+    return exports.run_frame(what, selection, subset, viewer=request.user), [run.name for run in runs]

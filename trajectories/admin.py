@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import AgentRun, ImportJob, Screenshot, Step, Task, Trajectory
+from .models import AgentRun, ImportJob, Screenshot, Step, Task, TaskSubset, Trajectory
 
 
 @admin.register(Task)
@@ -13,6 +13,17 @@ class TaskAdmin(admin.ModelAdmin):
     @admin.display(description="sites")
     def site_list(self, task):
         return ", ".join(task.sites)
+
+
+@admin.register(TaskSubset)
+class TaskSubsetAdmin(admin.ModelAdmin):
+    list_display = ("name", "benchmark", "size", "source", "updated_at")
+    search_fields = ("name", "description")
+    readonly_fields = ("created_at", "updated_at")
+
+    @admin.display(description="tasks")
+    def size(self, subset):
+        return len(subset.task_ids)
 
 
 @admin.register(AgentRun)

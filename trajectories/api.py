@@ -4,7 +4,7 @@ from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import generics, serializers, status
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
@@ -13,11 +13,14 @@ from rest_framework.views import APIView
 from accounts.roles import ADMIN, has_role
 from config.api_schema import ErrorSerializer
 
-from .models import AgentRun, ImportJob
+from .forms import MAX_TASK_FILE_BYTES
+from .models import AgentRun, ImportJob, TaskSubset
 from .permissions import can_import_into
 from .serializers import ImportJobSerializer, RunImportSerializer
 from .services.import_jobs import create_import_job, enqueue_import_job, run_import_job
 from .services.runs import get_or_create_run
+from .services.subsets import import_subset_bytes
+from .services.tasks import import_task_bytes
 
 
 FILE_REPORTS_SCHEMA = inline_serializer("ImportedFile", many=True, fields={
@@ -100,3 +103,84 @@ class ImportJobDetail(generics.RetrieveAPIView):
         if job.created_by_id != self.request.user.pk and not has_role(self.request.user, ADMIN):
             raise PermissionDenied
         return job
+
+
+class TaskImportSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="A task file (WebArena, WebArena-Lite, WebArena-Verified, Mind2Web-Live), "
+                                           "or with `subset`, a list of task ids.")
+    benchmark = serializers.CharField(required=False, allow_blank=True, default="", max_length=64,
+                                      help_text="Task files: store under this benchmark instead of the file's own.")
+    subset = serializers.CharField(required=False, allow_blank=True, default="", max_length=64,
+                                   help_text="Define (or replace) the subset of this name from the file's task ids.")
+    subset_benchmark = serializers.CharField(required=False, allow_blank=True, default="webarena", max_length=64,
+                                             help_text="Whose task ids the subset lists.")
+
+    def validate_file(self, upload):
+        if upload.size > MAX_TASK_FILE_BYTES:
+            raise serializers.ValidationError(f"{upload.name}: larger than {MAX_TASK_FILE_BYTES // (1024 * 1024)} MB")
+        return upload
+
+
+TASK_IMPORT_REPORT_SCHEMA = inline_serializer("TaskImportReport", {
+    "source": serializers.CharField(),
+    "kind": serializers.CharField(help_text="webarena, webarena-lite, webarena-verified or mind2web-live"),
+    "benchmark": serializers.CharField(),
+    "total": serializers.IntegerField(),
+    "created": serializers.IntegerField(),
+    "updated": serializers.IntegerField(),
+    "unchanged": serializers.IntegerField(),
+    "unachievable": serializers.IntegerField(),
+    "subsets": serializers.ListField(child=serializers.DictField(), help_text="{name, tasks, outcome}"),
+    "compared": serializers.IntegerField(help_text="Verified tasks whose WebArena version is stored."),
+    "changes": serializers.ListField(child=serializers.DictField(),
+                                     help_text="Verified: {task_id, field, webarena, verified} per change."),
+})
+
+
+@extend_schema(
+    tags=["tasks"], request={"multipart/form-data": TaskImportSerializer},
+    responses={200: OpenApiResponse(TASK_IMPORT_REPORT_SCHEMA, description="Imported (or, with `subset`, the subset "
+                                                                            "{name, benchmark, tasks, outcome})."),
+               400: OpenApiResponse(ErrorSerializer, description="The file was refused whole; `detail` names the "
+                                                                 "file, entry and field.")},
+)
+class TaskImport(APIView):
+    """POST a task file or a subset's id list (admins): the same imports as `import_tasks` and `import_subset`."""
+
+    parser_classes = [MultiPartParser]
+
+    def post(self, request):
+        if not has_role(request.user, ADMIN):
+            raise PermissionDenied("importing tasks needs the admin role")
+        serializer = TaskImportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data, upload = serializer.validated_data, serializer.validated_data["file"]
+        try:
+            if data["subset"].strip():
+                outcome, definition = import_subset_bytes(upload.read(), upload.name, name=data["subset"],
+                                                          benchmark=data["subset_benchmark"].strip() or "webarena")
+                return Response({"name": definition.name, "benchmark": definition.benchmark,
+                                 "tasks": len(definition.task_ids), "outcome": outcome})
+            report = import_task_bytes(upload.read(), upload.name, benchmark=data["benchmark"].strip() or None)
+        except ValueError as exc:  # TaskConfigError names the file, entry and field
+            raise ValidationError({"file": str(exc)}) from None
+        return Response(report.to_dict())
+
+
+class SubsetSerializer(serializers.ModelSerializer):
+    benchmarks = serializers.ListField(child=serializers.CharField(), read_only=True,
+                                       help_text="Benchmarks whose tasks with these ids belong to the subset.")
+
+    class Meta:
+        model = TaskSubset
+        fields = ("id", "name", "benchmark", "benchmarks", "task_ids", "description", "source", "created_at",
+                  "updated_at")
+        read_only_fields = fields
+
+
+@extend_schema(tags=["tasks"])
+class SubsetList(generics.ListAPIView):
+    """Named task subsets (WebArena-Lite, id lists); filter the leaderboard, comparisons and exports with `subset`."""
+
+    serializer_class = SubsetSerializer
+    queryset = TaskSubset.objects.order_by("name")

@@ -10,6 +10,8 @@ router.register("trajectories", api_read.TrajectoryViewSet, basename="api-trajec
 
 urlpatterns = [
     path("runs/import/", api.RunImport.as_view(), name="api-run-import"),
+    path("tasks/import/", api.TaskImport.as_view(), name="api-task-import"),
+    path("subsets/", api.SubsetList.as_view(), name="api-subsets"),
     path("import-jobs/<int:pk>/", api.ImportJobDetail.as_view(), name="api-import-job"),
     *router.urls,
 ]

@@ -69,3 +69,24 @@ class TrajectoryFilterForm(forms.Form):
         data = self.cleaned_data
         return TrajectoryFilters(outcome=data.get("outcome", ""), site=data.get("site", ""),
                                  success=data.get("success", ""), search=data.get("q", "").strip())
+
+
+MAX_TASK_FILE_BYTES = 50 * 1024 * 1024
+
+
+class TaskImportForm(forms.Form):
+    """A task file (WebArena, WebArena-Lite, WebArena-Verified, Mind2Web-Live), or an id list defining a subset."""
+
+    file = forms.FileField(help_text="JSON task file; for a subset, a JSON list of task ids or one id per line.")
+    subset = forms.CharField(required=False, max_length=64,
+                             help_text="Fill in to define a subset of this name from a file of task ids instead.")
+    subset_benchmark = forms.CharField(required=False, initial="webarena", max_length=64,
+                                       label="Subset of benchmark")
+    benchmark = forms.CharField(required=False, max_length=64,
+                                help_text="Task files: store under this benchmark instead of the file's own.")
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if upload.size > MAX_TASK_FILE_BYTES:
+            raise forms.ValidationError(f"{upload.name}: larger than {filesizeformat(MAX_TASK_FILE_BYTES)}")
+        return upload

@@ -35,6 +35,10 @@ class RequirementsSource(models.TextChoices):
     ANNOTATOR = "annotator", "Annotator"
 
 
+# Benchmarks that re-publish another's tasks under the same task ids.
+BENCHMARK_VERSIONS = {"webarena": ("webarena-verified",)}
+
+
 class Task(models.Model):
     """A benchmark task, with its evaluation config exactly as published."""
 
@@ -60,6 +64,13 @@ class Task(models.Model):
         max_length=16, choices=RequirementsSource.choices, default=RequirementsSource.NONE, blank=True
     )
     unachievable = models.BooleanField(default=False, help_text="Unachievable by design (fuzzy_match 'N/A').")
+    revision = models.PositiveIntegerField(null=True, blank=True, help_text="WebArena-Verified: the task's revision.")
+    key_nodes = models.JSONField(
+        default=list, blank=True, help_text="Mind2Web-Live: checkpoints {match_function_name, content}."
+    )
+    reference_length = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Mind2Web-Live: steps of the reference path."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -76,6 +87,37 @@ class Task(models.Model):
     @property
     def reference_answers(self) -> dict:
         return self.eval_config.get("reference_answers") or {}
+
+
+class TaskSubset(models.Model):
+    """A named set of task ids of one benchmark (WebArena-Lite, Verified hard, ...).
+
+    Ids, not rows: a subset of `webarena` also selects the same ids in versions of it
+    (`webarena-verified`), so runs and gold recorded on either count for the subset.
+    """
+
+    name = models.CharField(max_length=64, unique=True)
+    benchmark = models.CharField(max_length=64, default="webarena", help_text="Whose task ids these are.")
+    task_ids = models.JSONField(default=list, help_text="Task ids, as strings.")
+    description = models.TextField(blank=True)
+    source = models.CharField(max_length=500, blank=True, help_text="The file the ids came from.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def benchmarks(self) -> tuple[str, ...]:
+        """The benchmark whose ids these are, and its versions with the same ids."""
+        return (self.benchmark,) + BENCHMARK_VERSIONS.get(self.benchmark, ())
+
+    def task_filter(self, prefix: str = "") -> Q:
+        """Q selecting the subset's tasks; `prefix` reaches them through a relation ("task__")."""
+        return Q(**{f"{prefix}benchmark__in": self.benchmarks, f"{prefix}task_id__in": self.task_ids})
 
 
 class AgentRun(models.Model):

@@ -8,7 +8,7 @@ from django.db.models import Count, Q, QuerySet
 from annotation.models import GoldTrajectory
 
 from .formats.actions import parse_action
-from .models import AgentRun, OutcomeStatus, Step, Task, Trajectory
+from .models import BENCHMARK_VERSIONS, AgentRun, OutcomeStatus, Step, Task, TaskSubset, Trajectory
 
 
 def platform_counts() -> dict:
@@ -105,3 +105,48 @@ def neighbours(trajectory: Trajectory) -> tuple[Trajectory | None, Trajectory | 
     following = ordered[position + 1] if position + 1 < len(ordered) else None
     found = Trajectory.objects.select_related("task").in_bulk([pk for pk in (previous, following) if pk])
     return found.get(previous), found.get(following)
+
+
+def task_list(benchmark: str = "", subset: TaskSubset | None = None) -> QuerySet[Task]:
+    tasks = Task.objects.annotate(trajectory_count=Count("trajectories")).order_by("benchmark", "number", "task_id")
+    if benchmark:
+        tasks = tasks.filter(benchmark=benchmark)
+    if subset is not None:
+        tasks = tasks.filter(subset.task_filter())
+    return tasks
+
+
+def task_versions(task: Task) -> list[Task]:
+    """The same task in the other benchmarks that share its ids (WebArena and WebArena-Verified),
+    or, for a WebArena-Lite task, the WebArena task it was made from (and its Verified version)."""
+    if task.old_task_id:
+        ids, benchmarks = [task.old_task_id], TaskSubset(benchmark="webarena").benchmarks
+    else:
+        family = next((base for base, versions in BENCHMARK_VERSIONS.items()
+                       if task.benchmark == base or task.benchmark in versions), None)
+        if family is None:
+            return []
+        ids, benchmarks = [task.task_id], TaskSubset(benchmark=family).benchmarks
+    return list(Task.objects.filter(benchmark__in=benchmarks, task_id__in=ids).exclude(pk=task.pk)
+                .order_by("benchmark"))
+
+
+def task_subsets(task: Task) -> list[TaskSubset]:
+    """Subsets that hold the task (by id, in its benchmark or the benchmark it is a version of)."""
+    return [subset for subset in TaskSubset.objects.all()
+            if task.benchmark in subset.benchmarks and task.task_id in subset.task_ids]
+
+
+def subsets_of_run(run: AgentRun) -> list[tuple[TaskSubset, int]]:
+    """(subset, trajectories of the run in it) for every subset the run has trajectories in."""
+    found = []
+    for subset in TaskSubset.objects.filter(benchmark__in=_families_of(run)):
+        count = run.trajectories.filter(subset.task_filter("task__")).count()
+        if count:
+            found.append((subset, count))
+    return found
+
+
+def _families_of(run: AgentRun) -> set[str]:
+    benchmarks = set(run.trajectories.values_list("task__benchmark", flat=True).distinct())
+    return benchmarks | {base for base, versions in BENCHMARK_VERSIONS.items() if benchmarks & set(versions)}

@@ -8,20 +8,29 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.roles import ADMIN, has_role
+from accounts.roles import ADMIN, has_role, role_required
+from annotation.selectors import task_benchmarks
 from config import jobs
+from metrics.definitions.agent_response import task_answer_check
 from metrics.forms import EvaluationForm
 from metrics.permissions import can_evaluate
+from metrics.leaderboard import latest_evaluations
 from metrics.selectors import run_evaluations, trajectory_evaluation
+from metrics.subsets import run_subsets
 
 from . import selectors
-from .forms import TrajectoryFilterForm, UploadForm
-from .models import AgentRun, ImportJob, Screenshot
+from .formats import webarena_verified
+from .formats.webarena_tasks import TaskConfigError
+from .forms import TaskImportForm, TrajectoryFilterForm, UploadForm
+from .models import AgentRun, ImportJob, Screenshot, Task, TaskSubset
 from .permissions import can_import_into
 from .services.import_jobs import create_import_job, enqueue_import_job
 from .services.runs import get_or_create_run
+from .services.subsets import import_subset_bytes
+from .services.tasks import import_task_bytes
 
 TRAJECTORIES_PER_PAGE = 100
+TASKS_PER_PAGE = 100
 
 
 @login_required
@@ -39,10 +48,12 @@ def run_detail(request, pk: int):
     page = Paginator(trajectories, TRAJECTORIES_PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
+    latest = latest_evaluations([run.pk]).get(run.pk)
     return render(
         request,
         "trajectories/run_detail.html",
         {"run": run, "form": form, "page": page, "query": query.urlencode(),
+         "subsets": run_subsets(run, latest.job_id if latest else None),
          "can_import": can_import_into(request.user, run), "evaluations": run_evaluations(run),
          "evaluate_form": EvaluationForm(user=request.user) if can_evaluate(request.user, [run]) else None},
     )
@@ -60,7 +71,8 @@ def trajectory_detail(request, pk: int):
         request,
         "trajectories/trajectory_detail.html",
         {"trajectory": trajectory, "task": trajectory.task, "steps": steps, "evaluation": evaluation,
-         "previous": previous, "next": following},
+         "previous": previous, "next": following,
+         "answer_check": task_answer_check(trajectory.task.eval_config, trajectory.final_answer)},
     )
 
 
@@ -144,3 +156,64 @@ def import_job_retry(request, pk: int):
 def import_job_progress(request, pk: int):
     job = _visible_job(request, pk)
     return JsonResponse({"status": job.status, "processed": job.processed, "total": job.total})
+
+
+@login_required
+@require_GET
+def task_list(request):
+    benchmark = request.GET.get("benchmark", "")
+    subset = TaskSubset.objects.filter(name=request.GET.get("subset", "")).first()
+    page = Paginator(selectors.task_list(benchmark, subset), TASKS_PER_PAGE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(request, "trajectories/task_list.html", {
+        "page": page, "benchmark": benchmark, "subset": subset, "benchmarks": task_benchmarks(),
+        "subsets": TaskSubset.objects.order_by("name"), "query": query.urlencode(),
+        "can_import": has_role(request.user, ADMIN),
+    })
+
+
+def _version_view(task: Task, other: Task) -> dict:
+    """Another version of the task, and what differs, when one of the two is the Verified one."""
+    changes = []
+    pair = {task.benchmark: task, other.benchmark: other}
+    webarena, verified = pair.get(webarena_verified.BASE_BENCHMARK), pair.get(webarena_verified.BENCHMARK)
+    if webarena is not None and verified is not None:
+        changes = webarena_verified.changes_against_webarena(
+            *({"intent": t.intent, "eval_types": t.eval_types, "eval_config": t.eval_config} for t in (webarena, verified))
+        )
+    return {"task": other, "changes": changes}
+
+
+@login_required
+@require_GET
+def task_detail(request, pk: int):
+    task = get_object_or_404(Task, pk=pk)
+    return render(request, "trajectories/task_detail.html", {
+        "task": task, "versions": [_version_view(task, other) for other in selectors.task_versions(task)],
+        "subsets": selectors.task_subsets(task),
+        "trajectories": task.trajectories.select_related("run").order_by("run__name"),
+    })
+
+
+@role_required(ADMIN)
+@require_http_methods(["GET", "POST"])
+def task_import(request):
+    """Upload a task file or a subset's id list: the same imports as `import_tasks` and `import_subset`."""
+    form = TaskImportForm(request.POST or None, request.FILES or None)
+    report, subset, error = None, None, ""
+    if request.method == "POST" and form.is_valid():
+        data, upload = form.cleaned_data, form.cleaned_data["file"]
+        try:
+            if data["subset"].strip():
+                outcome, definition = import_subset_bytes(
+                    upload.read(), upload.name, name=data["subset"],
+                    benchmark=data["subset_benchmark"].strip() or "webarena")
+                subset = {"name": definition.name, "benchmark": definition.benchmark,
+                          "tasks": len(definition.task_ids), "outcome": outcome}
+            else:
+                report = import_task_bytes(upload.read(), upload.name, benchmark=data["benchmark"].strip() or None)
+        except (TaskConfigError, ValueError) as exc:
+            error = str(exc)
+    return render(request, "trajectories/task_import.html",
+                  {"form": form, "report": report, "subset": subset, "error": error})

@@ -34,6 +34,7 @@ from annotation.permissions import may_approve_gold_of
 from annotation.services.gold_checks import start_quality_checks_after_import
 from annotation.services.reference import assign_missing_references, make_reference
 from trajectories.models import Task
+from trajectories.services.tasks import import_task_configs
 
 STEP_FIELDS = ("text", "label", "action_type", "element_role", "element_name", "value")
 
@@ -61,6 +62,7 @@ class GoldImportReport:
     unplaced: list[UnplacedRow] = field(default_factory=list)
     anomalies: list[GoldAnomaly] = field(default_factory=list)
     reference: bool = False
+    defined_tasks: dict = field(default_factory=dict)  # the file's own tasks (Mind2Web): TaskImportReport
 
     @property
     def tasks(self) -> int:
@@ -92,6 +94,10 @@ class GoldImportReport:
             f"{len(self.gold)} gold trajectories, {self.steps} steps "
             f"({self.count('created')} created, {self.count('updated')} updated, {self.count('unchanged')} unchanged)"
         ]
+        if self.defined_tasks:
+            counts = self.defined_tasks
+            lines.append(f"{self.benchmark} tasks of the file: {counts['created']} created, {counts['updated']} "
+                         f"updated, {counts['unchanged']} unchanged")
         if self.missing_tasks:
             lines.append(f"tasks not found in benchmark {self.benchmark!r}: {', '.join(self.missing_tasks)}")
         if self.anomalies:
@@ -259,6 +265,9 @@ def import_gold(parsed: GoldFile, *, file_name: str, annotator: str, status: str
         anomalies=list(parsed.anomalies), reference=reference,
     )
     with transaction.atomic():
+        if parsed.tasks:
+            report.benchmark = parsed.tasks[0].benchmark
+            report.defined_tasks = import_task_configs(parsed.tasks, source=file_name).to_dict()
         user = _annotator_user(annotator, create=create_annotator and imported_by is None)
         _check_importer(imported_by, user, status)
         tasks = {}

@@ -14,6 +14,14 @@ from .final_answer import (
     partial_success,
     requirements_needing_judge,
 )
+from .key_nodes import (
+    KeyNodeCheck,
+    KeyNodeCompletion,
+    SemanticQuestion,
+    VisitedStep,
+    key_node_completion,
+    key_node_questions,
+)
 from .outcome import OutcomeCategory, outcome_category
 from .repetitiveness import Repetitiveness, repetitiveness
 from .step_matching import MatchedPair, Recovery, RecoveryEvent, ScoreMatrix, StepSuccess, recovery, step_success
@@ -35,6 +43,10 @@ __all__ = [
     "AnswerQuestion",
     "ElementAccuracy",
     "ElementMiss",
+    "KeyNodeCheck",
+    "KeyNodeCompletion",
+    "SemanticQuestion",
+    "VisitedStep",
     "EvaluatorResult",
     "MatchedPair",
     "MetricResult",
@@ -51,6 +63,8 @@ __all__ = [
     "answer_quality",
     "element_accuracy",
     "has_final_answer",
+    "key_node_completion",
+    "key_node_questions",
     "outcome_category",
     "partial_success",
     "recovery",

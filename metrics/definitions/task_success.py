@@ -17,6 +17,11 @@
 The evaluators' scores multiply, so one failed check fails the task whatever the others
 say, and the judge is not asked once that is so. `program_html` inspects the live site's
 state: offline it is unknown.
+
+WebArena-Verified tasks (`eval_config["evaluators"]`) have their own evaluators: the structured
+answer check of `agent_response` (`AgentResponseEvaluator`), and `NetworkEventEvaluator`
+requests, which need the browser's network log: no trajectory format carries one, so a task
+with such requirements has unknown success unless its agent response already fails it.
 """
 
 import re
@@ -25,12 +30,17 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from trajectories.formats.webarena_verified import AGENT_RESPONSE, NETWORK_EVENT, agent_response_evaluator
+
+from .agent_response import AgentResponseCheck, agent_response_check
 from .base import DEFAULT_TAU, MetricResult, check_score, check_tau
 
 STRING_MATCH = "string_match"
 URL_MATCH = "url_match"
 PROGRAM_HTML = "program_html"
 HARNESS = "harness"
+AGENT_RESPONSE_CHECK = "agent_response"
+NETWORK_EVENT_CHECK = "network_event"
 
 EXACT_MATCH = "exact_match"
 MUST_INCLUDE = "must_include"
@@ -83,6 +93,7 @@ class EvaluatorResult:
     note: str = ""
     answer_checks: tuple[AnswerCheck, ...] = ()
     url_check: UrlCheck | None = None
+    response_check: AgentResponseCheck | None = None
 
 
 @dataclass(frozen=True)
@@ -235,6 +246,19 @@ def _evaluate(eval_config, final_answer, last_url, site_urls, answer_scores, tau
             results.append(_url_match(eval_config, last_url, site_urls or {}))
         elif eval_type == PROGRAM_HTML:
             results.append(EvaluatorResult(PROGRAM_HTML, None, note="program_html needs the live site"))
+        elif eval_type == AGENT_RESPONSE:
+            evaluator = agent_response_evaluator(eval_config)
+            if evaluator is None:
+                raise ValueError(f"eval.evaluators: no {AGENT_RESPONSE} entry")
+            check = agent_response_check(evaluator, final_answer)
+            results.append(EvaluatorResult(AGENT_RESPONSE_CHECK, check.passed, note=check.note,
+                                           response_check=check))
+        elif eval_type == NETWORK_EVENT:
+            results.append(EvaluatorResult(
+                NETWORK_EVENT_CHECK, None,
+                note="the task's NetworkEventEvaluator requests need the browser's network log, which the "
+                     "trajectory does not carry",
+            ))
         else:
             raise ValueError(f"eval.eval_types: unknown evaluator {eval_type!r}")
     return results

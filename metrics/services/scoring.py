@@ -29,6 +29,7 @@ SCORE_FIELDS = (
     "success",
     "success_source",
     "plan_step_success",
+    "key_node_completion",
     "outcome_status",
     "outcome_reason",
     "agent_steps",
@@ -38,6 +39,9 @@ SCORE_FIELDS = (
     "recoveries",
     "mean_recovery_cost",
 )
+
+
+KEY_NODES = "key_nodes"
 
 
 class JudgeFailed(RuntimeError):
@@ -89,6 +93,8 @@ def inputs_fingerprint(trajectory, gold, params: Parameters, judge_identity: str
         "params": params.to_dict(),
         "judge": judge_identity,
     }
+    if task.key_nodes:  # only where present, so scores of other tasks keep their fingerprints
+        parts["key_nodes"] = task.key_nodes
     encoded = json.dumps(parts, sort_keys=True, default=str).encode()
     return hashlib.sha256(encoded).hexdigest()
 
@@ -118,10 +124,12 @@ class UnitQuestions:
     requirements: list[q.Question] = field(default_factory=list)
     answer_quality: list[q.Question] = field(default_factory=list)
     answer_matches: list[q.Question] = field(default_factory=list)
+    key_nodes: list[q.Question] = field(default_factory=list)
 
     def all(self) -> list[q.Question]:
         matches = [question for question in (self.step_match, self.plan_match) if question is not None]
-        return matches + self.repetitions + self.requirements + self.answer_quality + self.answer_matches
+        return (matches + self.repetitions + self.requirements + self.answer_quality + self.answer_matches
+                + self.key_nodes)
 
 
 @dataclass(frozen=True)
@@ -139,6 +147,8 @@ class UnitInputs:
     asked_requirements: tuple[str, ...]
     success_questions: tuple[md.AnswerQuestion, ...]
     questions: UnitQuestions
+    visited: tuple[md.VisitedStep, ...] = ()
+    key_node_questions: tuple[md.SemanticQuestion, ...] = ()
 
 
 def unit_inputs(trajectory, steps, gold, gold_steps) -> UnitInputs:
@@ -153,6 +163,9 @@ def unit_inputs(trajectory, steps, gold, gold_steps) -> UnitInputs:
     agent = [judge_step_from_agent(step) for step in steps]
     reference = [judge_step_from_gold(step) for step in gold_steps]
     planned = [JudgeStep(text=text) for text in trajectory.plan or []] if gold is not None else []
+    visited = tuple(md.VisitedStep(url=step.url, element_path=step.element_id, value=step.action_value)
+                    for step in steps) if task.key_nodes else ()
+    key_node_questions = md.key_node_questions(task.key_nodes, visited) if task.key_nodes else ()
     questions = UnitQuestions(
         step_match=q.trajectory_match(reference, agent) if reference and agent else None,
         plan_match=q.trajectory_match(reference, planned) if reference and planned else None,
@@ -163,9 +176,11 @@ def unit_inputs(trajectory, steps, gold, gold_steps) -> UnitInputs:
             if md.has_final_answer(answer) else []
         ),
         answer_matches=[q.fuzzy_answer(task.intent, answer or "", check.reference) for check in success_questions],
+        key_nodes=[q.fuzzy_answer(task.intent, question.candidate, question.reference)
+                   for question in key_node_questions],
     )
     return UnitInputs(trajectory, steps, gold, gold_steps, last_url, asked_requirements, success_questions,
-                      questions)
+                      questions, visited, key_node_questions)
 
 
 def score_trajectory(unit: UnitInputs, judge, params: Parameters) -> Scoring:
@@ -239,6 +254,18 @@ def score_trajectory(unit: UnitInputs, judge, params: Parameters) -> Scoring:
     )
     result.values.update(success=success.value, success_source=success.source if success.value is not None else "")
     result.details["success"] = success.to_dict()
+
+    if task.key_nodes:
+        semantic_scores = {
+            question: _verdict_score(verdict, f"key node {question.kind} {question.reference!r}", result)
+            for question, verdict in zip(unit.key_node_questions, judge.verdicts(asks.key_nodes))
+        }
+        completion = md.key_node_completion(task.key_nodes, unit.visited, semantic_scores, tau=params.tau)
+        result.values["key_node_completion"] = completion.value
+        result.details["key_node_completion"] = completion.to_dict()
+        if success.value is None and completion.all_satisfied is not None:
+            # WebCanvas's task success: every key node satisfied.
+            result.values.update(success=completion.all_satisfied, success_source=KEY_NODES)
     return result
 
 

@@ -6,6 +6,8 @@ rest of the page. These row tags put only numbers and the platform's own metric 
 markup (never a name or text a user chose), which is why they may mark their output safe.
 """
 
+from urllib.parse import quote
+
 from django import template
 from django.utils import timezone
 from django.utils.html import escape
@@ -115,10 +117,12 @@ def site_comparison_cells(by_site):
 
 
 @register.simple_tag
-def run_downloads(export_urls, run_id: int, job_id: int):
-    """Links to a run's exports from one evaluation; `export_urls` are reversed routes, (what, [(FORMAT, url)])."""
+def run_downloads(export_urls, run_id: int, job_id: int, subset: str = ""):
+    """Links to a run's exports from one evaluation (restricted to a task subset when one is named);
+    `export_urls` are reversed routes, (what, [(FORMAT, url)])."""
+    scope = f"&amp;subset={escape(quote(subset))}" if subset else ""
     lines = (
-        f"{what} " + " ".join(f'<a href="{url}?run={int(run_id)}&amp;job={int(job_id)}" download>{fmt}</a>'
+        f"{what} " + " ".join(f'<a href="{url}?run={int(run_id)}&amp;job={int(job_id)}{scope}" download>{fmt}</a>'
                               for fmt, url in formats)
         for what, formats in export_urls
     )

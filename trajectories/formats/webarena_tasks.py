@@ -4,9 +4,7 @@ Every entry is checked before anything is stored, and each problem names the tas
 the field, so a broken file can be fixed in one pass.
 """
 
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 
 EVAL_TYPES = ("string_match", "url_match", "program_html")
 
@@ -54,6 +52,9 @@ class TaskConfig:
     requirements: list[str] = field(default_factory=list)
     requirements_source: str = ""
     unachievable: bool = False
+    revision: int | None = None
+    key_nodes: list[dict] = field(default_factory=list)
+    reference_length: int | None = None
 
 
 def _is_str_list(value) -> bool:
@@ -191,13 +192,3 @@ def parse_task_configs(data, source: str, benchmark: str | None = None) -> list[
     if problems:
         raise TaskConfigError(source, problems)
     return configs
-
-
-def load_task_file(path: Path, benchmark: str | None = None) -> list[TaskConfig]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except UnicodeDecodeError as exc:
-        raise TaskConfigError(path.name, message=f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except json.JSONDecodeError as exc:
-        raise TaskConfigError(path.name, message=f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from exc
-    return parse_task_configs(data, path.name, benchmark)

@@ -1,13 +1,21 @@
-"""Writes of benchmark tasks: import of WebArena task configs, idempotent by (benchmark, task id)."""
+"""Writes of benchmark tasks: import of task files, idempotent by (benchmark, task id).
 
-from dataclasses import asdict, dataclass
+A file is one unit: its tasks and the subsets it defines (WebArena-Lite) are stored together
+or not at all. A WebArena-Verified file also reports, per task, what changed against the
+WebArena version of the same task id when that version is stored.
+"""
+
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from django.db import transaction
 from django.utils import timezone
 
-from trajectories.formats.webarena_tasks import TaskConfig, load_task_file
+from trajectories.formats import webarena_verified
+from trajectories.formats.task_files import TaskFile, read_task_bytes, read_task_file
+from trajectories.formats.webarena_tasks import TaskConfig
 from trajectories.models import RequirementsSource, Task
+from trajectories.services.subsets import save_subset
 
 _CONFIG_FIELDS = (
     "number",
@@ -24,6 +32,9 @@ _CONFIG_FIELDS = (
     "eval_config",
     "config",
     "unachievable",
+    "revision",
+    "key_nodes",
+    "reference_length",
 )
 _REQUIREMENT_FIELDS = ("requirements", "requirements_source")
 
@@ -36,15 +47,51 @@ class TaskImportReport:
     updated: int = 0
     unchanged: int = 0
     unachievable: int = 0
+    kind: str = "webarena"
+    benchmark: str = ""
+    subsets: list[dict] = field(default_factory=list)  # {name, tasks, outcome}
+    changes: list[dict] = field(default_factory=list)  # Verified: {task_id, field, webarena, verified}
+    compared: int = 0  # Verified tasks whose WebArena version is stored
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     def __str__(self):
-        return (
-            f"{self.source}: {self.total} tasks ({self.created} created, {self.updated} updated, "
+        lines = [
+            f"{self.source}: {self.total} {self.kind} tasks ({self.created} created, {self.updated} updated, "
             f"{self.unchanged} unchanged; {self.unachievable} unachievable by design)"
-        )
+        ]
+        lines += [f"subset {item['name']}: {item['tasks']} tasks ({item['outcome']})" for item in self.subsets]
+        if self.kind == webarena_verified.BENCHMARK:
+            changed = sorted({item["task_id"] for item in self.changes}, key=_id_order)
+            lines.append(f"changed against WebArena: {len(changed)} of {self.compared} tasks with a stored "
+                         f"WebArena version")
+            lines += [f"  task {item['task_id']}: {item['field']}: {item['webarena']!r} -> {item['verified']!r}"
+                      for item in self.changes]
+        return "\n".join(lines)
+
+
+def _id_order(task_id: str):
+    return (0, int(task_id), "") if task_id.isdigit() else (1, 0, task_id)
+
+
+def verified_changes(configs: list[TaskConfig]) -> tuple[int, list[dict]]:
+    """(Verified tasks compared, their changes) against the stored WebArena tasks of the same ids."""
+    stored = {
+        task.task_id: {"intent": task.intent, "eval_types": task.eval_types, "eval_config": task.eval_config}
+        for task in Task.objects.filter(benchmark=webarena_verified.BASE_BENCHMARK,
+                                        task_id__in=[config.task_id for config in configs])
+    }
+    changes = []
+    for config in configs:
+        if config.task_id not in stored:
+            continue
+        verified = {"intent": config.intent, "eval_types": config.eval_types, "eval_config": config.eval_config}
+        changes += [{"task_id": config.task_id, "field": change.field, "webarena": change.webarena,
+                     "verified": change.verified}
+                    for change in webarena_verified.changes_against_webarena(stored[config.task_id], verified)
+                    if change.changed]
+    return len(stored), changes
 
 
 def _apply(task: Task, config: TaskConfig) -> bool:
@@ -99,7 +146,26 @@ def import_task_configs(configs: list[TaskConfig], source: str) -> TaskImportRep
     return report
 
 
+@transaction.atomic
+def import_parsed_task_file(parsed: TaskFile, source: str) -> TaskImportReport:
+    """Store a parsed task file: its tasks, then the subsets it defines."""
+    report = import_task_configs(parsed.configs, source)
+    report.kind = parsed.kind
+    report.benchmark = ", ".join(sorted({config.benchmark for config in parsed.configs}))
+    for definition in parsed.subsets:
+        outcome = save_subset(definition)
+        report.subsets.append({"name": definition.name, "tasks": len(definition.task_ids), "outcome": outcome})
+    if parsed.kind == webarena_verified.BENCHMARK:
+        report.compared, report.changes = verified_changes(parsed.configs)
+    return report
+
+
 def import_task_file(path: Path, *, benchmark: str | None = None) -> TaskImportReport:
     """Import one file as one unit: every entry is validated first, then all are stored or none."""
     path = Path(path)
-    return import_task_configs(load_task_file(path, benchmark), source=path.name)
+    return import_parsed_task_file(read_task_file(path, benchmark), source=path.name)
+
+
+def import_task_bytes(data: bytes, name: str, *, benchmark: str | None = None) -> TaskImportReport:
+    """The same import for an uploaded file (web page, API)."""
+    return import_parsed_task_file(read_task_bytes(data, name, benchmark), source=name)

@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from metrics import exports
-from trajectories.models import AgentRun
+from trajectories.models import AgentRun, TaskSubset
 
 
 class Command(BaseCommand):
@@ -23,16 +23,21 @@ class Command(BaseCommand):
         parser.add_argument("--job", type=int, metavar="ID", help="Evaluation job to read instead of the latest")
         parser.add_argument("--judge", default="", metavar="NAME",
                             help="Latest finished evaluation with this judge configuration")
+        parser.add_argument("--subset", default="", metavar="NAME",
+                            help="Only the tasks of this subset (e.g. webarena-lite)")
 
-    def handle(self, *args, run, what, format, output, job, judge, **options):
+    def handle(self, *args, run, what, format, output, job, judge, subset, **options):
         agent_run = AgentRun.objects.filter(name=run).first()
         if agent_run is None:
             raise CommandError(f"--run: no run named {run!r}")
+        task_subset = TaskSubset.objects.filter(name=subset).first() if subset else None
+        if subset and task_subset is None:
+            raise CommandError(f"--subset: no subset named {subset!r}")
         try:
             selection = exports.run_selection(agent_run, job_id=job, judge=judge)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
-        frame = exports.RUN_FRAMES[what](selection)
+        frame = exports.RUN_FRAMES[what](selection, task_subset)
         data = exports.to_bytes(frame, format)
         if output == "-":
             sys.stdout.buffer.write(data)

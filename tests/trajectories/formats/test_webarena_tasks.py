@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from trajectories.formats.webarena_tasks import TaskConfigError, load_task_file, parse_task_configs
+from trajectories.formats.task_files import read_task_file
+from trajectories.formats.webarena_tasks import TaskConfigError, parse_task_configs
 
 
 def _task(**overrides):
@@ -18,7 +19,7 @@ def _task(**overrides):
 
 
 def test_real_file_parses_every_task(shared_data):
-    configs = load_task_file(shared_data / "webarena" / "test.raw.json")
+    configs = read_task_file(shared_data / "webarena" / "test.raw.json").configs
     assert len(configs) == 812
     assert {c.benchmark for c in configs} == {"webarena"}
     assert sum(c.unachievable for c in configs) == 36
@@ -87,11 +88,11 @@ def test_invalid_json_names_line(tmp_path):
     path = tmp_path / "bad.json"
     path.write_text('[\n{"task_id": 1,\n "intent": }\n]')
     with pytest.raises(TaskConfigError, match=r"bad.json: invalid JSON at line 3"):
-        load_task_file(path)
+        read_task_file(path)
 
 
 def test_top_level_must_be_a_list(tmp_path):
     path = tmp_path / "x.json"
     path.write_text(json.dumps("tasks"))
     with pytest.raises(TaskConfigError, match="expected a list of task objects, got str"):
-        load_task_file(path)
+        read_task_file(path)

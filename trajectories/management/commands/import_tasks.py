@@ -8,13 +8,14 @@ from trajectories.services.tasks import import_task_file
 
 class Command(BaseCommand):
     help = (
-        "Import WebArena task configs (test.raw.json, per-task config files, WebArena-Lite). "
-        "Each file is imported whole or not at all; re-running updates tasks in place."
+        "Import task files: WebArena (test.raw.json, per-task config files), WebArena-Lite (also defines the "
+        "subset webarena-lite of WebArena), WebArena-Verified (reports what changed against WebArena) and "
+        "Mind2Web-Live (key nodes). Each file is imported whole or not at all; re-running updates tasks in place."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+", type=Path, help="JSON files, or folders of them")
-        parser.add_argument("--benchmark", help="Benchmark name (default: webarena, or webarena-lite)")
+        parser.add_argument("--benchmark", help="Benchmark name (default: from the file: webarena, webarena-lite, webarena-verified, mind2web-live)")
 
     def handle(self, *args, paths, benchmark, **options):
         files = []

@@ -1,0 +1,66 @@
+"""Key-node Completion on the real Mind2Web-Live checkpoints."""
+
+import json
+
+import pytest
+
+from metrics.definitions import SemanticQuestion, VisitedStep, key_node_completion, key_node_questions
+
+
+@pytest.fixture(scope="module")
+def live_tasks(shared_data):
+    return json.loads((shared_data / "more-benchmarks" / "mind2web-live.excerpt.json").read_text(encoding="utf-8"))
+
+
+def test_url_checkpoints_included_and_exact_by_query_key(live_tasks):
+    nodes = live_tasks[0]["evaluation"]  # gamestop: "gamestop." in a URL; ?store=2630
+    steps = [VisitedStep(url="https://www.google.com/search?q=gamestop"),
+             VisitedStep(url="https://www.gamestop.com/stores/?store=1000"),
+             VisitedStep(url="https://www.gamestop.com/search/?q=x&store=2630")]
+    result = key_node_completion(nodes, steps)
+    assert (result.value, result.satisfied, result.total, result.all_satisfied) == (1.0, 2, 2, True)
+    assert [check.step for check in result.checks] == [2, 3]  # "gamestop." is not in "q=gamestop"
+    half = key_node_completion(nodes, steps[:2])
+    assert half.value == 0.5 and half.checks[1].satisfied is False and half.all_satisfied is False
+
+
+def test_element_paths_count_only_on_the_named_site(live_tasks):
+    nodes = live_tasks[2]["evaluation"]  # imdb: two URL checkpoints and three selectors on imdb
+    selector = nodes[3]["content"]["reference_answer"]  # ".ipc-starbar__touch " (trailing space as published)
+    steps = [VisitedStep(url="https://www.imdb.com/title/tt0103064/?ref_=x"),
+             VisitedStep(url="https://www.imdb.com/title/tt0103064/", element_path=selector.strip()),
+             VisitedStep(url="https://example.org/", element_path=nodes[4]["content"]["reference_answer"])]
+    result = key_node_completion(nodes, steps)
+    assert [check.satisfied for check in result.checks] == [True, True, False, True, False]
+    assert result.value == pytest.approx(3 / 5)
+
+
+def test_exact_url_and_value_checkpoints():
+    nodes = [{"match_function_name": "url_exactly_match", "content": {"key": "", "reference_answer": "https://a.com/x/"}},
+             {"match_function_name": "element_value_exactly_match", "content": {"reference_answer": "Boston"}}]
+    assert key_node_completion(nodes, [VisitedStep(url="https://a.com/x", value=" Boston ")]).value == 1.0
+    assert key_node_completion(nodes, [VisitedStep(url="https://a.com/x/y", value="boston")]).value == 0.0
+
+
+def test_semantic_checkpoints_ask_the_judge_once_per_distinct_candidate():
+    nodes = [{"match_function_name": "element_value_semantic_match", "content": {"reference_answer": "New York"}},
+             {"match_function_name": "url_semantic_match", "content": {"reference_answer": "the cart page"}}]
+    steps = [VisitedStep(url="https://s.com/", value="NYC"), VisitedStep(url="https://s.com/cart", value="NYC")]
+    questions = key_node_questions(nodes, steps)
+    assert questions == (SemanticQuestion("element_value_semantic_match", "New York", "NYC"),
+                         SemanticQuestion("url_semantic_match", "the cart page", "https://s.com/"),
+                         SemanticQuestion("url_semantic_match", "the cart page", "https://s.com/cart"))
+    scores = dict(zip(questions, (0.9, 0.1, 1.0)))
+    result = key_node_completion(nodes, steps, scores)
+    assert [(check.satisfied, check.step, check.judge_score) for check in result.checks] == [
+        (True, 1, 0.9), (True, 2, 1.0)]
+    low = key_node_completion(nodes, steps, dict(zip(questions, (0.5, 0.1, 0.2))))
+    assert (low.value, low.checks[0].judge_score) == (0.0, 0.5)
+    with pytest.raises(ValueError, match="no judge score for element_value_semantic_match"):
+        key_node_completion(nodes, steps, {})
+
+
+def test_no_key_nodes_is_no_value_and_bad_nodes_are_refused():
+    assert key_node_completion([], [VisitedStep(url="https://a.com")]).value is None
+    with pytest.raises(ValueError, match=r"key_nodes\[0\].match_function_name: unknown match function 'fuzzy'"):
+        key_node_completion([{"match_function_name": "fuzzy", "content": {"reference_answer": "x"}}], [])
