@@ -7,13 +7,15 @@ from metrics.models import GoldPolicy
 
 class EvaluationForm(forms.Form):
     judge = forms.ModelChoiceField(queryset=JudgeConfig.objects.all(), required=False,
-                                   empty_label="default judge", to_field_name="name")
-    gold_policy = forms.ChoiceField(choices=GoldPolicy.choices, initial=GoldPolicy.APPROVED)
+                                   empty_label="default judge", to_field_name="name", label="Judge")
+    gold_policy = forms.ChoiceField(choices=GoldPolicy.choices, initial=GoldPolicy.APPROVED, label="Gold policy")
     gold_annotator = forms.ModelChoiceField(queryset=get_user_model().objects.filter(gold_trajectories__isnull=False)
-                                            .distinct(), required=False, to_field_name="username")
-    tau = forms.FloatField(min_value=0, max_value=1, initial=0.7, help_text="equivalence threshold")
-    window = forms.IntegerField(min_value=1, initial=1, help_text="recovery window W")
-    ordered = forms.BooleanField(required=False, help_text="ordered step matching")
+                                            .distinct(), required=False, to_field_name="username",
+                                            label="Gold annotator")
+    tau = forms.FloatField(min_value=0, max_value=1, initial=0.7, label="Threshold τ",
+                           help_text="equivalence threshold, 0 to 1")
+    window = forms.IntegerField(min_value=1, initial=1, label="Recovery window W", help_text="gold steps")
+    ordered = forms.BooleanField(required=False, label="Ordered matching", help_text="ordered step matching")
 
     def clean(self):
         data = super().clean()
