@@ -6,6 +6,9 @@ from django.views.static import serve
 
 from . import views
 
+handler403 = "config.errors.permission_denied"
+handler404 = "config.errors.page_not_found"
+
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
