@@ -41,6 +41,15 @@ def permission_denied(request, exception=None):
                                         "path": request.path}, status=403)
 
 
+def csrf_failure(request, reason=""):
+    """A form refused by the CSRF check (an expired page, or a post from another site), in the site's layout."""
+    return render(request, "403.html", {
+        "reason": "this form was refused because the page it came from has expired or is from another site; "
+                  "reload the page and send it again",
+        "back": _back(request), "path": request.path,
+    }, status=403)
+
+
 class SiteErrorPagesMiddleware:
     """Pages (not the API) answer a missing page or a refusal with the site's own error pages."""
 

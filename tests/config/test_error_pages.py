@@ -63,3 +63,14 @@ def test_go_back_never_leads_off_site(debug, logged_in):
 def test_api_errors_stay_json(debug, logged_in):
     response = logged_in.get("/api/runs/999999/")
     assert response.status_code == 404 and response.json()["code"] == "not_found"
+
+
+def test_a_form_refused_by_the_csrf_check(debug):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(UserFactory(username="late"))
+    response = client.post("/accounts/logout/")
+    assert response.status_code == 403
+    content = _site_page(response)
+    assert "has expired or is from another site; reload the page and send it again." in content
