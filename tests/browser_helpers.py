@@ -10,8 +10,8 @@ WIDTHS = (1366, 800)
 def log_in(context, live_server, user) -> None:
     client = Client()
     client.force_login(user)
-    context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
-                          "url": live_server.url}])
+    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": live_server.url}])
 
 
 @pytest.fixture(params=WIDTHS, ids=lambda width: f"{width}px")

@@ -135,7 +135,8 @@ def test_a_reviewers_change_to_someone_elses_gold_is_recorded_in_its_history(ann
     edit_gold_steps(gold.pk, user=reviewer, version=2, change=lambda steps: steps.append(GoldStepRecord(text="more")))
     gold.refresh_from_db()
     assert (gold.status, gold.version) == (GoldStatus.SUBMITTED, 3)
-    assert list(gold.reviews.order_by("pk").values_list("reviewer__username", "decision", "gold_version", "comment")) == [
+    history = gold.reviews.order_by("pk").values_list("reviewer__username", "decision", "gold_version", "comment")
+    assert list(history) == [
         ("rita", "edited", 2, "Changed version 1 into version 2."),
         ("rita", "edited", 3, "Changed version 2 into version 3."),
     ]
