@@ -4,6 +4,7 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from config.forms import labelled_errors
 from judges.services import default_judge_config
 from metrics.forms import EvaluationForm
 from metrics.leaderboard import METRIC_LABELS
@@ -11,7 +12,6 @@ from metrics.models import Aggregate, EvaluationJob
 from metrics.permissions import can_evaluate
 from metrics.selectors import job_progress
 from metrics.services import evaluation
-from config.forms import labelled_errors
 from trajectories.selectors import runs_overview
 from trajectories.views import run_page
 
