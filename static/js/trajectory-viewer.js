@@ -54,6 +54,7 @@
   var readout = document.getElementById("shot-zoom");
   var STEPS = [0.25, 0.33, 0.5, 0.67, 0.8, 1, 1.25, 1.5, 2, 3, 4];
   var zoom = 1;
+  var zoomedByHand = false; // a zoom chosen before the image arrived is kept when it does
   var opener = null;
 
   function fitZoom() {
@@ -69,10 +70,15 @@
     viewer.dataset.zoom = String(zoom);
   }
 
+  function choose(value) {
+    zoomedByHand = true;
+    setZoom(value);
+  }
+
   function step(direction) {
     var next = direction > 0 ? STEPS.find(function (value) { return value > zoom + 0.001; })
       : STEPS.slice().reverse().find(function (value) { return value < zoom - 0.001; });
-    setZoom(next === undefined ? zoom : next);
+    choose(next === undefined ? zoom : next);
   }
 
   function open(link) {
@@ -81,7 +87,8 @@
     document.getElementById("shot-viewer-title").textContent = thumbnail ? thumbnail.alt : "Screenshot";
     image.alt = thumbnail ? thumbnail.alt : "Screenshot";
     document.getElementById("shot-original").href = link.href;
-    image.onload = function () { setZoom(fitZoom()); };
+    zoomedByHand = false;
+    image.onload = function () { setZoom(zoomedByHand ? zoom : fitZoom()); };
     image.src = link.href;
     viewer.showModal();
     canvas.focus();
@@ -101,10 +108,10 @@
       var action = button.dataset.zoom;
       if (action === "in") step(1);
       else if (action === "out") step(-1);
-      else if (action === "fit") setZoom(fitZoom());
-      else setZoom(1);
+      else if (action === "fit") choose(fitZoom());
+      else choose(1);
     } else if (event.target === image) {
-      setZoom(zoom > fitZoom() + 0.001 ? fitZoom() : Math.max(1, fitZoom() * 2));
+      choose(zoom > fitZoom() + 0.001 ? fitZoom() : Math.max(1, fitZoom() * 2));
     } else if (event.target === viewer) {
       viewer.close(); // a click on the backdrop
     }
@@ -115,8 +122,8 @@
     if (event.altKey || event.ctrlKey || event.metaKey) return;
     if (event.key === "+" || event.key === "=") step(1);
     else if (event.key === "-" || event.key === "_") step(-1);
-    else if (event.key === "0") setZoom(fitZoom());
-    else if (event.key === "1") setZoom(1);
+    else if (event.key === "0") choose(fitZoom());
+    else if (event.key === "1") choose(1);
     else return;
     event.preventDefault();
   });
