@@ -5,7 +5,7 @@ from django.test import Client
 from django.urls import reverse
 from playwright.sync_api import expect
 
-from tests.browser_helpers import log_in, sized_page, width  # noqa: F401 - fixtures
+from tests.browser_helpers import log_in, page_width, sized_page, width  # noqa: F401 - fixtures
 from tests.factories import AgentRunFactory, TaskFactory, UserFactory
 from tests.trajectories.renders import RenderStep, png, render_html
 from trajectories.models import Trajectory
@@ -100,6 +100,7 @@ def test_a_screenshot_opens_in_a_zoomable_view_and_esc_closes_it(sized_page, liv
     log_in(page.context, live_server, UserFactory(username="viewer"))
     url = live_server.url + reverse("trajectories:trajectory-detail", args=[hostile_trajectory.pk])
     page.goto(url)
+    assert page_width(page) <= width
     shot = page.locator("a.tj-shot").first
     shot.focus()  # reachable from the keyboard: it is a link
     page.keyboard.press("Enter")
