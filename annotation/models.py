@@ -112,6 +112,10 @@ class GoldReview(models.Model):
     class Decision(models.TextChoices):
         APPROVED = "approved", "Approved"
         CHANGES_REQUESTED = "changes_requested", "Changes requested"
+        # Not a verdict: the record a reviewer's change to someone else's gold leaves in its history.
+        EDITED = "edited", "Edited by a reviewer"
+
+    VERDICTS = (Decision.APPROVED, Decision.CHANGES_REQUESTED)
 
     gold = models.ForeignKey(GoldTrajectory, on_delete=models.CASCADE, related_name="reviews")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="gold_reviews")

@@ -135,16 +135,20 @@ def task_queue(user, filters: QueueFilters) -> QuerySet:
 
 def next_task(user, filters: QueueFilters, after: Task | None = None) -> Task | None:
     """The next task of the queue that still needs the user's work: an assigned one first, then
-    the first one after `after` in queue order, wrapping around to the top."""
-    queue = list(task_queue(user, filters).values_list("pk", "my_status", "assigned"))
-    candidates = [(pk, assigned) for pk, status, assigned in queue if (status or NO_GOLD) in NEEDS_WORK]
+    the first one after `after` in queue order, wrapping around to the top. A task that already
+    has approved gold is left out unless it is assigned to the user or they have started on it."""
+    approved = Exists(GoldTrajectory.objects.filter(task=OuterRef("pk"), status=GoldStatus.APPROVED))
+    queue = list(task_queue(user, filters).annotate(approved=approved)
+                 .values_list("pk", "my_status", "assigned", "approved"))
+    candidates = [(pk, assigned) for pk, status, assigned, has_approved in queue
+                  if (status or NO_GOLD) in NEEDS_WORK and (status or assigned or not has_approved)]
     if after is not None:
         candidates = [(pk, assigned) for pk, assigned in candidates if pk != after.pk]
     if not candidates:
         return None
     chosen = next((pk for pk, assigned in candidates if assigned), None)
     if chosen is None and after is not None:
-        position = {pk: place for place, (pk, _, _) in enumerate(queue)}
+        position = {pk: place for place, (pk, *_) in enumerate(queue)}
         after_place = position.get(after.pk, -1)
         chosen = next((pk for pk, _ in candidates if position[pk] > after_place), None)
     if chosen is None:

@@ -87,7 +87,7 @@ class GoldInputSerializer(serializers.Serializer):
 
 
 class ReviewInputSerializer(VersionSerializer):
-    decision = serializers.ChoiceField(choices=GoldReview.Decision.values)
+    decision = serializers.ChoiceField(choices=GoldReview.VERDICTS)
     comment = serializers.CharField(required=False, allow_blank=True, default="")
 
 

@@ -6,6 +6,7 @@ from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.http import next_url
@@ -75,11 +76,13 @@ def next_task(request):
     after = None
     if request.GET.get("after", "").isdigit():
         after = Task.objects.filter(pk=int(request.GET["after"])).first()
-    filters = _queue_filters(request.session.get(QUEUE_FILTERS_SESSION_KEY, {}))
-    task = selectors.next_task(request.user, filters, after=after)
+    saved = request.session.get(QUEUE_FILTERS_SESSION_KEY, {})
+    task = selectors.next_task(request.user, _queue_filters(saved), after=after)
     if task is None:
-        messages.info(request, "Nothing left to annotate under these filters.")
-        return redirect("annotation:queue")
+        # Back to the queue as it was filtered, so that the message sits above the list it speaks of.
+        messages.info(request, "Nothing left to annotate under these filters." if saved
+                      else "Nothing left to annotate: every task has your gold or approved gold.")
+        return redirect(reverse("annotation:queue") + (f"?{urlencode(saved)}" if saved else ""))
     return redirect("annotation:task", task_pk=task.pk)
 
 

@@ -7,6 +7,9 @@ from trajectories.views import media_file
 
 from . import monitoring, views
 
+handler403 = "config.errors.permission_denied"
+handler404 = "config.errors.page_not_found"
+
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),

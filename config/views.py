@@ -7,11 +7,12 @@ from trajectories import selectors as trajectory_selectors
 from trajectories.formats.canonical import SCHEMA_PATH
 
 from . import health
+from .home import guide
 
 
 @require_GET
 def home(request):
-    return render(request, "home.html", {"counts": trajectory_selectors.platform_counts()})
+    return render(request, "home.html", {"counts": trajectory_selectors.platform_counts(), "guide": guide()})
 
 
 @never_cache

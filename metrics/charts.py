@@ -10,6 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 import matplotlib
+import matplotlib.transforms
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -83,7 +84,6 @@ def scatter_chart(points: Sequence[tuple[str, float | None, float | None]], *, x
     shown = [(name, x, y) for name, x, y in points if x is not None and y is not None]
     for name, x, y in shown:
         axes.scatter([x], [y], s=36)
-        axes.annotate(_short(name), (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
     axes.set_xlim(-0.03, 1.03)
     axes.set_xlabel(x_label)
     _unit_axis(axes, y_label)
@@ -93,7 +93,70 @@ def scatter_chart(points: Sequence[tuple[str, float | None, float | None]], *, x
     if missing:
         figure.supxlabel("not plotted (no value): " + ", ".join(_short(name) for name in missing), fontsize=7,
                          color="#5b6475")
+    _place_labels(figure, axes, shown)
     return figure
+
+
+# Where a point's label may go, in points from the point, nearest first: beside it, above, below, the
+# diagonals, then farther out (with a line back to the point).
+_DIRECTIONS = ((1, 0.2), (-1, 0.2), (0, 1), (0, -1.4), (1, 1), (-1, 1), (1, -1), (-1, -1),
+               (0.5, 1.5), (-0.5, 1.5), (0.5, -1.5), (-0.5, -1.5))
+_DISTANCES = (6, 16, 28, 42, 60, 80, 105, 130)
+
+
+def _overlap(box, others) -> float:
+    total = 0.0
+    for other in others:
+        width = min(box.x1, other.x1) - max(box.x0, other.x0)
+        height = min(box.y1, other.y1) - max(box.y0, other.y0)
+        total += max(width, 0) * max(height, 0)
+    return total
+
+
+def _place_labels(figure: Figure, axes, shown: Sequence[tuple[str, float, float]]) -> None:
+    """Label each point where the label overlaps no other label and no point, inside the axes.
+
+    Runs often score alike, and labels written beside each point then print over each other: the
+    candidate places are tried nearest first, measured on the laid-out figure, and when none is free
+    the least covered one is taken. The labels are kept out of the layout so that placing them does
+    not move the axes they were measured against.
+    """
+    if not shown:
+        return
+    figure.canvas.draw()  # lays the figure out: positions in pixels are final from here
+    renderer = figure.canvas.get_renderer()
+    frame = axes.get_window_extent(renderer)
+    markers = [axes.transData.transform((x, y)) for _, x, y in shown]
+    taken = [matplotlib.transforms.Bbox.from_bounds(px - 4, py - 4, 8, 8) for px, py in markers]
+    for name, x, y in shown:
+        best = None  # (overlap, distance, dx, dy)
+        for distance in _DISTANCES:
+            for dx, dy in _DIRECTIONS:
+                box = _label(axes, name, x, y, dx, dy, distance)
+                inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+                score = _overlap(box, taken) + (0 if inside else 1e9)
+                if best is None or score < best[0]:
+                    best = (score, distance, dx, dy)
+                if score == 0:
+                    break
+            if best[0] == 0:
+                break
+        _, distance, dx, dy = best
+        taken.append(_label(axes, name, x, y, dx, dy, distance, keep=True))
+
+
+def _label(axes, name: str, x: float, y: float, dx: float, dy: float, distance: float, keep: bool = False):
+    """Draw the point's label at this place and return its box in pixels (removed again unless `keep`)."""
+    label = axes.annotate(
+        _short(name), (x, y), textcoords="offset points", xytext=(dx * distance, dy * distance), fontsize=8,
+        ha="left" if dx > 0 else "right" if dx < 0 else "center", va="center",
+        arrowprops={"arrowstyle": "-", "color": "#9aa3b2", "linewidth": 0.6} if distance > 16 else None,
+    )
+    label.set_in_layout(False)
+    box = label.get_window_extent(axes.figure.canvas.get_renderer())
+    if not keep:
+        label.remove()
+    return box
 
 
 def render(figure: Figure, fmt: str) -> bytes:

@@ -13,15 +13,18 @@ def _judge_choices() -> list[tuple[str, str]]:
 class EvaluationForm(forms.Form):
     """Offers `user` only the gold policies they may use (`may_use_gold_policy`)."""
 
-    judge = forms.ChoiceField(choices=_judge_choices, required=False,
+    judge = forms.ChoiceField(choices=_judge_choices, required=False, label="Judge",
                               help_text="a judge configuration, or a backend by its name")
     # A text field shown as a choice, so that the older spelling 'approved' is still accepted.
-    gold_policy = forms.CharField(widget=forms.Select(choices=GoldPolicy.choices), initial=GoldPolicy.REFERENCE)
+    gold_policy = forms.CharField(widget=forms.Select(choices=GoldPolicy.choices), initial=GoldPolicy.REFERENCE,
+                                  label="Gold policy")
     gold_annotator = forms.ModelChoiceField(queryset=get_user_model().objects.filter(gold_trajectories__isnull=False)
-                                            .distinct(), required=False, to_field_name="username")
-    tau = forms.FloatField(min_value=0, max_value=1, initial=0.7, help_text="equivalence threshold")
-    window = forms.IntegerField(min_value=1, initial=1, help_text="recovery window W")
-    ordered = forms.BooleanField(required=False, help_text="ordered step matching")
+                                            .distinct(), required=False, to_field_name="username",
+                                            label="Gold annotator")
+    tau = forms.FloatField(min_value=0, max_value=1, initial=0.7, label="Threshold τ",
+                           help_text="equivalence threshold, 0 to 1")
+    window = forms.IntegerField(min_value=1, initial=1, label="Recovery window W", help_text="gold steps")
+    ordered = forms.BooleanField(required=False, label="Ordered matching", help_text="ordered step matching")
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)

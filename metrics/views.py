@@ -4,14 +4,16 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from accounts.http import next_url
+from config.forms import labelled_errors
 from judges.services import judge_config_for
 from metrics.forms import EvaluationForm
+from metrics.leaderboard import METRIC_LABELS
 from metrics.models import Aggregate, EvaluationJob, GoldPolicy
 from metrics.permissions import can_change_evaluation, can_evaluate
 from metrics.selectors import job_progress, scores_off_reference, tasks_without_reference
 from metrics.services import evaluation
-from trajectories.models import AgentRun
+from trajectories.selectors import runs_overview
+from trajectories.views import run_page
 
 SUMMARY_METRICS = ("step_success", "recovery", "repetitiveness", "element_accuracy", "partial_success",
                    "grounded", "relevant", "correct", "success", "plan_step_success")
@@ -38,7 +40,7 @@ def job_detail(request, pk):
         .order_by("trajectory__run__name", "trajectory__task__number", "trajectory__task__task_id")[:1000]
     )
     return render(request, "metrics/job_detail.html", {
-        "job": job, "progress": job_progress(job), "metrics": SUMMARY_METRICS,
+        "job": job, "progress": job_progress(job), "metrics": [METRIC_LABELS[metric] for metric in SUMMARY_METRICS],
         "summary": [(run, [row.get(m) for m in SUMMARY_METRICS]) for run, row in table.items()],
         "scores": scores, "can_change": can_change_evaluation(request.user, job),
         "without_reference": (list(tasks_without_reference(job)[:200]) if job.gold_policy == GoldPolicy.REFERENCE
@@ -50,14 +52,17 @@ def job_detail(request, pk):
 @login_required
 @require_POST
 def start(request, run_pk):
-    run = get_object_or_404(AgentRun, pk=run_pk)
+    run = get_object_or_404(runs_overview(), pk=run_pk)
     if not can_evaluate(request.user, [run]):
         raise PermissionDenied
+    if not run.trajectory_count:
+        messages.error(request, f"Run {run.name} holds no trajectories: there is nothing to evaluate.")
+        return redirect("trajectories:run-detail", pk=run.pk)
     form = EvaluationForm(request.POST, user=request.user)
     if not form.is_valid():
-        messages.error(request, "Evaluation not started: " + "; ".join(
-            f"{field}: {' '.join(errors)}" for field, errors in form.errors.items()))
-        return redirect(next_url(request, "metrics:jobs"))
+        # The run's page again, with the choices made and each error under its field's label.
+        messages.error(request, "Evaluation not started: " + labelled_errors(form))
+        return run_page(request, run, evaluate_form=form, status=400)
     job = evaluation.create_evaluation(
         runs=[run], judge_config=judge_config_for(form.cleaned_data["judge"]),
         gold_policy=form.cleaned_data["gold_policy"], gold_annotator=form.cleaned_data["gold_annotator"],

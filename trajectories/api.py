@@ -42,6 +42,10 @@ IMPORT_REPORT_SCHEMA = inline_serializer("ImportReport", {
     "refused": serializers.CharField(help_text="Why nothing was read (limits), else empty."),
     "counts": serializers.DictField(child=serializers.IntegerField(), help_text="Files per status."),
     "files": FILE_REPORTS_SCHEMA,
+    "nothing_imported": serializers.CharField(
+        required=False, help_text="Present when nothing was imported: why, as a sentence."),
+    "run_removed": serializers.BooleanField(
+        required=False, help_text="Present with `nothing_imported`: the run held nothing else and was removed."),
 })
 
 

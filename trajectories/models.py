@@ -236,7 +236,8 @@ class ImportJob(BackgroundJob):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
-    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="import_jobs")
+    # Null once an upload that imported nothing has had its empty run removed; the report keeps the name.
+    run = models.ForeignKey(AgentRun, null=True, on_delete=models.SET_NULL, related_name="import_jobs")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     upload = models.FileField(upload_to="uploads/%Y/%m/", blank=True)
     replace = models.BooleanField(default=False)

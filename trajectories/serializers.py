@@ -46,7 +46,9 @@ class RunImportSerializer(serializers.Serializer):
 
 
 class ImportJobSerializer(serializers.ModelSerializer):
-    run = serializers.CharField(source="run.name", read_only=True)
+    run = serializers.CharField(source="run.name", read_only=True, allow_null=True,
+                                help_text="Null when the upload imported nothing and its empty run was removed "
+                                "(the report still names it).")
 
     class Meta:
         model = ImportJob

@@ -42,20 +42,27 @@ def run_list(request):
 @login_required
 @require_GET
 def run_detail(request, pk: int):
-    run = get_object_or_404(selectors.runs_overview(), pk=pk)
+    return run_page(request, get_object_or_404(selectors.runs_overview(), pk=pk))
+
+
+def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = None, status: int = 200):
+    """A run's page; `evaluate_form` is a refused evaluation request shown again with its errors and choices."""
     form = TrajectoryFilterForm(request.GET, sites=selectors.run_sites(run))
     trajectories = selectors.run_trajectories(run, form.filters())
     page = Paginator(trajectories, TRAJECTORIES_PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     latest = latest_evaluations([run.pk]).get(run.pk)
+    if evaluate_form is None and run.trajectory_count and can_evaluate(request.user, [run]):
+        evaluate_form = EvaluationForm(user=request.user)
     return render(
         request,
         "trajectories/run_detail.html",
         {"run": run, "form": form, "page": page, "query": query.urlencode(),
          "subsets": run_subsets(run, latest.job_id if latest else None),
          "can_import": can_import_into(request.user, run), "evaluations": run_evaluations(run),
-         "evaluate_form": EvaluationForm(user=request.user) if can_evaluate(request.user, [run]) else None},
+         "evaluate_form": evaluate_form},
+        status=status,
     )
 
 

@@ -15,7 +15,7 @@ from accounts.roles import ANNOTATOR, has_role
 from annotation.content import GoldContent, check_submittable, clean_content
 from annotation.errors import GoldConflict, GoldPermissionDenied, GoldWorkflowError
 from annotation.formats import GoldStepRecord
-from annotation.models import GoldStatus, GoldStep, GoldTrajectory
+from annotation.models import GoldReview, GoldStatus, GoldStep, GoldTrajectory
 from annotation.permissions import EDITABLE_BY_OWNER, can_edit_gold, can_submit_gold
 from annotation.selectors import gold_content
 from trajectories.models import Task
@@ -43,6 +43,16 @@ def write_gold_content(gold: GoldTrajectory, content: GoldContent) -> None:
         )
         for index, step in enumerate(content.steps, start=1)
     )
+
+
+def record_reviewer_edit(gold: GoldTrajectory, user, from_version: int) -> None:
+    """A change to someone else's gold is written into its review history (callers hold the transaction),
+    so that the annotator and later reviewers see who changed their gold, and from which version."""
+    if gold.annotator_id == user.pk:
+        return
+    GoldReview.objects.create(gold=gold, reviewer=user, decision=GoldReview.Decision.EDITED,
+                              gold_version=gold.version,
+                              comment=f"Changed version {from_version} into version {gold.version}.")
 
 
 def _locked(gold_id: int, version: int, *, user, for_submit: bool = False) -> GoldTrajectory:
@@ -100,6 +110,7 @@ def save_gold(gold_id: int, *, user, version: int, content: GoldContent, submit:
             _submit(gold, user, content)
         gold.version += 1
         write_gold_content(gold, content)
+        record_reviewer_edit(gold, user, version)
     return gold
 
 
@@ -121,4 +132,5 @@ def edit_gold_steps(gold_id: int, *, user, version: int,
         change(content.steps)
         gold.version += 1
         write_gold_content(gold, clean_content(content))
+        record_reviewer_edit(gold, user, version)
     return gold

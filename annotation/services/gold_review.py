@@ -10,8 +10,8 @@ from annotation.services.reference import assign_missing_references
 
 def review_gold(gold_id: int, *, reviewer, version: int, decision: str, comment: str = "") -> GoldReview:
     """Record the verdict on the version the reviewer read; a newer save makes it a conflict."""
-    if decision not in GoldReview.Decision.values:
-        raise GoldValidationError({"decision": f"expected one of {', '.join(GoldReview.Decision.values)}"})
+    if decision not in GoldReview.VERDICTS:
+        raise GoldValidationError({"decision": f"expected one of {', '.join(GoldReview.VERDICTS)}"})
     comment = comment.strip()
     if decision == GoldReview.Decision.CHANGES_REQUESTED and not comment:
         raise GoldValidationError({"comment": "say what should change"})

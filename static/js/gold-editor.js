@@ -95,12 +95,18 @@
     conflict: null,
     current: 0,
     timer: null,
+    reviewEditing: false, // a reviewer pressed "Edit" on someone else's gold
   };
+
+  const ownGold = () => !state.gold || state.gold.annotator === boot.user;
+
+  // A reviewer reads someone else's gold; it becomes editable only through the explicit "Edit".
+  const mayEditOthers = () => boot.is_reviewer && !ownGold();
 
   function editable() {
     if (!state.gold) return true;
-    if (boot.is_reviewer) return true;
-    return state.gold.annotator === boot.user && OWNER_EDITABLE.includes(state.gold.status);
+    if (!ownGold()) return mayEditOthers() && state.reviewEditing;
+    return boot.is_reviewer || OWNER_EDITABLE.includes(state.gold.status);
   }
 
   function canSubmit() {
@@ -224,13 +230,19 @@
     const node = $("save-state");
     node.className = "save-state " + kind;
     node.textContent = text;
+    node.title = text;
   }
 
   function changed() {
     state.editSeq += 1;
     writeBackup();
-    setSaveState("dirty", "Unsaved changes");
-    scheduleAutosave(AUTOSAVE_DELAY_MS);
+    if (ownGold()) {
+      setSaveState("dirty", "Unsaved changes");
+      scheduleAutosave(AUTOSAVE_DELAY_MS);
+    } else {
+      // A reviewer's change to someone else's gold is saved when they say so, and recorded as theirs.
+      setSaveState("dirty", "Unsaved changes · Ctrl+S saves them as your edit");
+    }
   }
 
   function scheduleAutosave(delay) {
@@ -246,9 +258,21 @@
     banner.hidden = !text;
   }
 
+  // The server names fields by their keys (steps[2].text); people know them by what the page calls them.
+  const FIELD_LABELS = { cannot_complete_reason: "Reason it cannot be completed", cannot_complete: "Cannot complete",
+    final_answer: "Final answer", steps: "Steps", text: "text", action_type: "action type",
+    element_role: "element role", element_name: "element name", value: "value", version: "Version",
+    requirements: "Requirements", non_field_errors: "Gold" };
+
+  function fieldLabel(path) {
+    const step = /^steps\[(\d+)\]\.(\w+)$/.exec(path);
+    if (step) return "Step " + (Number(step[1]) + 1) + ", " + (FIELD_LABELS[step[2]] || step[2].replace(/_/g, " "));
+    return FIELD_LABELS[path] || path.replace(/_/g, " ");
+  }
+
   function describeErrors(data) {
     if (!data) return "the server answered without details";
-    if (data.errors) return Object.entries(data.errors).map(([path, message]) => path + ": " + message).join("; ");
+    if (data.errors) return Object.entries(data.errors).map(([path, message]) => fieldLabel(path) + ": " + message).join("; ");
     if (data.detail) return data.detail;
     return JSON.stringify(data);
   }
@@ -302,7 +326,7 @@
       else writeBackup();
       showError("");
       updateMeta();
-      setSaveState("saved", "Saved · version " + state.gold.version);
+      setSaveState("saved", "Saved · version " + state.gold.version + (ownGold() ? "" : " · recorded as your edit"));
       return true;
     }
     if (result.status === 409 && result.data && result.data.code === "version_conflict") {
@@ -322,9 +346,26 @@
     return results.every(Boolean);
   }
 
+  function showReasonError(text) {
+    const box = $("cannot-complete-reason");
+    $("cannot-complete-reason-error").textContent = text;
+    $("cannot-complete-reason-error").hidden = !text;
+    if (text) box.setAttribute("aria-invalid", "true");
+    else box.removeAttribute("aria-invalid");
+  }
+
   async function submitAndNext() {
     if (!canSubmit()) {
       showError("Only the annotator who recorded this gold can submit it, while it is a draft.");
+      return;
+    }
+    if (state.cannotComplete && !state.reason.trim()) {
+      // Submitting needs the reason; say so where it is typed, instead of saving a draft without a word.
+      const text = "Not submitted: say why the task cannot be completed.";
+      showReasonError(text);
+      showError(text);
+      setSaveState("error", "Not submitted");
+      $("cannot-complete-reason").focus();
       return;
     }
     if (!(await saveRequirements())) return;
@@ -467,13 +508,24 @@
 
   function renderMeta() {
     $("cannot-complete").checked = state.cannotComplete;
-    $("cannot-complete-reason").hidden = !state.cannotComplete;
+    $("cannot-complete-reason-field").hidden = !state.cannotComplete;
     $("cannot-complete-reason").value = state.reason;
     $("final-answer").value = state.finalAnswer;
     const readOnly = !editable();
     ["cannot-complete", "cannot-complete-reason", "final-answer"].forEach((id) => { $(id).disabled = readOnly; });
     document.querySelectorAll("[data-edit-only]").forEach((node) => { node.hidden = readOnly; });
     document.querySelectorAll("[data-submit-only]").forEach((node) => { node.hidden = !canSubmit(); });
+    $("edit-button").hidden = !mayEditOthers() || state.reviewEditing;
+    $("review-edit-note").hidden = !(mayEditOthers() && state.reviewEditing);
+    $("read-only-note").hidden = editable() || !state.gold;
+  }
+
+  function startReviewEdit() {
+    if (!mayEditOthers() || state.reviewEditing) return;
+    state.reviewEditing = true;
+    if (!state.steps.length) state.steps.push(stepFrom({}));
+    renderAll();
+    focusStep(0);
   }
 
   function updateMeta() {
@@ -616,6 +668,7 @@
   }
 
   $("add-step").addEventListener("click", () => addStep(state.steps.length));
+  $("edit-button").addEventListener("click", () => startReviewEdit());
   $("save-button").addEventListener("click", () => saveEverything());
   $("submit-button").addEventListener("click", () => submitAndNext());
   $("next-button").addEventListener("click", (event) => {
@@ -624,12 +677,14 @@
   });
   $("cannot-complete").addEventListener("change", (event) => {
     state.cannotComplete = event.target.checked;
-    $("cannot-complete-reason").hidden = !state.cannotComplete;
+    $("cannot-complete-reason-field").hidden = !state.cannotComplete;
+    if (!state.cannotComplete) showReasonError("");
     if (state.cannotComplete) $("cannot-complete-reason").focus();
     changed();
   });
   $("cannot-complete-reason").addEventListener("input", (event) => {
     state.reason = event.target.value;
+    if (state.reason.trim()) showReasonError("");
     changed();
   });
   $("final-answer").addEventListener("input", (event) => {
@@ -803,15 +858,16 @@
 
   document.addEventListener("keydown", (event) => {
     const ctrl = event.ctrlKey || event.metaKey;
+    const helpKey = event.key === "F1" || ((ctrl || event.altKey) && (event.key === "/" || event.code === "Slash"));
     if (!$("help").hidden) {
-      if (event.key === "Escape" || event.key === "?" || (ctrl && event.key === "/")) {
+      if (event.key === "Escape" || event.key === "?" || helpKey) {
         event.preventDefault();
         toggleHelp(false);
       }
       return;
     }
     if (!$("conflict").hidden) return; // the dialog's two buttons are the only way on
-    if ((event.key === "?" && !isTyping(event.target)) || (ctrl && event.key === "/")) {
+    if ((event.key === "?" && !isTyping(event.target)) || helpKey) {
       event.preventDefault();
       toggleHelp(true);
       return;
@@ -837,6 +893,7 @@
         Delete: () => deleteStep(current),
         KeyS: () => toggleStructured(current),
         KeyN: () => goNext(),
+        KeyE: () => startReviewEdit(),
         KeyC: () => {
           if (!editable()) return;
           $("cannot-complete").checked = !$("cannot-complete").checked;
@@ -891,6 +948,8 @@
   renderRequirements();
   restoreRequirements();
   renderRequirements();
+  // Unsaved edits a reviewer left on someone else's gold bring the page back in edit mode.
+  if (mayEditOthers() && readBackup(backupKey(state.gold))) state.reviewEditing = true;
   if (editable()) restoreBackup();
   updateMeta();
   if (editable()) focusStep(0);

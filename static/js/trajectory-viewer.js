@@ -21,7 +21,10 @@
     return target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName);
   }
 
+  var viewer = document.getElementById("shot-viewer");
+
   document.addEventListener("keydown", function (event) {
+    if (viewer && viewer.open) return; // the screenshot viewer has its own keys
     if (event.altKey || event.ctrlKey || event.metaKey || typing(event.target)) return;
     if (event.key === "j" || event.key === "ArrowRight") {
       show(current + 1);
@@ -38,4 +41,95 @@
 
   var wanted = location.hash ? document.getElementById(location.hash.slice(1)) : null;
   if (wanted && steps.indexOf(wanted) >= 0) show(steps.indexOf(wanted));
+})();
+
+// Screenshots open in a zoomable view (a modal dialog: Esc closes it and focus returns to the
+// screenshot); without scripts the link still opens the image itself.
+(function () {
+  "use strict";
+  var viewer = document.getElementById("shot-viewer");
+  if (!viewer || typeof viewer.showModal !== "function") return;
+  var image = document.getElementById("shot-image");
+  var canvas = document.getElementById("shot-canvas");
+  var readout = document.getElementById("shot-zoom");
+  var STEPS = [0.25, 0.33, 0.5, 0.67, 0.8, 1, 1.25, 1.5, 2, 3, 4];
+  var zoom = 1;
+  var zoomedByHand = false; // a zoom chosen before the image arrived is kept when it does
+  var opener = null;
+
+  function fitZoom() {
+    if (!image.naturalWidth) return 1;
+    return Math.min(1, canvas.clientWidth / image.naturalWidth, canvas.clientHeight / image.naturalHeight);
+  }
+
+  function setZoom(value) {
+    zoom = Math.max(STEPS[0], Math.min(STEPS[STEPS.length - 1], value));
+    if (image.naturalWidth) image.style.width = Math.round(image.naturalWidth * zoom) + "px";
+    image.classList.toggle("zoomed", zoom > fitZoom() + 0.001);
+    readout.textContent = Math.round(zoom * 100) + "%";
+    viewer.dataset.zoom = String(zoom);
+  }
+
+  function choose(value) {
+    zoomedByHand = true;
+    setZoom(value);
+  }
+
+  function step(direction) {
+    var next = direction > 0 ? STEPS.find(function (value) { return value > zoom + 0.001; })
+      : STEPS.slice().reverse().find(function (value) { return value < zoom - 0.001; });
+    choose(next === undefined ? zoom : next);
+  }
+
+  function open(link) {
+    opener = link;
+    var thumbnail = link.querySelector("img");
+    document.getElementById("shot-viewer-title").textContent = thumbnail ? thumbnail.alt : "Screenshot";
+    image.alt = thumbnail ? thumbnail.alt : "Screenshot";
+    document.getElementById("shot-original").href = link.href;
+    zoomedByHand = false;
+    image.onload = function () { setZoom(zoomedByHand ? zoom : fitZoom()); };
+    image.src = link.href;
+    viewer.showModal();
+    canvas.focus();
+    if (image.complete && image.naturalWidth) setZoom(fitZoom());
+  }
+
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("a.tj-shot");
+    if (!link || event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0) return;
+    event.preventDefault();
+    open(link);
+  });
+
+  viewer.addEventListener("click", function (event) {
+    var button = event.target.closest("button[data-zoom]");
+    if (button) {
+      var action = button.dataset.zoom;
+      if (action === "in") step(1);
+      else if (action === "out") step(-1);
+      else if (action === "fit") choose(fitZoom());
+      else choose(1);
+    } else if (event.target === image) {
+      choose(zoom > fitZoom() + 0.001 ? fitZoom() : Math.max(1, fitZoom() * 2));
+    } else if (event.target === viewer) {
+      viewer.close(); // a click on the backdrop
+    }
+  });
+  document.getElementById("shot-close").addEventListener("click", function () { viewer.close(); });
+
+  viewer.addEventListener("keydown", function (event) {
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.key === "+" || event.key === "=") step(1);
+    else if (event.key === "-" || event.key === "_") step(-1);
+    else if (event.key === "0") choose(fitZoom());
+    else if (event.key === "1") choose(1);
+    else return;
+    event.preventDefault();
+  });
+
+  viewer.addEventListener("close", function () {
+    image.removeAttribute("src");
+    if (opener) opener.focus();
+  });
 })();

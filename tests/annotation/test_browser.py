@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def saved_version(version: int):
     """An explicit save and an autosave may race: either confirmation names the saved version."""
-    return re.compile(rf"[Ss]aved · version {version}$")
+    return re.compile(rf"[Ss]aved · version {version}( · recorded as your edit)?$")
 
 
 def _user(username: str, role: str):
@@ -141,6 +141,7 @@ def test_two_people_saving_the_same_gold_see_the_conflict_and_lose_nothing(brows
     alice.keyboard.press("Control+s")
     expect(alice.locator("#save-state")).to_have_text(saved_version(2))
 
+    rita.locator("#edit-button").click()  # a reviewer reads until asking to edit
     rita.locator("#steps .step-text").fill("Rita's step")
     rita.keyboard.press("Control+s")
     dialog = rita.locator("#conflict")

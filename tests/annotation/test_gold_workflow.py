@@ -129,6 +129,26 @@ def test_submitted_gold_is_read_only_for_its_annotator_but_not_for_reviewers(ann
     assert _texts(save_gold(gold.pk, user=reviewer, version=1, content=_content("fixed"))) == ["fixed"]
 
 
+def test_a_reviewers_change_to_someone_elses_gold_is_recorded_in_its_history(annotator, reviewer):
+    gold = create_gold(TaskFactory(), user=annotator, content=_content("a"), submit=True)
+    save_gold(gold.pk, user=reviewer, version=1, content=_content("fixed"))
+    edit_gold_steps(gold.pk, user=reviewer, version=2, change=lambda steps: steps.append(GoldStepRecord(text="more")))
+    gold.refresh_from_db()
+    assert (gold.status, gold.version) == (GoldStatus.SUBMITTED, 3)
+    history = gold.reviews.order_by("pk").values_list("reviewer__username", "decision", "gold_version", "comment")
+    assert list(history) == [
+        ("rita", "edited", 2, "Changed version 1 into version 2."),
+        ("rita", "edited", 3, "Changed version 2 into version 3."),
+    ]
+    # The annotator's own saves, and a reviewer's own gold, leave no such record.
+    own = create_gold(TaskFactory(), user=reviewer, content=_content("a"))
+    save_gold(own.pk, user=reviewer, version=1, content=_content("b"))
+    assert not own.reviews.exists()
+    # "Edited" is a record, not a verdict a reviewer can give.
+    with pytest.raises(GoldValidationError, match="expected one of approved, changes_requested"):
+        review_gold(gold.pk, reviewer=reviewer, version=3, decision="edited")
+
+
 def test_only_the_annotator_submits(annotator, reviewer):
     gold = create_gold(TaskFactory(), user=annotator, content=_content("a"))
     with pytest.raises(GoldPermissionDenied, match="only the annotator"):

@@ -76,6 +76,27 @@ def test_next_with_nothing_left_goes_back_to_the_queue(client, annotator):
     assert b"Nothing left to annotate" in response.content
 
 
+def test_next_with_nothing_left_under_a_search_shows_the_filtered_queue(client, annotator, tasks):
+    GoldTrajectoryFactory(task=tasks[2], annotator=annotator, status=GoldStatus.SUBMITTED)
+    client.force_login(annotator)
+    client.get(reverse("annotation:queue"), {"q": "airport"})
+    response = client.get(reverse("annotation:next"), {"after": tasks[2].pk})
+    assert response.url == reverse("annotation:queue") + "?q=airport"
+    page = client.get(response.url).content.decode()
+    assert "Nothing left to annotate under these filters." in page
+    assert "1 task." in page and "webarena/1<" not in page
+
+
+def test_next_skips_tasks_with_approved_gold_unless_assigned_or_started(annotator, other_annotator, tasks):
+    GoldTrajectoryFactory(task=tasks[0], annotator=other_annotator, status=GoldStatus.APPROVED)
+    assert next_task(annotator, QueueFilters()).task_id == "2"
+    GoldTrajectoryFactory(task=tasks[0], annotator=annotator, status=GoldStatus.DRAFT)
+    assert next_task(annotator, QueueFilters()).task_id == "1"  # their own draft is still theirs to finish
+    GoldTrajectory.objects.filter(task=tasks[0], annotator=annotator).delete()
+    Assignment.objects.create(task=tasks[0], annotator=annotator)
+    assert next_task(annotator, QueueFilters()).task_id == "1"  # asked for a second gold
+
+
 def test_pages_need_the_right_role(client, tasks):
     assert client.get(reverse("annotation:queue")).url.startswith(reverse("login"))
     client.force_login(UserFactory())

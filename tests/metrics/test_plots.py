@@ -134,3 +134,19 @@ def test_a_run_without_values_still_gets_a_chart(user_client):
     evaluate(trajectory(run, TaskFactory(), ["click [1]"]).run)
     response = user_client.get(reverse("metrics:plot", args=["distribution", "svg"]), {"metric": "recovery"})
     assert response.status_code == 200 and response.content.startswith(b"<?xml")
+
+
+def test_scatter_labels_of_runs_that_score_alike_do_not_overlap():
+    points = [(f"agent-run-number-{i}", 0.5 + 0.003 * i, 0.5 + 0.002 * i) for i in range(8)]
+    points += [("far", 0.99, 0.99), ("zero", 0.0, 0.0)]
+    figure = charts.scatter_chart(points, x_label="Recovery", y_label="Success")
+    charts.render(figure, "png")  # the final layout
+    [axes] = figure.axes
+    renderer = figure.canvas.get_renderer()
+    labels = {text.get_text(): text.get_window_extent(renderer) for text in axes.texts}
+    assert sorted(labels) == sorted(name for name, _, _ in points)
+    frame = axes.get_window_extent(renderer)
+    boxes = list(labels.values())
+    for i, box in enumerate(boxes):
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+        assert not any(box.overlaps(other) for other in boxes[i + 1:]), list(labels)[i]

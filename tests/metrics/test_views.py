@@ -37,10 +37,37 @@ def test_the_run_page_offers_the_backends_and_starts_one_on_a_fresh_database(cli
     assert EvaluationJob.objects.get().judge_config.backend == "offline"
 
 
-def test_invalid_form_starts_nothing(client, reviewer, run):
-    response = client.post(f"/runs/{run.pk}/evaluate/", {"gold_policy": "annotator", "tau": "3", "window": "1"})
-    assert response.status_code == 302
+def test_invalid_form_starts_nothing_and_shows_the_run_page_again_with_labels_and_choices(client, reviewer, run):
+    response = client.post(f"/runs/{run.pk}/evaluate/", {"gold_policy": "annotator", "tau": "3", "window": "4"})
+    assert response.status_code == 400
     assert not EvaluationJob.objects.exists()
+    content = response.content.decode()
+    assert "Gold annotator: Choose the annotator whose gold to use." in content
+    assert "Threshold τ: Ensure this value is less than or equal to 1." in content
+    assert "gold_annotator:" not in content and "tau:" not in content
+    assert '<option value="annotator" selected>' in content  # the choices made are kept
+    assert 'name="window" value="4"' in content
+
+
+def test_a_run_without_trajectories_cannot_be_evaluated(client, reviewer):
+    from trajectories.services.runs import get_or_create_run
+
+    empty = get_or_create_run("empty-run")
+    assert f"/runs/{empty.pk}/evaluate/" not in client.get(f"/runs/{empty.pk}/").content.decode()
+    response = client.post(f"/runs/{empty.pk}/evaluate/", {"gold_policy": "approved", "tau": "0.7", "window": "1"},
+                           follow=True)
+    assert "holds no trajectories: there is nothing to evaluate" in response.content.decode()
+    assert not EvaluationJob.objects.exists()
+
+
+def test_summary_headers_are_metric_names(client, reviewer, run):
+    from metrics.services.evaluation import create_evaluation, start_evaluation
+
+    job = create_evaluation(runs=[run], judge_config=JudgeConfigFactory(name="exact", backend="exact"))
+    start_evaluation(job)
+    content = client.get(f"/evaluations/{job.pk}/").content.decode()
+    assert "<th>Step success</th>" in content and "<th>Element accuracy</th>" in content
+    assert "stepsuccess" not in content and "elementaccuracy" not in content
 
 
 def test_strangers_may_not_start_or_cancel(client, run):

@@ -87,6 +87,16 @@ def test_limits_refuse_the_upload(api, settings):
     assert response.json()["refused"].startswith("import refused, nothing was read: more than 0 files")
 
 
+def test_an_upload_that_imports_nothing_says_so_and_leaves_no_run(api):
+    image = SimpleUploadedFile("screenshot.png", b"\x89PNG\r\n\x1a\n" + bytes(64), content_type="image/png")
+    response = api.post(reverse("api-run-import"), {"run": "nothing", "files": [image]}, format="multipart")
+    body = response.json()
+    assert response.status_code == 200 and body["run_removed"] is True
+    assert body["nothing_imported"].startswith("Nothing was imported: screenshot.png held no file to import")
+    assert not AgentRun.objects.filter(name="nothing").exists()
+    assert api.get(reverse("api-import-job", args=[ImportJob.objects.get().pk])).json()["run"] is None
+
+
 def test_authentication_is_required_and_jobs_are_private(api):
     anonymous = APIClient()
     assert anonymous.post(reverse("api-run-import"), {}, format="json").status_code == 401

@@ -110,3 +110,45 @@ def test_pages_need_a_login(client):
     for url in (reverse("trajectories:upload"), reverse("trajectories:run-list")):
         response = client.get(url)
         assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+
+
+def _empty_zip() -> SimpleUploadedFile:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w"):
+        pass
+    return SimpleUploadedFile("results.zip", buffer.getvalue(), content_type="application/zip")
+
+
+@pytest.mark.parametrize("upload", [
+    lambda: _empty_zip(),
+    lambda: SimpleUploadedFile("screenshot.png", b"\x89PNG\r\n\x1a\n" + bytes(64), content_type="image/png"),
+], ids=["empty-zip", "png"])
+def test_an_upload_that_imports_nothing_says_so_and_keeps_no_empty_run(client, user, upload,
+                                                                       django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("trajectories:upload"), {"run": "nothing-run", "paradigm": "step_by_step",
+                                                                "files": [upload()]})
+    job = ImportJob.objects.get()
+    assert job.status == "done" and job.run is None
+    assert job.report["run"] == "nothing-run" and job.report["run_removed"] is True
+    assert job.report["nothing_imported"].startswith("Nothing was imported:")
+    assert not AgentRun.objects.filter(name="nothing-run").exists()
+    content = client.get(response["Location"]).content.decode()
+    assert "Done, nothing imported" in content and "held no file to import" in content
+    assert "was not kept" in content and "Go to the run" not in content
+    assert "nothing-run" not in client.get(reverse("trajectories:run-list")).content.decode()
+    assert client.get(reverse("api-import-job", args=[job.pk])).json()["run"] is None
+
+
+def test_an_upload_that_imports_nothing_into_a_run_with_trajectories_keeps_the_run(
+        client, user, django_capture_on_commit_callbacks):
+    from tests.factories import TrajectoryFactory
+
+    run = TrajectoryFactory(run__name="full-run", run__uploaded_by=user).run
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("trajectories:upload"), {"run": "full-run", "paradigm": "step_by_step",
+                                                                "files": [_empty_zip()]})
+    job = ImportJob.objects.get()
+    assert job.run == run and job.report["run_removed"] is False
+    content = client.get(response["Location"]).content.decode()
+    assert "Nothing was imported" in content and "Go to the run" in content and "was not kept" not in content

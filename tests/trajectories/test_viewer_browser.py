@@ -3,7 +3,9 @@
 import pytest
 from django.test import Client
 from django.urls import reverse
+from playwright.sync_api import expect
 
+from tests.browser_helpers import log_in, page_width, sized_page, width  # noqa: F401 - fixtures
 from tests.factories import AgentRunFactory, TaskFactory, UserFactory
 from tests.trajectories.renders import RenderStep, png, render_html
 from trajectories.models import Trajectory
@@ -91,3 +93,37 @@ def test_keyboard_moves_between_steps(logged_in_page, live_server, hostile_traje
 
     page.reload()
     assert page.evaluate(current) == "step-1"  # the hash brings the reader back to the same step
+
+
+def test_a_screenshot_opens_in_a_zoomable_view_and_esc_closes_it(sized_page, live_server, hostile_trajectory, width):
+    page = sized_page
+    log_in(page.context, live_server, UserFactory(username="viewer"))
+    url = live_server.url + reverse("trajectories:trajectory-detail", args=[hostile_trajectory.pk])
+    page.goto(url)
+    assert page_width(page) <= width
+    shot = page.locator("a.tj-shot").first
+    shot.focus()  # reachable from the keyboard: it is a link
+    page.keyboard.press("Enter")
+    viewer = page.get_by_role("dialog", name="Screenshot before step 1")
+    expect(viewer).to_be_visible()
+    assert page.url == url  # the page stays; the image is not opened in its place
+    image = viewer.locator("#shot-image")
+    page.wait_for_function("image => image.complete && image.naturalWidth > 0", arg=image.element_handle())
+    fitted = image.bounding_box()["width"]
+    page.keyboard.press("+")
+    page.keyboard.press("+")
+    expect(viewer.locator("#shot-zoom")).not_to_have_text("100%")
+    assert image.bounding_box()["width"] > fitted
+    viewer.get_by_role("button", name="Zoom out").click()
+    viewer.get_by_role("button", name="Fit").click()
+    assert image.bounding_box()["width"] == pytest.approx(fitted, abs=1)
+    assert viewer.bounding_box()["width"] <= width
+    page.keyboard.press("j")  # the viewer's keys, not the step navigation behind it
+    assert "#" not in page.url
+    page.keyboard.press("Escape")
+    expect(viewer).to_be_hidden()
+    expect(shot).to_be_focused()
+    shot.click()
+    expect(viewer).to_be_visible()
+    viewer.get_by_role("button", name="Close").click()
+    expect(viewer).to_be_hidden()

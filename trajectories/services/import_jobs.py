@@ -16,7 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from django.core.files import File
-from django.db import transaction
+from django.db import router, transaction
+from django.db.models.deletion import Collector
 from django.utils import timezone
 
 from config import jobs
@@ -113,8 +114,57 @@ def run_import_job(job_id: int) -> ImportJob:
         job.status, job.error = ImportJob.Status.FAILED, f"{type(error).__name__}: {error}"
     else:
         job.status, job.report = ImportJob.Status.DONE, report.to_dict()
+        if imported_nothing(job.report):
+            job.report["nothing_imported"] = nothing_imported_reason(job.report, [path.name for path in paths])
+            job.report["run_removed"] = remove_empty_run(job)
         _discard_uploads(job)
     job.finished_at = timezone.now()
     job.save(update_fields=["status", "report", "error", "finished_at"])
     job.refresh_from_db()
     return job
+
+
+# Uploads that import nothing -----------------------------------------------------------------
+
+KEPT_STATUSES = ("imported", "unchanged", "replaced")
+READABLE_FILES = ("render_<id>.html, trajectory/v1 JSON or JSONL, html2json output, harness logs "
+                  "with [Result] lines, config.json or run.json")
+
+
+def imported_nothing(report: dict) -> bool:
+    """No trajectory, results log or run description of the upload was stored (or already there)."""
+    return not any(report["counts"].get(status) for status in KEPT_STATUSES)
+
+
+def nothing_imported_reason(report: dict, uploaded: list[str]) -> str:
+    """What the uploader reads instead of a bare "Done": why nothing came of their files."""
+    if report.get("refused"):
+        return f"Nothing was imported: {report['refused']}"
+    if report["files"]:
+        return "Nothing was imported: every file failed or was skipped, for the reasons listed below."
+    names = ", ".join(uploaded) if uploaded else "the upload"
+    return (f"Nothing was imported: {names} held no file to import (an empty zip or folder, or files of "
+            f"another kind, such as images on their own). Upload {READABLE_FILES}; zip a results folder whole.")
+
+
+def remove_empty_run(job: ImportJob) -> bool:
+    """Delete the job's run when it holds nothing at all (typically made for this very upload), so that
+    an upload that imported nothing leaves no empty run on the run list and the leaderboard, to be
+    "evaluated" 0 of 0, and its name stays free.
+
+    A run that holds anything (trajectories, evaluations, results, another upload still running)
+    is kept: deleting it would take nothing but the run row and this job's link to it.
+    """
+    with transaction.atomic():
+        run = AgentRun.objects.select_for_update().filter(pk=job.run_id).first()
+        if run is None or run.metadata:
+            return False
+        if ImportJob.objects.filter(run=run).exclude(pk=job.pk).exists():
+            return False  # another upload into the same run: it may still bring trajectories
+        collector = Collector(using=router.db_for_write(AgentRun))
+        collector.collect([run])
+        if any(model is not AgentRun and instances for model, instances in collector.data.items()):
+            return False
+        run.delete()
+    job.run = None
+    return True
