@@ -104,10 +104,6 @@ def task_sites() -> list[str]:
     return sorted(sites)
 
 
-def task_benchmarks() -> list[str]:
-    return list(Task.objects.order_by("benchmark").values_list("benchmark", flat=True).distinct())
-
-
 def task_queue(user, filters: QueueFilters) -> QuerySet:
     """Tasks with the user's own gold status (`my_status`, None when they have none yet)."""
     mine = GoldTrajectory.objects.filter(task=OuterRef("pk"), annotator=user).order_by("-updated_at")

@@ -15,6 +15,7 @@ from judges.calibration import BOOTSTRAP_RESAMPLES, TRUSTED_CONFIRMATIONS, TRUST
 from judges.models import DecisionKind, JudgeBackend, JudgeConfig, JudgeDecision
 from judges.selectors import AUDIT_SAMPLE_RATE, judge_config_named
 from trajectories.models import Task
+from trajectories.selectors import task_benchmarks
 
 from . import selectors
 from .errors import GoldError
@@ -62,7 +63,7 @@ def queue(request):
             "page": page,
             "filters": filters,
             "query": query.urlencode(),
-            "benchmarks": selectors.task_benchmarks(),
+            "benchmarks": task_benchmarks(),
             "sites": selectors.task_sites(),
             "statuses": selectors.QUEUE_STATUSES,
         },
@@ -228,7 +229,7 @@ def agreement(request):
         "changed_since": selectors.gold_changed_since(done) if done else 0,
         "flags": flags, "dismissed": selectors.dismissed_flags(benchmark, [GoldFlag.Kind.DISAGREEMENT])[:50],
         "judges": JudgeConfig.objects.all(), "judge_name": judge_name, "tau": parameters["tau"],
-        "benchmarks": selectors.task_benchmarks(), "benchmark": benchmark, "query": query,
+        "benchmarks": task_benchmarks(), "benchmark": benchmark, "query": query,
     })
 
 
@@ -246,7 +247,7 @@ def gold_quality(request):
         groups.setdefault(flag.get_kind_display(), []).append(flag)
     return render(request, "annotation/quality.html", {
         "job": job, "groups": groups, "flag_count": len(flags), "benchmark": benchmark,
-        "benchmarks": selectors.task_benchmarks(),
+        "benchmarks": task_benchmarks(),
         "changed_since": selectors.gold_changed_since(job) if job and job.status == GoldCheckJob.Status.DONE else 0,
         "dismissed": selectors.dismissed_flags(benchmark)[:100],
         "kinds": GoldFlag.Kind.choices,
@@ -389,7 +390,7 @@ def import_gold_page(request):
         except (ValueError, GoldError) as exc:  # GoldFormatError names the file and row
             error = str(exc)
     return render(request, "annotation/import.html", {
-        "report": report, "error": error, "statuses": GoldStatus.choices, "benchmarks": selectors.task_benchmarks(),
+        "report": report, "error": error, "statuses": GoldStatus.choices, "benchmarks": task_benchmarks(),
         "annotators": selectors.annotator_accounts().values_list("username", flat=True),
         "annotator": annotator, "status": status,
     })

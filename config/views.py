@@ -3,16 +3,15 @@ from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from trajectories import selectors as trajectory_selectors
 from trajectories.formats.canonical import SCHEMA_PATH
 
 from . import health
-from .home import guide
+from .home import guide, platform_counts
 
 
 @require_GET
 def home(request):
-    return render(request, "home.html", {"counts": trajectory_selectors.platform_counts(), "guide": guide()})
+    return render(request, "home.html", {"counts": platform_counts(), "guide": guide()})
 
 
 @never_cache

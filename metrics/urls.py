@@ -1,10 +1,12 @@
 from django.urls import path
 
-from . import report_views, views
+from . import report_views, run_views, views
 
 app_name = "metrics"
 
 urlpatterns = [
+    path("runs/<int:pk>/", run_views.run_detail, name="run-detail"),
+    path("trajectories/<int:pk>/", run_views.trajectory_detail, name="trajectory-detail"),
     path("evaluations/", views.job_list, name="jobs"),
     path("evaluations/<int:pk>/", views.job_detail, name="job"),
     path("evaluations/<int:pk>/cancel/", views.change, {"action": "cancel"}, name="cancel"),

@@ -12,8 +12,8 @@ from metrics.models import Aggregate, EvaluationJob, GoldPolicy
 from metrics.permissions import can_change_evaluation, can_evaluate
 from metrics.selectors import job_progress, scores_off_reference, tasks_without_reference
 from metrics.services import evaluation
+from metrics.run_views import run_page
 from trajectories.selectors import runs_overview
-from trajectories.views import run_page
 
 SUMMARY_METRICS = ("step_success", "recovery", "repetitiveness", "element_accuracy", "partial_success",
                    "grounded", "relevant", "correct", "success", "plan_step_success")
@@ -57,7 +57,7 @@ def start(request, run_pk):
         raise PermissionDenied
     if not run.trajectory_count:
         messages.error(request, f"Run {run.name} holds no trajectories: there is nothing to evaluate.")
-        return redirect("trajectories:run-detail", pk=run.pk)
+        return redirect("metrics:run-detail", pk=run.pk)
     form = EvaluationForm(request.POST, user=request.user)
     if not form.is_valid():
         # The run's page again, with the choices made and each error under its field's label.

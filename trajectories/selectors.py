@@ -5,19 +5,8 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q, QuerySet
 
-from annotation.models import GoldTrajectory
-
 from .formats.actions import parse_action
 from .models import BENCHMARK_VERSIONS, AgentRun, OutcomeStatus, Step, Task, TaskSubset, Trajectory
-
-
-def platform_counts() -> dict:
-    return {
-        "tasks": Task.objects.count(),
-        "runs": AgentRun.objects.count(),
-        "trajectories": Trajectory.objects.count(),
-        "gold_trajectories": GoldTrajectory.objects.count(),
-    }
 
 
 OUTCOME_FIELDS = {status: f"outcome_{status}" for status in OutcomeStatus.values}
@@ -105,6 +94,10 @@ def neighbours(trajectory: Trajectory) -> tuple[Trajectory | None, Trajectory | 
     following = ordered[position + 1] if position + 1 < len(ordered) else None
     found = Trajectory.objects.select_related("task").in_bulk([pk for pk in (previous, following) if pk])
     return found.get(previous), found.get(following)
+
+
+def task_benchmarks() -> list[str]:
+    return list(Task.objects.order_by("benchmark").values_list("benchmark", flat=True).distinct())
 
 
 def task_list(benchmark: str = "", subset: TaskSubset | None = None) -> QuerySet[Task]:

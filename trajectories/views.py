@@ -1,4 +1,6 @@
-"""Pages of the trajectories app: runs, the trajectory viewer, uploads and their import jobs."""
+"""Pages of the trajectories app: runs, tasks, uploads and their import jobs, screenshots.
+
+The run page and the trajectory viewer show scores too, so they live in `metrics.run_views`."""
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -9,19 +11,12 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.roles import ADMIN, has_role, role_required
-from annotation.selectors import task_benchmarks
 from config import jobs
-from metrics.definitions.agent_response import task_answer_check
-from metrics.forms import EvaluationForm
-from metrics.permissions import can_evaluate
-from metrics.leaderboard import latest_evaluations
-from metrics.selectors import run_evaluations, trajectory_evaluation
-from metrics.subsets import run_subsets
 
 from . import selectors
 from .formats import webarena_verified
 from .formats.webarena_tasks import TaskConfigError
-from .forms import TaskImportForm, TrajectoryFilterForm, UploadForm
+from .forms import TaskImportForm, UploadForm
 from .models import AgentRun, ImportJob, Screenshot, Task, TaskSubset
 from .permissions import can_import_into
 from .services.import_jobs import create_import_job, enqueue_import_job
@@ -29,7 +24,6 @@ from .services.runs import get_or_create_run
 from .services.subsets import import_subset_bytes
 from .services.tasks import import_task_bytes
 
-TRAJECTORIES_PER_PAGE = 100
 TASKS_PER_PAGE = 100
 
 
@@ -37,50 +31,6 @@ TASKS_PER_PAGE = 100
 @require_GET
 def run_list(request):
     return render(request, "trajectories/run_list.html", {"runs": selectors.runs_overview()})
-
-
-@login_required
-@require_GET
-def run_detail(request, pk: int):
-    return run_page(request, get_object_or_404(selectors.runs_overview(), pk=pk))
-
-
-def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = None, status: int = 200):
-    """A run's page; `evaluate_form` is a refused evaluation request shown again with its errors and choices."""
-    form = TrajectoryFilterForm(request.GET, sites=selectors.run_sites(run))
-    trajectories = selectors.run_trajectories(run, form.filters())
-    page = Paginator(trajectories, TRAJECTORIES_PER_PAGE).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
-    latest = latest_evaluations([run.pk]).get(run.pk)
-    if evaluate_form is None and run.trajectory_count and can_evaluate(request.user, [run]):
-        evaluate_form = EvaluationForm(user=request.user)
-    return render(
-        request,
-        "trajectories/run_detail.html",
-        {"run": run, "form": form, "page": page, "query": query.urlencode(),
-         "subsets": run_subsets(run, latest.job_id if latest else None),
-         "can_import": can_import_into(request.user, run), "evaluations": run_evaluations(run),
-         "evaluate_form": evaluate_form},
-        status=status,
-    )
-
-
-@login_required
-@require_GET
-def trajectory_detail(request, pk: int):
-    trajectory = get_object_or_404(selectors.viewer_trajectories(), pk=pk)
-    previous, following = selectors.neighbours(trajectory)
-    evaluation = trajectory_evaluation(trajectory, request.GET.get("job"), viewer=request.user)
-    steps = [(view, evaluation.steps.get(view.step.index) if evaluation else None)
-             for view in selectors.step_views(trajectory)]
-    return render(
-        request,
-        "trajectories/trajectory_detail.html",
-        {"trajectory": trajectory, "task": trajectory.task, "steps": steps, "evaluation": evaluation,
-         "previous": previous, "next": following,
-         "answer_check": task_answer_check(trajectory.task.eval_config, trajectory.final_answer)},
-    )
 
 
 def _screenshot_response(row: Screenshot) -> FileResponse:
@@ -174,7 +124,7 @@ def task_list(request):
     query = request.GET.copy()
     query.pop("page", None)
     return render(request, "trajectories/task_list.html", {
-        "page": page, "benchmark": benchmark, "subset": subset, "benchmarks": task_benchmarks(),
+        "page": page, "benchmark": benchmark, "subset": subset, "benchmarks": selectors.task_benchmarks(),
         "subsets": TaskSubset.objects.order_by("name"), "query": query.urlencode(),
         "can_import": has_role(request.user, ADMIN),
     })

@@ -101,7 +101,7 @@ def test_decision_exports_leave_out_gold_the_user_may_not_read(users, scene):
 def test_trajectory_page_shows_gold_text_only_to_who_may_read_the_gold(users, scene):
     job = scene["secret_jobs"]["bea"]
     trajectory = job.scores.get(trajectory__task=scene["tasks"][0]).trajectory
-    url = reverse("trajectories:trajectory-detail", args=[trajectory.pk]) + f"?job={job.pk}"
+    url = reverse("metrics:trajectory-detail", args=[trajectory.pk]) + f"?job={job.pk}"
     for who, user in _readers(users, scene).items():
         web = Client()
         web.force_login(user)
@@ -157,7 +157,7 @@ def test_the_reference_gold_stays_open_to_a_runs_uploader(users, scene):
     assert response.status_code == 201, response.json()
     web = Client()
     web.force_login(users["reader"])
-    page = web.get(reverse("trajectories:run-detail", args=[scene["runs"]["agent-a"].pk])).content.decode()
+    page = web.get(reverse("metrics:run-detail", args=[scene["runs"]["agent-a"].pk])).content.decode()
     assert 'value="reference"' in page and 'value="each"' not in page
 
 

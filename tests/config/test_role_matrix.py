@@ -125,8 +125,8 @@ def kwargs_for(name: str, data) -> dict:
     """Path parameters of one URL name, from the platform's rows."""
     pk = {
         "accounts:revoke-api-token": {"token_key": data["token"].token_key},
-        "trajectories:run-detail": {"pk": data["run"].pk},
-        "trajectories:trajectory-detail": {"pk": data["trajectory"].pk},
+        "metrics:run-detail": {"pk": data["run"].pk},
+        "metrics:trajectory-detail": {"pk": data["trajectory"].pk},
         "trajectories:screenshot": {"sha256": data["shot"].sha256},
         "trajectories:import-job": {"pk": data["import_job"].pk},
         "trajectories:import-job-progress": {"pk": data["import_job"].pk},

@@ -156,7 +156,7 @@ def test_side_by_side_aligns_both_trajectories_to_the_gold(runs, user_client):
     assert beta_part.cells == () and beta_part.unmatched
     html = response.content.decode()
     alpha_trajectory = view.sides[0].trajectory.pk
-    assert f"{reverse('trajectories:trajectory-detail', args=[alpha_trajectory])}#step-2" in html
+    assert f"{reverse('metrics:trajectory-detail', args=[alpha_trajectory])}#step-2" in html
     assert "left the path (expected g1)" in html and "back at g3 after 1 step" in html
 
 

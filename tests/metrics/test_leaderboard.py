@@ -124,7 +124,7 @@ def test_page_shows_runs_filters_tables_and_downloads(runs, user_client):
     assert response.status_code == 200
     html = response.content.decode()
     assert html.index('data-run="beta"') < html.index('data-run="alpha"')
-    assert reverse("trajectories:run-detail", args=[runs.alpha.pk]) in html
+    assert reverse("metrics:run-detail", args=[runs.alpha.pk]) in html
     assert reverse("metrics:job", args=[runs.alpha_job.pk]) in html
     scores_csv = reverse("metrics:export", args=["scores", "csv"])
     assert f"{scores_csv}?run={runs.alpha.pk}&amp;job={runs.alpha_job.pk}" in html

@@ -99,7 +99,7 @@ def test_the_run_page_shows_its_subset_numbers_without_reimport(client, runs, li
     assert (item.trajectories, item.passed, item.judged) == (2, 2, 2)
     assert item.numbers.metrics["success"].mean == 1.0
     client.force_login(UserFactory(username="viewer"))
-    page = client.get(reverse("trajectories:run-detail", args=[runs.alpha.pk])).content.decode()
+    page = client.get(reverse("metrics:run-detail", args=[runs.alpha.pk])).content.decode()
     assert 'id="subsets"' in page and "2 / 3" in page and "?subset=webarena-lite" in page
 
 

@@ -166,7 +166,7 @@ def test_trajectory_page_explains_a_structured_answer_mismatch_field_by_field(cl
               '"retrieved_data": ["Quest Lumaflex Band", "<b>Sprite Yoga Mat</b>"]}')
     trajectory = TrajectoryFactory(task=task, final_answer=answer)
     client.force_login(admin)
-    page = client.get(reverse("trajectories:trajectory-detail", args=[trajectory.pk])).content.decode()
+    page = client.get(reverse("metrics:trajectory-detail", args=[trajectory.pk])).content.decode()
     assert 'id="answer-check"' in page and "does not match" in page
     assert "not in the answer: &quot;Sprite Stasis Ball 65 cm&quot; or" in page
     assert "&lt;b&gt;Sprite Yoga Mat&lt;/b&gt;" in page and "<b>Sprite" not in page

@@ -56,7 +56,7 @@ def test_upload_page_runs_a_job_and_shows_its_report(webarena_tasks, samples, cl
     content = page.content.decode()
     assert page.status_code == 200
     assert "run.zip/results/render_9.html" in content and "not a WebArena render file" in content
-    assert reverse("trajectories:trajectory-detail", args=[Trajectory.objects.get(task__task_id="6").pk]) in content
+    assert reverse("metrics:trajectory-detail", args=[Trajectory.objects.get(task__task_id="6").pk]) in content
 
     progress = client.get(reverse("trajectories:import-job-progress", args=[job.pk])).json()
     assert progress == {"status": "done", "processed": 4, "total": 4}

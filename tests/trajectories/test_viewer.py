@@ -24,7 +24,7 @@ def imported(webarena_tasks, run, samples):
 def test_run_list_counts_outcomes_and_verdicts(viewer, run, imported):
     AgentRunFactory(name="empty-run")
     content = viewer.get(reverse("trajectories:run-list")).content.decode()
-    assert reverse("trajectories:run-detail", args=[run.pk]) in content and "empty-run" in content
+    assert reverse("metrics:run-detail", args=[run.pk]) in content and "empty-run" in content
     assert "1 / 1" in content  # one PASS among the one trajectory with a verdict
     assert "1 answered" in content and "1 N/A" in content and "1 early stop" in content
 
@@ -43,7 +43,7 @@ def test_run_list_counts_outcomes_and_verdicts(viewer, run, imported):
     ],
 )
 def test_run_page_filters(viewer, run, imported, query, tasks):
-    response = viewer.get(reverse("trajectories:run-detail", args=[run.pk]) + query)
+    response = viewer.get(reverse("metrics:run-detail", args=[run.pk]) + query)
     shown = [t.task.task_id for t in response.context["page"]]
     assert shown == tasks
 
@@ -52,7 +52,7 @@ def test_site_filter_does_not_confuse_similar_names(viewer):
     run = AgentRunFactory()
     TrajectoryFactory(run=run, task=TaskFactory(sites=["shopping_admin"]))
     both = TrajectoryFactory(run=run, task=TaskFactory(sites=["shopping", "reddit"]))
-    response = viewer.get(reverse("trajectories:run-detail", args=[run.pk]) + "?site=shopping")
+    response = viewer.get(reverse("metrics:run-detail", args=[run.pk]) + "?site=shopping")
     assert list(response.context["page"]) == [both]
     assert [choice for choice, _ in response.context["form"].fields["site"].choices] == [
         "", "reddit", "shopping", "shopping_admin"]
@@ -60,7 +60,7 @@ def test_site_filter_does_not_confuse_similar_names(viewer):
 
 def test_trajectory_page(viewer, imported):
     weak = imported["3"]
-    content = viewer.get(reverse("trajectories:trajectory-detail", args=[weak.pk])).content.decode()
+    content = viewer.get(reverse("metrics:trajectory-detail", args=[weak.pk])).content.decode()
     assert "What are the top-2 best-selling product in 2022" in content
     assert "Quest Lumaflex™ Band" in content and "Sprite Stasis Ball 65 cm" in content  # must_include answers
     assert content.count('class="tj-step"') == 8
@@ -75,8 +75,8 @@ def test_trajectory_page(viewer, imported):
     assert content.count("tj-actions no-plan") == 3
     assert content.count("tj-actions match") == 3
     assert 'src="/static/js/trajectory-viewer.js"' in content
-    assert reverse("trajectories:trajectory-detail", args=[imported["0"].pk]) in content  # previous task
-    assert reverse("trajectories:trajectory-detail", args=[imported["6"].pk]) in content  # next task
+    assert reverse("metrics:trajectory-detail", args=[imported["0"].pk]) in content  # previous task
+    assert reverse("metrics:trajectory-detail", args=[imported["6"].pk]) in content  # next task
 
 
 def test_uploaded_text_is_escaped_in_the_page(viewer):
@@ -84,7 +84,7 @@ def test_uploaded_text_is_escaped_in_the_page(viewer):
     trajectory = TrajectoryFactory(final_answer=payload, outcome_message=payload)
     StepFactory(trajectory=trajectory, index=1, url=payload, observation=payload, reasoning=payload,
                 planned_action=payload, action=payload, element_label=payload, prev_action=payload)
-    content = viewer.get(reverse("trajectories:trajectory-detail", args=[trajectory.pk])).content.decode()
+    content = viewer.get(reverse("metrics:trajectory-detail", args=[trajectory.pk])).content.decode()
     assert "<script>document.title" not in content and "<img src=x" not in content
     assert content.count("&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;") >= 7
 
@@ -102,5 +102,5 @@ def test_screenshots_are_served_from_storage(viewer, imported):
 
 def test_a_crashed_trajectory_has_no_steps(viewer):
     trajectory = TrajectoryFactory(outcome_status="crashed", final_answer=None)
-    content = viewer.get(reverse("trajectories:trajectory-detail", args=[trajectory.pk])).content.decode()
+    content = viewer.get(reverse("metrics:trajectory-detail", args=[trajectory.pk])).content.decode()
     assert "No agent steps: the run crashed before the first one." in content

@@ -53,7 +53,7 @@ def hostile_trajectory(tmp_path):
 
 def test_script_and_onerror_payloads_do_not_run(logged_in_page, dialogs, live_server, hostile_trajectory):
     page = logged_in_page
-    page.goto(live_server.url + reverse("trajectories:trajectory-detail", args=[hostile_trajectory.pk]))
+    page.goto(live_server.url + reverse("metrics:trajectory-detail", args=[hostile_trajectory.pk]))
     page.wait_for_load_state("load")
     for details in page.locator("details.tj-tree").all():
         details.evaluate("element => { element.open = true; }")
@@ -73,7 +73,7 @@ def test_script_and_onerror_payloads_do_not_run(logged_in_page, dialogs, live_se
 
 def test_keyboard_moves_between_steps(logged_in_page, live_server, hostile_trajectory):
     page = logged_in_page
-    page.goto(live_server.url + reverse("trajectories:trajectory-detail", args=[hostile_trajectory.pk]))
+    page.goto(live_server.url + reverse("metrics:trajectory-detail", args=[hostile_trajectory.pk]))
     current = "document.querySelector('.tj-step.current') && document.querySelector('.tj-step.current').id"
 
     page.keyboard.press("j")
@@ -98,7 +98,7 @@ def test_keyboard_moves_between_steps(logged_in_page, live_server, hostile_traje
 def test_a_screenshot_opens_in_a_zoomable_view_and_esc_closes_it(sized_page, live_server, hostile_trajectory, width):
     page = sized_page
     log_in(page.context, live_server, UserFactory(username="viewer"))
-    url = live_server.url + reverse("trajectories:trajectory-detail", args=[hostile_trajectory.pk])
+    url = live_server.url + reverse("metrics:trajectory-detail", args=[hostile_trajectory.pk])
     page.goto(url)
     assert page_width(page) <= width
     shot = page.locator("a.tj-shot").first

@@ -1,3 +1,6 @@
+"""`manage.py load_demo`: every app's demo data (tasks, runs, gold, an evaluation of each run), so it lives in
+metrics, the app on top of the others."""
+
 from pathlib import Path
 
 from django.conf import settings

@@ -1,0 +1,64 @@
+"""The run page and the trajectory viewer: they show a run's trajectories with its evaluations and
+scores, so they belong to metrics, the app on top, rather than to trajectories (which they read)."""
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from metrics.definitions.agent_response import task_answer_check
+from metrics.forms import EvaluationForm
+from metrics.leaderboard import latest_evaluations
+from metrics.permissions import can_evaluate
+from metrics.selectors import run_evaluations, trajectory_evaluation
+from metrics.subsets import run_subsets
+from trajectories import selectors
+from trajectories.forms import TrajectoryFilterForm
+from trajectories.models import AgentRun
+from trajectories.permissions import can_import_into
+
+TRAJECTORIES_PER_PAGE = 100
+
+
+@login_required
+@require_GET
+def run_detail(request, pk: int):
+    return run_page(request, get_object_or_404(selectors.runs_overview(), pk=pk))
+
+
+def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = None, status: int = 200):
+    """A run's page; `evaluate_form` is a refused evaluation request shown again with its errors and choices."""
+    form = TrajectoryFilterForm(request.GET, sites=selectors.run_sites(run))
+    trajectories = selectors.run_trajectories(run, form.filters())
+    page = Paginator(trajectories, TRAJECTORIES_PER_PAGE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    latest = latest_evaluations([run.pk]).get(run.pk)
+    if evaluate_form is None and run.trajectory_count and can_evaluate(request.user, [run]):
+        evaluate_form = EvaluationForm(user=request.user)
+    return render(
+        request,
+        "metrics/run_detail.html",
+        {"run": run, "form": form, "page": page, "query": query.urlencode(),
+         "subsets": run_subsets(run, latest.job_id if latest else None),
+         "can_import": can_import_into(request.user, run), "evaluations": run_evaluations(run),
+         "evaluate_form": evaluate_form},
+        status=status,
+    )
+
+
+@login_required
+@require_GET
+def trajectory_detail(request, pk: int):
+    trajectory = get_object_or_404(selectors.viewer_trajectories(), pk=pk)
+    previous, following = selectors.neighbours(trajectory)
+    evaluation = trajectory_evaluation(trajectory, request.GET.get("job"), viewer=request.user)
+    steps = [(view, evaluation.steps.get(view.step.index) if evaluation else None)
+             for view in selectors.step_views(trajectory)]
+    return render(
+        request,
+        "metrics/trajectory_detail.html",
+        {"trajectory": trajectory, "task": trajectory.task, "steps": steps, "evaluation": evaluation,
+         "previous": previous, "next": following,
+         "answer_check": task_answer_check(trajectory.task.eval_config, trajectory.final_answer)},
+    )
