@@ -6,14 +6,13 @@ Reviewers and admins see everything and may edit any gold (a review often fixes 
 the owner edits while the gold is a draft or has changes requested.
 
 Gold text also travels inside judge decisions (a step-matching question carries the gold steps
-it compared), so those follow the same rule: `visible_decisions`.
+it compared), so those follow the same rule: `metrics.permissions.visible_decisions`, which needs
+the scores a decision was used for.
 """
 
 from django.db.models import Q, QuerySet
 
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, has_role
-from judges.models import DecisionKind, JudgeDecision
-from metrics.models import TrajectoryScore
 
 from .models import GoldStatus, GoldTrajectory
 
@@ -31,26 +30,6 @@ def visible_gold(user, queryset: QuerySet | None = None) -> QuerySet:
     if user.is_authenticated:
         return queryset.filter(status=GoldStatus.APPROVED)
     return queryset.none()
-
-
-# Questions whose inputs hold gold step text; the others carry only agent and task data.
-GOLD_TEXT_KINDS = (DecisionKind.STEP_MATCH, DecisionKind.TRAJECTORY_MATCH)
-
-
-def visible_decisions(user, queryset: QuerySet | None = None) -> QuerySet:
-    """Judge decisions the user may read. A decision holding gold text is shown when a score it was
-    used for was computed against gold the user may see; one used by no such score (a comparison
-    of two annotators' gold on the agreement page, a reviewer's verdict on one cell) is for
-    reviewers only. Decisions without gold text are open to every account."""
-    queryset = JudgeDecision.objects.all() if queryset is None else queryset
-    if has_role(user, REVIEWER):
-        return queryset
-    if not user.is_authenticated:
-        return queryset.none()
-    used_on_visible_gold = TrajectoryScore.decisions.through.objects.filter(
-        trajectoryscore__gold__in=visible_gold(user).values("pk")
-    ).values("judgedecision_id")
-    return queryset.filter(~Q(kind__in=GOLD_TEXT_KINDS) | Q(pk__in=used_on_visible_gold))
 
 
 def can_view_gold(user, gold: GoldTrajectory) -> bool:

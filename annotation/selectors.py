@@ -12,7 +12,6 @@ from judges.calibration import Agreement, Trust, best_threshold, trust
 from judges.models import JudgeConfig, JudgeDecision
 from judges.selectors import audit_sample_key, in_audit_sample, judge_step_from_gold, reviewed_pairs
 from judges.services import get_judge
-from metrics.models import TrajectoryScore
 from trajectories.models import Task
 
 from .agreement import (
@@ -334,7 +333,7 @@ class AuditItem:
     inputs_hash: str
     gold_step: int | None = None
     agent_step: int | None = None
-    context: list[str] = field(default_factory=list)
+    context: list[str] = field(default_factory=list)  # the runs and tasks it scored, added by the audit page
     reason: str = ""  # why the queue offers it: one of AUDIT_REASONS
     others: list[tuple[str, float]] = field(default_factory=list)  # other judges' scores on the question
 
@@ -374,23 +373,6 @@ def _cell_items(decision: JudgeDecision) -> list[AuditItem]:
         question = q.Question(q.STEP_MATCH, {"gold": gold[j], "agent": agent[i]})
         items.append(AuditItem(decision, "Gold step", gold[j], "Agent step", agent[i], row[i], question.inputs_hash,
                                gold_step=j + 1, agent_step=i + 1))
-    return items
-
-
-def _with_context(items: list[AuditItem]) -> list[AuditItem]:
-    """Where each decision was used: the run and task of the trajectories it scored."""
-    uses: dict[int, list[str]] = {}
-    rows = TrajectoryScore.decisions.through.objects.filter(
-        judgedecision_id__in={item.decision.pk for item in items}
-    ).values_list(
-        "judgedecision_id", "trajectoryscore__trajectory__run__name", "trajectoryscore__trajectory__task__task_id"
-    )
-    for decision_id, run, task_id in rows:
-        label = f"{run} · task {task_id}"
-        if label not in uses.setdefault(decision_id, []):
-            uses[decision_id].append(label)
-    for item in items:
-        item.context = uses.get(item.decision.pk, [])
     return items
 
 
@@ -454,7 +436,7 @@ def audit_queue(filters: AuditFilters, limit: int = 25) -> tuple[list[AuditItem]
     sample = [item for item in items if in_audit_sample(item.inputs_hash)]
     take(sorted(sample, key=lambda item: audit_sample_key(item.inputs_hash)), RANDOM_SAMPLE, limit - len(chosen))
     take(near, NEAR_THRESHOLD, limit - len(chosen))
-    return _with_context(chosen), len(items)
+    return chosen, len(items)
 
 
 def reviewed_decisions(filters: AuditFilters, limit: int = 25) -> list[AuditItem]:
@@ -466,7 +448,7 @@ def reviewed_decisions(filters: AuditFilters, limit: int = 25) -> list[AuditItem
         decisions = decisions.filter(kind=filters.kind)
     if filters.backend:
         decisions = decisions.filter(backend=filters.backend)
-    return _with_context([_pair_item(decision) for decision in decisions.order_by("-reviewed_at", "-pk")[:limit]])
+    return [_pair_item(decision) for decision in decisions.order_by("-reviewed_at", "-pk")[:limit]]
 
 
 @dataclass

@@ -18,7 +18,5 @@ urlpatterns = [
     path("export/", views.export, name="export"),
     path("schemas/gold-v1.schema.json", views.gold_schema, name="gold-schema"),
     path("agreement/", views.agreement, name="agreement"),
-    path("judge-audit/", views.judge_audit, name="judge-audit"),
-    path("judge-audit/verdict/", views.judge_audit_verdict, name="judge-audit-verdict"),
     path("judge-quality/", views.judge_quality, name="judge-quality"),
 ]

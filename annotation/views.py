@@ -1,18 +1,20 @@
-"""Pages of the annotation app: task queue, gold editor, reviews, import/export, agreement, judge audit."""
+"""Pages of the annotation app: task queue, gold editor, reviews, import/export, agreement, judge quality.
+
+The judge audit page shows where each verdict was used in scores, so it lives in `metrics.audit_views`."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import FileResponse, Http404, HttpResponse, JsonResponse
+from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_GET, require_POST
 
-from accounts.http import next_url
 from accounts.roles import ANNOTATOR, REVIEWER, has_role, role_required
-from judges.calibration import BOOTSTRAP_RESAMPLES, TRUSTED_CONFIRMATIONS, TRUSTED_KAPPA
-from judges.models import DecisionKind, JudgeBackend, JudgeConfig, JudgeDecision
+from config.forms import optional_int
+from judges.calibration import BOOTSTRAP_RESAMPLES, TRUSTED_CONFIRMATIONS, TRUSTED_KAPPA, threshold_from
+from judges.models import DecisionKind, JudgeConfig
 from judges.selectors import AUDIT_SAMPLE_RATE, judge_config_named
 from trajectories.models import Task
 from trajectories.selectors import task_benchmarks
@@ -27,7 +29,6 @@ from .services.gold_import import import_gold
 from .services.gold_checks import dismiss_flag, start_gold_check
 from .services.gold_review import review_gold
 from .services.reference import set_reference
-from .services.judge_audit import audit_decision
 
 QUEUE_FILTERS_SESSION_KEY = "annotation_queue_filters"
 ROLE_SUGGESTIONS = (
@@ -152,7 +153,7 @@ def review(request, pk: int):
         review_gold(
             gold.pk,
             reviewer=request.user,
-            version=_optional_int(request.POST.get("version")) or 0,
+            version=optional_int(request.POST.get("version")) or 0,
             decision=decision,
             comment=request.POST.get("comment", ""),
         )
@@ -194,16 +195,8 @@ def export(request):
     return response
 
 
-def _tau(value, default: float = selectors.DEFAULT_TAU) -> float:
-    try:
-        tau = float(value)
-    except (TypeError, ValueError):
-        return default
-    return tau if 0 <= tau <= 1 else default
-
-
 def _agreement_settings(data) -> tuple[str, dict]:
-    return data.get("benchmark", ""), {"judge": data.get("judge", ""), "tau": _tau(data.get("tau"))}
+    return data.get("benchmark", ""), {"judge": data.get("judge", ""), "tau": threshold_from(data.get("tau"))}
 
 
 @role_required(REVIEWER)
@@ -288,70 +281,13 @@ def set_reference_view(request, pk: int):
     return _back(request, reverse("annotation:gold", args=[gold.pk]))
 
 
-def _audit_filters(data) -> selectors.AuditFilters:
-    kind = data.get("kind", "")
-    return selectors.AuditFilters(
-        kind=kind if kind in selectors.AUDITED_KINDS else "",
-        backend=data.get("backend", ""),
-        tau=_tau(data.get("tau")),
-    )
-
-
-@role_required(REVIEWER)
-@require_GET
-def judge_audit(request):
-    filters = _audit_filters(request.GET)
-    reviewed = request.GET.get("show") == "reviewed"
-    if reviewed:
-        items, pending = selectors.reviewed_decisions(filters), None
-    else:
-        items, pending = selectors.audit_queue(filters)
-    for item in items:
-        item.says_yes = item.judge_says(filters.tau)
-    return render(request, "annotation/judge_audit.html", {
-        "items": items, "pending": pending, "filters": filters, "reviewed": reviewed,
-        "kinds": [(kind, DecisionKind(kind).label) for kind in selectors.AUDITED_KINDS],
-        "backends": JudgeBackend.choices,
-    })
-
-
-def _optional_int(value) -> int | None:
-    return int(value) if str(value or "").isdigit() else None
-
-
-@role_required(REVIEWER)
-@require_POST
-def judge_audit_verdict(request):
-    """Confirm or overrule one verdict; answers JSON to the audit page's script, else redirects back."""
-    wants_json = "application/json" in request.headers.get("Accept", "")
-    try:
-        decision = audit_decision(
-            int(request.POST.get("decision", "0") or 0),
-            reviewer=request.user,
-            verdict=request.POST.get("verdict", ""),
-            tau=_tau(request.POST.get("tau")),
-            gold_step=_optional_int(request.POST.get("gold_step")),
-            agent_step=_optional_int(request.POST.get("agent_step")),
-            note=request.POST.get("note", ""),
-        )
-    except (ValueError, JudgeDecision.DoesNotExist) as exc:
-        if wants_json:
-            return JsonResponse({"detail": str(exc)}, status=400)
-        messages.error(request, f"Verdict not recorded: {exc}")
-    else:
-        if wants_json:
-            return JsonResponse({"decision": decision.pk, "human_score": decision.human_score})
-        messages.success(request, "Verdict recorded.")
-    return redirect(next_url(request, "annotation:judge-audit"))
-
-
 @login_required
 @require_GET
 def judge_quality(request):
     """Whether to trust a judge: its agreement with human-confirmed decisions, per backend and model."""
     kind = request.GET.get("kind", "")
     kind = kind if kind in selectors.AUDITED_KINDS else ""
-    tau = _tau(request.GET.get("tau"))
+    tau = threshold_from(request.GET.get("tau"))
     return render(request, "annotation/judge_quality.html", {
         "rows": selectors.judge_quality(kind=kind, tau=tau), "kind": kind, "tau": tau,
         "resamples": BOOTSTRAP_RESAMPLES, "trusted_confirmations": TRUSTED_CONFIRMATIONS,

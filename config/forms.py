@@ -8,3 +8,8 @@ def labelled_errors(form) -> str:
         message = " ".join(errors)
         parts.append(f"{form[name].label}: {message}" if name in form.fields else message)
     return "; ".join(parts)
+
+
+def optional_int(value) -> int | None:
+    """A whole number from a form or query string, or None when it is blank or not one."""
+    return int(value) if str(value or "").isdigit() else None

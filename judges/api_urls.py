@@ -4,6 +4,5 @@ from . import api
 
 router = SimpleRouter(use_regex_path=False)
 router.register("judge-configs", api.JudgeConfigViewSet, basename="api-judge-config")
-router.register("judge-decisions", api.JudgeDecisionViewSet, basename="api-judge-decision")
 
 urlpatterns = router.urls

@@ -12,6 +12,15 @@ HUMAN_YES = 0.5
 DEFAULT_THRESHOLD = 0.7
 
 
+def threshold_from(value, default: float = DEFAULT_THRESHOLD) -> float:
+    """A threshold tau typed in a page's form or query string; `default` when missing or outside [0, 1]."""
+    try:
+        tau = float(value)
+    except (TypeError, ValueError):
+        return default
+    return tau if 0 <= tau <= 1 else default
+
+
 @dataclass(frozen=True)
 class Agreement:
     count: int

@@ -1,6 +1,10 @@
 from django.urls import path, re_path
+from rest_framework.routers import SimpleRouter
 
-from . import api_results, api_views
+from . import api_decisions, api_results, api_views
+
+router = SimpleRouter(use_regex_path=False)
+router.register("judge-decisions", api_decisions.JudgeDecisionViewSet, basename="api-judge-decision")
 
 TABLE = r"\.(?P<fmt>csv|json)$"
 
@@ -25,4 +29,4 @@ urlpatterns = [
     re_path(r"^exports/leaderboard" + TABLE, api_results.LeaderboardExportView.as_view(),
             name="api-export-leaderboard"),
     re_path(r"^exports/gold\.(?P<fmt>xlsx|csv|json)$", api_results.GoldExportView.as_view(), name="api-export-gold"),
-]
+] + router.urls

@@ -15,7 +15,6 @@ from types import SimpleNamespace
 import pandas as pd
 from django.db.models import Q, Subquery
 
-from annotation.permissions import visible_decisions
 from judges import questions as q
 from judges.models import JudgeDecision
 from judges.selectors import judge_step_from_agent
@@ -24,6 +23,7 @@ from metrics.comparison import NotEvaluated
 from metrics.definitions import DEFAULT_TAU
 from metrics.leaderboard import Leaderboard, latest_evaluations
 from metrics.models import Aggregate, EvaluationJob, TrajectoryScore
+from metrics.permissions import visible_decisions
 from metrics.services.scoring import SCORE_FIELDS
 from metrics.subsets import subset_numbers
 from trajectories.formats.canonical import EARLY_STOP_REASONS, OUTCOME_STATUSES

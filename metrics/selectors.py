@@ -5,11 +5,13 @@ from dataclasses import dataclass
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
-from annotation.permissions import visible_decisions, visible_gold
+from annotation.permissions import visible_gold
 from judges.models import JudgeDecision
 from metrics.alignment import AgentStepMark, align_side
 from annotation.models import GoldStatus
+from annotation.selectors import AuditItem
 from metrics.models import EvaluationJob, GoldPolicy, TrajectoryScore
+from metrics.permissions import visible_decisions
 from trajectories.models import Task, Trajectory
 
 
@@ -125,3 +127,21 @@ def scores_off_reference(job: EvaluationJob) -> int:
     gained = scores.filter(gold__isnull=True, trajectory__task__gold_trajectories__is_reference=True,
                            trajectory__task__gold_trajectories__cannot_complete=False).count()
     return moved + gained
+
+
+def with_uses(items: list[AuditItem]) -> list[AuditItem]:
+    """Where each audited decision was used: the run and task of the trajectories it scored (the judge
+    audit page shows them; annotation's audit queue, below the scores, cannot)."""
+    uses: dict[int, list[str]] = {}
+    rows = TrajectoryScore.decisions.through.objects.filter(
+        judgedecision_id__in={item.decision.pk for item in items}
+    ).values_list(
+        "judgedecision_id", "trajectoryscore__trajectory__run__name", "trajectoryscore__trajectory__task__task_id"
+    )
+    for decision_id, run, task_id in rows:
+        label = f"{run} · task {task_id}"
+        if label not in uses.setdefault(decision_id, []):
+            uses[decision_id].append(label)
+    for item in items:
+        item.context = uses.get(item.decision.pk, [])
+    return items

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import report_views, run_views, views
+from . import audit_views, report_views, run_views, views
 
 app_name = "metrics"
 
@@ -12,6 +12,9 @@ urlpatterns = [
     path("evaluations/<int:pk>/cancel/", views.change, {"action": "cancel"}, name="cancel"),
     path("evaluations/<int:pk>/rerun/", views.change, {"action": "rerun"}, name="rerun"),
     path("runs/<int:run_pk>/evaluate/", views.start, name="start"),
+    # The judge audit keeps its address among the reviewers' pages.
+    path("annotation/judge-audit/", audit_views.judge_audit, name="judge-audit"),
+    path("annotation/judge-audit/verdict/", audit_views.judge_audit_verdict, name="judge-audit-verdict"),
     path("leaderboard/", report_views.leaderboard_page, name="leaderboard"),
     path("compare/", report_views.compare_page, name="compare"),
     path("compare/<int:baseline>/<int:candidate>/tasks/<int:task>/", report_views.compare_task, name="compare-task"),

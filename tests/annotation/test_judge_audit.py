@@ -10,6 +10,7 @@ from judges.models import JudgeConfig, JudgeDecision
 from judges.selectors import audit_sample_key, in_audit_sample
 from judges.services import get_judge
 from judges.steps import JudgeStep
+from metrics.selectors import with_uses
 from tests.factories import JudgeDecisionFactory, TrajectoryScoreFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -85,7 +86,7 @@ def test_the_queue_puts_the_most_uncertain_first_and_skips_answered_questions(re
     assert [item.decision.pk for item in items][:2] == [unsure.pk, middling.pk]
     assert sure.pk in {item.decision.pk for item in items[2:4]}
     assert pending == 5  # three pair decisions and the best cell of each of two gold steps
-    assert items[0].context == ["gpt4-run · task 3"]
+    assert items[0].context == [] and with_uses(items)[0].context == ["gpt4-run · task 3"]  # the page adds uses
     cells = [(item.gold_step, item.agent_step, item.score) for item in items if item.gold_step]
     # Gold step 2 resembles no agent step: its candidate is the agent step at the same position.
     assert cells == [(1, 2, 1.0), (2, 2, 0.0)]
@@ -98,31 +99,31 @@ def test_the_audit_page_and_one_key_verdicts(client, reviewer):
     decision = _decision(0.8, gold="Click on the '<script>alert(1)</script>' link", agent="click [5]")
     client.force_login(reviewer)
 
-    page = client.get(reverse("annotation:judge-audit"))
+    page = client.get(reverse("metrics:judge-audit"))
     html = page.content.decode()
     assert "To review (1)" in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert(1)" not in html
 
-    answered = client.post(reverse("annotation:judge-audit-verdict"),
+    answered = client.post(reverse("metrics:judge-audit-verdict"),
                            {"decision": decision.pk, "verdict": "overrule", "tau": "0.7"},
                            HTTP_ACCEPT="application/json")
     assert answered.json() == {"decision": decision.pk, "human_score": 0.0}
-    refused = client.post(reverse("annotation:judge-audit-verdict"), {"decision": decision.pk, "verdict": "x"},
+    refused = client.post(reverse("metrics:judge-audit-verdict"), {"decision": decision.pk, "verdict": "x"},
                           HTTP_ACCEPT="application/json")
     assert refused.status_code == 400 and "verdict must be one of" in refused.json()["detail"]
-    redirected = client.post(reverse("annotation:judge-audit-verdict"),
+    redirected = client.post(reverse("metrics:judge-audit-verdict"),
                              {"decision": decision.pk, "verdict": "confirm", "next": "https://evil.example/"})
-    assert redirected.url == reverse("annotation:judge-audit")
+    assert redirected.url == reverse("metrics:judge-audit")
     decision.refresh_from_db()
     assert decision.human_score == 1.0
-    assert "Nothing to review" in client.get(reverse("annotation:judge-audit")).content.decode()
-    assert "Confirm" in client.get(reverse("annotation:judge-audit"), {"show": "reviewed"}).content.decode()
+    assert "Nothing to review" in client.get(reverse("metrics:judge-audit")).content.decode()
+    assert "Confirm" in client.get(reverse("metrics:judge-audit"), {"show": "reviewed"}).content.decode()
 
 
 def test_the_audit_needs_a_reviewer(client, annotator):
     client.force_login(annotator)
-    assert client.get(reverse("annotation:judge-audit")).status_code == 403
-    assert client.post(reverse("annotation:judge-audit-verdict"), {}).status_code == 403
+    assert client.get(reverse("metrics:judge-audit")).status_code == 403
+    assert client.post(reverse("metrics:judge-audit-verdict"), {}).status_code == 403
 
 
 @pytest.fixture
@@ -220,7 +221,7 @@ def test_the_audit_page_says_why_each_verdict_is_offered(client, reviewer):
     _decision(0.9, gold="disputed", agent="y")
     _decision(0.1, gold="disputed", agent="y", backend="openai", model="gpt-4o-mini", cache_key="o" * 64)
     client.force_login(reviewer)
-    html = client.get(reverse("annotation:judge-audit")).content.decode()
+    html = client.get(reverse("metrics:judge-audit")).content.decode()
     assert html.count('class="audit-reason near_threshold">near the threshold</span>') >= 2
     assert "openai:gpt-4o-mini: 0.10" in html or "offline: 0.90" in html
 

@@ -1,8 +1,6 @@
 """`manage.py load_demo`: every app's demo data (tasks, runs, gold, an evaluation of each run), so it lives in
 metrics, the app on top of the others."""
 
-from pathlib import Path
-
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
