@@ -5,12 +5,17 @@ against gold (greedy, each step used at most once, judge score >= tau), so agree
 the same scale as the metric it feeds. With k matched steps out of m and n:
 `agreement = 2k / (m + n)` (symmetric), plus each side's coverage k/m and k/n and the length
 difference |m - n|. Two empty gold trajectories (both "cannot complete") agree fully.
+
+The matching is `judges.matching.match_steps`, the one Step Success itself uses: it sits in judges,
+below both apps, rather than annotation importing metrics' definitions (a layer above) or keeping
+a copy of it. Moving the agreement up to metrics instead would take the agreement page, the gold
+checks and their jobs with it, though all of them are about gold, not about agent scores.
 """
 
 from dataclasses import dataclass, field
 from statistics import mean
 
-from metrics.definitions import ScoreMatrix, step_success
+from judges.matching import ScoreMatrix, match_steps
 
 
 @dataclass(frozen=True)
@@ -55,11 +60,11 @@ def pair_agreement(first: GoldSide, second: GoldSide, scores: list[list[float | 
     if m == 0 or n == 0:
         agree = 1.0 if m == n == 0 else 0.0
         return PairAgreement(first, second, 0, agree, None if m == 0 else 0.0, None if n == 0 else 0.0)
-    result = step_success(ScoreMatrix(scores=tuple(map(tuple, scores)), agent_steps=n), tau=tau)
-    k = len(result.matched)
+    matched, _ = match_steps(ScoreMatrix(scores=tuple(map(tuple, scores)), agent_steps=n), tau=tau)
+    k = len(matched)
     return PairAgreement(
         first, second, k, 2 * k / (m + n), k / m, k / n,
-        tuple((pair.gold_step, pair.agent_step, pair.score) for pair in result.matched),
+        tuple((pair.gold_step, pair.agent_step, pair.score) for pair in matched),
     )
 
 

@@ -5,8 +5,7 @@ it; `to_dict()` gives the plain JSON that TrajectoryScore.details stores. Step n
 results are 1-based, like `Step.index` and `GoldStep.index`.
 """
 
-import math
-from numbers import Real
+from judges.matching import check_count, check_score, check_tau  # noqa: F401  (the checks every metric applies)
 
 DEFAULT_TAU = 0.7
 
@@ -28,29 +27,6 @@ def _plain(value):
     if isinstance(value, (list, tuple)):
         return [_plain(item) for item in value]
     return value
-
-
-def _is_unit_number(value) -> bool:
-    # bool is a Real; a True passed as a score is a caller's mistake, not a judge answer.
-    return isinstance(value, Real) and not isinstance(value, bool) and not math.isnan(value) and 0 <= value <= 1
-
-
-def check_tau(tau) -> float:
-    if not _is_unit_number(tau):
-        raise ValueError(f"tau must be a number in [0, 1], got {tau!r}")
-    return float(tau)
-
-
-def check_score(score, where: str) -> float:
-    if not _is_unit_number(score):
-        raise ValueError(f"{where}: a judge score must be a number in [0, 1], got {score!r}")
-    return float(score)
-
-
-def check_count(count, what: str) -> int:
-    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-        raise ValueError(f"{what} must be a non-negative integer, got {count!r}")
-    return count
 
 
 def has_final_answer(final_answer: str | None) -> bool:

@@ -7,46 +7,9 @@ agent's stated plan is the same computation with plan steps in place of agent st
 
 from dataclasses import dataclass
 
-from .base import DEFAULT_TAU, MetricResult, check_count, check_score, check_tau
+from judges.matching import MatchedPair, ScoreMatrix, match_steps
 
-
-@dataclass(frozen=True)
-class ScoreMatrix:
-    """Judge scores of every gold step against every agent step: `scores[j][i]` is gold j vs agent i.
-
-    `agent_steps` is given explicitly because a matrix without gold steps has no rows to
-    count agent steps from.
-    """
-
-    scores: tuple[tuple[float, ...], ...]
-    agent_steps: int
-
-    def __post_init__(self):
-        agent_steps = check_count(self.agent_steps, "agent_steps")
-        rows = []
-        for j, row in enumerate(self.scores):
-            row = tuple(row)
-            if len(row) != agent_steps:
-                raise ValueError(
-                    f"score matrix row of gold step {j + 1} has {len(row)} scores, "
-                    f"expected {agent_steps} (one per agent step)"
-                )
-            rows.append(
-                tuple(check_score(score, f"score matrix [gold step {j + 1}][agent step {i + 1}]")
-                      for i, score in enumerate(row))
-            )
-        object.__setattr__(self, "scores", tuple(rows))
-
-    @property
-    def gold_steps(self) -> int:
-        return len(self.scores)
-
-
-@dataclass(frozen=True)
-class MatchedPair:
-    gold_step: int
-    agent_step: int
-    score: float
+from .base import DEFAULT_TAU, MetricResult, check_tau
 
 
 @dataclass(frozen=True)
@@ -61,32 +24,17 @@ class StepSuccess(MetricResult):
 
 
 def step_success(matrix: ScoreMatrix, *, tau: float = DEFAULT_TAU, ordered: bool = False) -> StepSuccess:
-    """Matched gold steps / m; each gold step and each agent step is used at most once.
-
-    Greedy as in the published code: gold steps in order, each takes the first unused agent
-    step scoring >= tau. With `ordered`, only agent steps after the previous match qualify.
-    """
+    """Matched gold steps / m; each gold step and each agent step is used at most once
+    (`judges.matching.match_steps`: greedy as in the published code)."""
     tau = check_tau(tau)
-    used = [False] * matrix.agent_steps
-    matched, unmatched = [], []
-    start = 0
-    for j, row in enumerate(matrix.scores):
-        for i in range(start, matrix.agent_steps):
-            if not used[i] and row[i] >= tau:
-                used[i] = True
-                matched.append(MatchedPair(gold_step=j + 1, agent_step=i + 1, score=row[i]))
-                if ordered:
-                    start = i + 1
-                break
-        else:
-            unmatched.append(j + 1)
+    matched, unmatched = match_steps(matrix, tau=tau, ordered=ordered)
     m = matrix.gold_steps
     return StepSuccess(
         value=len(matched) / m if m else None,
         gold_steps=m,
         agent_steps=matrix.agent_steps,
-        matched=tuple(matched),
-        unmatched_gold_steps=tuple(unmatched),
+        matched=matched,
+        unmatched_gold_steps=unmatched,
         tau=tau,
         ordered=bool(ordered),
     )
