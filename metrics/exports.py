@@ -47,8 +47,10 @@ def _metric_columns() -> tuple[Column, ...]:
         "grounded": "Final answer supported by the observations (METRICS.md 6)",
         "relevant": "Final answer satisfies the task's constraints (METRICS.md 6)",
         "correct": "Grounded and relevant (METRICS.md 6)",
-        "success": "Task success (METRICS.md 7)",
+        "success": "Task success, the harness's verdict else the offline check's (METRICS.md 7)",
         "success_source": "Where success came from: harness, string_match or url_match",
+        "check_success": "The offline check's verdict (string/url match), whatever the harness said",
+        "check_source": "Which evaluator decided the offline check: string_match, url_match, ...",
         "plan_step_success": "Step Success of the stated plan (full-plan agents)",
         "outcome_status": "answered, na, early_stop, no_stop or crashed",
         "outcome_reason": "Early stops: repeated_action, invalid_actions, max_steps or other",
@@ -59,8 +61,8 @@ def _metric_columns() -> tuple[Column, ...]:
         "recoveries": "Recoveries to the gold path (Recovery)",
         "mean_recovery_cost": "Mean agent steps from a deviation's start to its recovery",
     }
-    booleans = {"grounded", "relevant", "correct", "success"}
-    texts = {"success_source", "outcome_status", "outcome_reason"}
+    booleans = {"grounded", "relevant", "correct", "success", "check_success"}
+    texts = {"success_source", "check_source", "outcome_status", "outcome_reason"}
     counts = {"agent_steps", "gold_steps", "matched_steps", "deviations", "recoveries"}
 
     def dtype(name):

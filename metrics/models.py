@@ -78,6 +78,10 @@ class TrajectoryScore(models.Model):
     correct = models.BooleanField(null=True, blank=True)
     success = models.BooleanField(null=True, blank=True)
     success_source = models.CharField(max_length=16, blank=True, help_text="harness | string_match | url_match")
+    check_success = models.BooleanField(
+        null=True, blank=True, help_text="The offline check's verdict (string/url match), whatever the harness said."
+    )
+    check_source = models.CharField(max_length=16, blank=True, help_text="string_match | url_match | ...")
     plan_step_success = models.FloatField(null=True, blank=True, help_text="Step Success of the stated plan.")
     outcome_status = models.CharField(max_length=16, choices=OutcomeStatus.choices, blank=True)
     outcome_reason = models.CharField(max_length=16, choices=EarlyStopReason.choices, blank=True)
