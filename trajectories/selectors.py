@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from django.db.models import Count, Q, QuerySet
 
 from annotation.models import GoldTrajectory
+from annotation.roles import ANNOTATOR, has_role
 
 from .formats.actions import parse_action
-from .models import AgentRun, OutcomeStatus, Step, Task, Trajectory
+from .models import AgentRun, OutcomeGrade, OutcomeStatus, Step, Task, Trajectory
 
 
 def platform_counts() -> dict:
@@ -105,3 +106,27 @@ def neighbours(trajectory: Trajectory) -> tuple[Trajectory | None, Trajectory | 
     following = ordered[position + 1] if position + 1 < len(ordered) else None
     found = Trajectory.objects.select_related("task").in_bulk([pk for pk in (previous, following) if pk])
     return found.get(previous), found.get(following)
+
+
+@dataclass(frozen=True)
+class Grading:
+    """Human grades of a trajectory's outcome as one user may see them: blind until they have graded."""
+
+    can_grade: bool
+    mine: OutcomeGrade | None
+    grades: list  # every grader's grade, oldest first; empty while blind
+    hidden: int  # grades kept from a grader who has not graded yet
+
+    @property
+    def blind(self) -> bool:
+        return self.hidden > 0
+
+
+def trajectory_grading(trajectory: Trajectory, user) -> Grading:
+    grades = list(OutcomeGrade.objects.filter(run_id=trajectory.run_id, task_id=trajectory.task_id)
+                  .select_related("grader").order_by("created_at", "pk"))
+    can_grade = has_role(user, ANNOTATOR)
+    mine = next((grade for grade in grades if grade.grader_id == user.pk), None) if user.is_authenticated else None
+    if can_grade and mine is None:
+        return Grading(can_grade=True, mine=None, grades=[], hidden=len(grades))
+    return Grading(can_grade=can_grade, mine=mine, grades=grades, hidden=0)

@@ -9,6 +9,7 @@ urlpatterns = [
     path("runs/import/", views.upload, name="upload"),
     path("runs/<int:pk>/", views.run_detail, name="run-detail"),
     path("trajectories/<int:pk>/", views.trajectory_detail, name="trajectory-detail"),
+    path("trajectories/<int:pk>/grade/", views.grade_trajectory, name="grade"),
     path("screenshots/<str:sha256>", views.screenshot, name="screenshot"),
     path("imports/<int:pk>/", views.import_job, name="import-job"),
     path("imports/<int:pk>/progress", views.import_job_progress, name="import-job-progress"),

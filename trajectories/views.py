@@ -1,24 +1,29 @@
 """Pages of the trajectories app: runs, the trajectory viewer, uploads and their import jobs."""
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import FileResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import cache_control
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.roles import ADMIN, has_role
+from annotation.roles import ADMIN, ANNOTATOR, has_role
 from metrics.forms import EvaluationForm
 from metrics.permissions import can_evaluate
 from metrics.selectors import run_evaluations, trajectory_evaluation
+from metrics.verdicts import trajectory_verdicts
 
 from . import selectors
 from .forms import TrajectoryFilterForm, UploadForm
-from .models import AgentRun, ImportJob, Screenshot
+from .models import AgentRun, ImportJob, Screenshot, Trajectory
 from .permissions import can_import_into
 from .services.import_jobs import create_import_job, enqueue_import_job
 from .services.runs import get_or_create_run
+from .services.verdicts import record_grade
+from .verdicts import HUMAN
 
 TRAJECTORIES_PER_PAGE = 100
 
@@ -55,12 +60,33 @@ def trajectory_detail(request, pk: int):
     evaluation = trajectory_evaluation(trajectory, request.GET.get("job"))
     steps = [(view, evaluation.steps.get(view.step.index) if evaluation else None)
              for view in selectors.step_views(trajectory)]
+    task_verdicts = trajectory_verdicts(trajectory, evaluation.score.job_id if evaluation else None)
+    grading = selectors.trajectory_grading(trajectory, request.user)
+    disagreements = [pair for pair in task_verdicts.verdicts.disagreements()
+                     if not (grading.blind and HUMAN in pair)]
     return render(
         request,
         "trajectories/trajectory_detail.html",
         {"trajectory": trajectory, "task": trajectory.task, "steps": steps, "evaluation": evaluation,
-         "previous": previous, "next": following},
+         "previous": previous, "next": following,
+         "task_verdicts": task_verdicts, "grading": grading, "disagreements": disagreements},
     )
+
+
+@login_required
+@require_POST
+def grade_trajectory(request, pk: int):
+    """A reviewer's or annotator's grade of the trajectory's outcome (1 / 0.5 / 0, with a note)."""
+    trajectory = get_object_or_404(Trajectory, pk=pk)
+    if not has_role(request.user, ANNOTATOR):
+        raise PermissionDenied("grading outcomes needs the annotator or reviewer role")
+    try:
+        record_grade(trajectory, request.user, request.POST.get("grade", ""), request.POST.get("note", ""))
+    except ValueError as error:
+        messages.error(request, f"Grade not saved: {error}.")
+    else:
+        messages.success(request, "Grade saved.")
+    return redirect(reverse("trajectories:trajectory-detail", args=[pk]) + "#grading")
 
 
 @login_required

@@ -1,0 +1,232 @@
+"""Reads of every verdict source, task by task: harness, offline check, human graders, LLM judge.
+
+The harness's verdict on a task is its trajectory's `success`, else the run's task result
+(results-only runs have nothing else). The offline check's and the judge's come from the run's
+latest finished evaluation (`metrics.leaderboard.latest_evaluations`); the human verdict is the
+graders' consensus (`trajectories.verdicts`). A few queries per call, whatever the number of runs.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from metrics.aggregation import Summary, compare_paired, site_group, summarize
+from metrics.leaderboard import Evaluation, latest_evaluations
+from metrics.models import TrajectoryScore
+from trajectories.models import AgentRun, OutcomeGrade, TaskResult, Trajectory
+from trajectories.verdicts import (
+    CHECK, COMBINED, HARNESS, HUMAN, SOURCE_LABELS, SOURCE_PAIRS, SOURCES, Verdicts, binary_agreement, consensus,
+    consensus_success, krippendorff_alpha_ordinal, pair_name, pairwise_agreement, uniform_verdicts,
+)
+
+JUDGE = "judge"
+
+
+@dataclass
+class TaskVerdicts:
+    """Every verdict on one task of one run, with what they came from."""
+
+    task_pk: int
+    task_id: str
+    number: int | None
+    site: str
+    trajectory_id: int | None = None
+    harness: bool | None = None
+    harness_source: str = ""  # the file the harness verdict came from
+    check: bool | None = None
+    check_source: str = ""  # string_match, url_match, ...
+    judge: bool | None = None  # the LLM judge's "final answer correct", where the evaluation has one
+    grades: dict[str, float] = field(default_factory=dict)  # {grader: value}
+
+    @property
+    def verdicts(self) -> Verdicts:
+        return Verdicts(harness=self.harness, check=self.check, human=consensus(self.grades.values()),
+                        graders=len(self.grades))
+
+    @property
+    def human(self) -> bool | None:
+        return consensus_success(consensus(self.grades.values()))
+
+    @property
+    def human_detail(self) -> str:
+        if not self.grades:
+            return ""
+        count = len(self.grades)
+        return f"mean grade {consensus(self.grades.values()):.2f} of {count} grader{'s' if count > 1 else ''}"
+
+
+@dataclass
+class RunVerdicts:
+    run_id: int
+    evaluation: Evaluation | None
+    judge_name: str
+    tasks: dict[int, TaskVerdicts]
+    results_only: bool
+
+    def values(self, source: str, site: str = "") -> dict[int, bool | None]:
+        """{task pk: success by `source`} (tasks of one site group when given)."""
+        return {pk: (task.judge if source == JUDGE else task.verdicts.success(source))
+                for pk, task in self.tasks.items() if not site or task.site == site}
+
+    def summary(self, source: str, site: str = "") -> Summary:
+        """The success rate by one source, over the tasks it has spoken on."""
+        return summarize(value for value in self.values(source, site).values() if value is not None)
+
+    def disagreements(self) -> dict[str, list[TaskVerdicts]]:
+        """{"harness-check": [tasks where those two differ], ...} for the three pairs of sources."""
+        found = {name: [] for name in SOURCE_PAIRS}
+        for task in self.tasks.values():
+            for a, b in task.verdicts.disagreements():
+                found[pair_name(a, b)].append(task)
+        return found
+
+    @property
+    def uniform(self) -> bool | None:
+        """The one harness verdict of a results-only run whose hundreds of tasks all got it."""
+        return uniform_verdicts(list(self.values(HARNESS).values())) if self.results_only else None
+
+
+def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = None) -> dict[int, RunVerdicts]:
+    """{run id: its tasks' verdicts}. `job_ids` picks the evaluation per run (default: the latest finished
+    one, with `judge` when named)."""
+    run_ids = list(run_ids)
+    evaluations = latest_evaluations(run_ids, judge=judge)
+    chosen = {run_id: evaluation.job_id for run_id, evaluation in evaluations.items()}
+    chosen.update(job_ids or {})
+    tables: dict[int, dict[int, TaskVerdicts]] = defaultdict(dict)
+    task_info: dict[int, tuple] = {}
+
+    def entry(run_id: int, task_pk: int) -> TaskVerdicts:
+        table = tables[run_id]
+        if task_pk not in table:
+            task_id, number, sites = task_info[task_pk]
+            table[task_pk] = TaskVerdicts(task_pk, task_id, number, site_group({"sites": sites}))
+        return table[task_pk]
+
+    trajectories = list(Trajectory.objects.filter(run_id__in=run_ids).values_list(
+        "run_id", "task_id", "pk", "success", "source_name", "task__task_id", "task__number", "task__sites"))
+    results = list(TaskResult.objects.filter(run_id__in=run_ids).values_list(
+        "run_id", "task_id", "success", "source_name", "task__task_id", "task__number", "task__sites"))
+    grades = list(OutcomeGrade.objects.filter(run_id__in=run_ids).values_list(
+        "run_id", "task_id", "grader_name", "value", "task__task_id", "task__number", "task__sites"))
+    for row in trajectories:
+        task_info.setdefault(row[1], row[5:])
+    for row in results:
+        task_info.setdefault(row[1], row[4:])
+    for row in grades:
+        task_info.setdefault(row[1], row[4:])
+    for run_id, task_pk, pk, success, source_name, *_ in trajectories:
+        task = entry(run_id, task_pk)
+        task.trajectory_id, task.harness, task.harness_source = pk, success, source_name if success is not None else ""
+    for run_id, task_pk, success, source_name, *_ in results:
+        task = entry(run_id, task_pk)
+        if task.harness is None and success is not None:
+            task.harness, task.harness_source = success, source_name
+    for run_id, task_pk, grader, value, *_ in grades:
+        entry(run_id, task_pk).grades[grader] = value
+    judge_names = {}
+    if chosen:
+        scores = TrajectoryScore.objects.filter(job_id__in=set(chosen.values()), trajectory__run_id__in=run_ids,
+                                                error="").values_list(
+            "job_id", "trajectory__run_id", "trajectory__task_id", "check_success", "check_source", "correct",
+            "job__judge_config__name", "job__judge_config__backend")
+        for job_id, run_id, task_pk, check, check_source, correct, judge_name, backend in scores:
+            if chosen.get(run_id) != job_id or task_pk not in tables[run_id]:
+                continue
+            task = tables[run_id][task_pk]
+            task.check, task.check_source = check, check_source or ""
+            if backend == "openai":  # the LLM judge's verdict on the final answer
+                task.judge = correct
+                judge_names[run_id] = judge_name
+    has_trajectories = {row[0] for row in trajectories}
+    return {
+        run_id: RunVerdicts(run_id=run_id, evaluation=evaluations.get(run_id), judge_name=judge_names.get(run_id, ""),
+                            tasks=dict(sorted(tables.get(run_id, {}).items(),
+                                              key=lambda item: (item[1].number is None, item[1].number or 0,
+                                                                item[1].task_id))),
+                            results_only=run_id not in has_trajectories and bool(tables.get(run_id)))
+        for run_id in run_ids
+    }
+
+
+def one_run(run: AgentRun, **kwargs) -> RunVerdicts:
+    return run_verdicts([run.pk], **kwargs)[run.pk]
+
+
+def trajectory_verdicts(trajectory: Trajectory, job_id: int | None = None) -> TaskVerdicts:
+    """The verdicts on one trajectory's task, from the evaluation the page shows when given."""
+    table = run_verdicts([trajectory.run_id], job_ids={trajectory.run_id: job_id} if job_id else None)
+    return table[trajectory.run_id].tasks.get(trajectory.task_id) or TaskVerdicts(
+        trajectory.task_id, trajectory.task.task_id, trajectory.task.number, site_group({"sites": trajectory.task.sites}),
+        trajectory_id=trajectory.pk)
+
+
+# Agreement of graders and automatic verdicts -------------------------------------------------
+
+@dataclass(frozen=True)
+class SourceAgreement:
+    source: str
+    label: str
+    agreement: object  # trajectories.verdicts.BinaryAgreement
+
+
+@dataclass(frozen=True)
+class AgreementTable:
+    """Graders among themselves and each automatic verdict against their consensus, over one group of tasks."""
+
+    group: str
+    tasks: int
+    graded: int
+    graders: tuple[str, ...]
+    alpha: float | None
+    pairs: tuple
+    sources: tuple[SourceAgreement, ...]
+
+
+def agreement_table(verdicts: RunVerdicts, group: str = "") -> AgreementTable:
+    tasks = [task for task in verdicts.tasks.values() if not group or task.site == group]
+    graded = [task for task in tasks if task.grades]
+    marks: dict[str, dict[int, float]] = defaultdict(dict)
+    for task in graded:
+        for grader, value in task.grades.items():
+            marks[grader][task.task_pk] = value
+    sources = [(HARNESS, SOURCE_LABELS[HARNESS]), (CHECK, SOURCE_LABELS[CHECK])]
+    if verdicts.judge_name:
+        sources.append((JUDGE, f"LLM judge {verdicts.judge_name} (final answer correct)"))
+    return AgreementTable(
+        group=group, tasks=len(tasks), graded=len(graded), graders=tuple(sorted(marks)),
+        alpha=krippendorff_alpha_ordinal(list(task.grades.values()) for task in graded),
+        pairs=tuple(pairwise_agreement(marks)),
+        sources=tuple(
+            SourceAgreement(source, label, binary_agreement(
+                (task.judge if source == JUDGE else task.verdicts.success(source), task.human) for task in graded))
+            for source, label in sources
+        ),
+    )
+
+
+def agreement_report(run: AgentRun) -> tuple[AgreementTable, list[AgreementTable]]:
+    """The run overall and per site group (groups with graded tasks only)."""
+    verdicts = one_run(run)
+    sites = sorted({task.site for task in verdicts.tasks.values() if task.grades})
+    return agreement_table(verdicts), [agreement_table(verdicts, site) for site in sites]
+
+
+# Leaderboard and comparison ------------------------------------------------------------------
+
+def success_summaries(run_ids, *, judge: str = "", site: str = "") -> dict[int, dict[str, Summary]]:
+    """{run id: {source: success rate}} for the harness, the offline check, the graders and METRICS.md's
+    combined definition, over the run's tasks (of one site group when given)."""
+    tables = run_verdicts(run_ids, judge=judge)
+    return {run_id: {source: table.summary(source, site) for source in (COMBINED, *SOURCES)}
+            for run_id, table in tables.items()}
+
+
+def paired_success(baseline: AgentRun, candidate: AgentRun, *, judge: str = "") -> list[tuple[str, str, object]]:
+    """[(source, label, PairedComparison)] of success by each source over the tasks both runs have a verdict on;
+    works for results-only runs, which have no evaluation."""
+    tables = run_verdicts([baseline.pk, candidate.pk], judge=judge)
+    return [
+        (source, SOURCE_LABELS[source], compare_paired(tables[baseline.pk].values(source),
+                                                       tables[candidate.pk].values(source), resamples=1000))
+        for source in (COMBINED, *SOURCES)
+    ]
