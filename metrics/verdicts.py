@@ -79,6 +79,19 @@ class RunVerdicts:
                 found[pair_name(a, b)].append(task)
         return found
 
+    def rates(self) -> list[dict]:
+        """[{source, label, mean, passed, count}] of the sources that have spoken on some task, harness first."""
+        sources = [(source, SOURCE_LABELS[source]) for source in SOURCES]
+        if self.judge_name:
+            sources.append((JUDGE, f"LLM judge {self.judge_name}"))
+        rates = []
+        for source, label in sources:
+            known = [value for value in self.values(source).values() if value is not None]
+            if known:
+                rates.append({"source": source, "label": label, "mean": sum(known) / len(known),
+                              "passed": sum(known), "count": len(known)})
+        return rates
+
     @property
     def uniform(self) -> bool | None:
         """The one harness verdict of a results-only run whose hundreds of tasks all got it."""

@@ -55,7 +55,8 @@ class TrajectoryFilterForm(forms.Form):
     outcome = forms.ChoiceField(choices=[("", "any outcome"), *OutcomeStatus.choices], required=False)
     site = forms.ChoiceField(choices=[("", "any site")], required=False)
     success = forms.ChoiceField(
-        choices=[("", "any result"), ("pass", "PASS"), ("fail", "FAIL"), ("unknown", "unknown")], required=False
+        choices=[("", "any result"), ("pass", "PASS"), ("fail", "FAIL"), ("unknown", "unknown")], required=False,
+        label="Harness verdict",
     )
     q = forms.CharField(required=False, label="Task or intent")
 

@@ -130,3 +130,8 @@ def trajectory_grading(trajectory: Trajectory, user) -> Grading:
     if can_grade and mine is None:
         return Grading(can_grade=True, mine=None, grades=[], hidden=len(grades))
     return Grading(can_grade=can_grade, mine=mine, grades=grades, hidden=0)
+
+
+def graded_tasks(run: AgentRun, user) -> set[int]:
+    """Task pks of the run that the user has graded (the others' human verdicts stay hidden from a grader)."""
+    return set(OutcomeGrade.objects.filter(run=run, grader_id=user.pk).values_list("task_id", flat=True))

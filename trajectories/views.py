@@ -14,7 +14,7 @@ from annotation.roles import ADMIN, ANNOTATOR, has_role
 from metrics.forms import EvaluationForm
 from metrics.permissions import can_evaluate
 from metrics.selectors import run_evaluations, trajectory_evaluation
-from metrics.verdicts import trajectory_verdicts
+from metrics.verdicts import one_run, run_verdicts, trajectory_verdicts
 
 from . import selectors
 from .forms import TrajectoryFilterForm, UploadForm
@@ -31,7 +31,9 @@ TRAJECTORIES_PER_PAGE = 100
 @login_required
 @require_GET
 def run_list(request):
-    return render(request, "trajectories/run_list.html", {"runs": selectors.runs_overview()})
+    runs = list(selectors.runs_overview())
+    verdicts = run_verdicts([run.pk for run in runs])
+    return render(request, "trajectories/run_list.html", {"rows": [(run, verdicts[run.pk]) for run in runs]})
 
 
 @login_required
@@ -40,6 +42,13 @@ def run_detail(request, pk: int):
     run = get_object_or_404(selectors.runs_overview(), pk=pk)
     form = TrajectoryFilterForm(request.GET, sites=selectors.run_sites(run))
     trajectories = selectors.run_trajectories(run, form.filters())
+    verdicts = one_run(run)
+    disagreements = verdicts.disagreements()
+    disagree = request.GET.get("disagree", "")
+    without_trajectory = [task for task in verdicts.tasks.values() if task.trajectory_id is None]
+    if disagree in disagreements:
+        trajectories = trajectories.filter(pk__in=[task.trajectory_id for task in disagreements[disagree]])
+        without_trajectory = [task for task in without_trajectory if task in disagreements[disagree]]
     page = Paginator(trajectories, TRAJECTORIES_PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -47,6 +56,10 @@ def run_detail(request, pk: int):
         request,
         "trajectories/run_detail.html",
         {"run": run, "form": form, "page": page, "query": query.urlencode(),
+         "rows": [(trajectory, verdicts.tasks.get(trajectory.task_id)) for trajectory in page],
+         "verdicts": verdicts, "disagreements": [(name, len(tasks)) for name, tasks in disagreements.items()],
+         "can_grade": has_role(request.user, ANNOTATOR), "graded": selectors.graded_tasks(run, request.user),
+         "disagree": disagree if disagree in disagreements else "", "without_trajectory": without_trajectory,
          "can_import": can_import_into(request.user, run), "evaluations": run_evaluations(run),
          "evaluate_form": EvaluationForm() if can_evaluate(request.user, [run]) else None},
     )

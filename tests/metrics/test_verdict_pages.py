@@ -58,3 +58,35 @@ def test_a_bad_grade_is_refused_with_a_message(client, voices):
     client.force_login(voices["gina"])
     response = client.post(reverse("trajectories:grade", args=[voices["agreed"].pk]), {"grade": "0.3"}, follow=True)
     assert "Grade not saved: grade &#x27;0.3&#x27; is not 1 (correct)" in response.content.decode()
+
+
+def test_run_list_names_each_success_rate_by_source(client, voices):
+    client.force_login(voices["gina"])
+    page = text(client.get(reverse("trajectories:run-list")))
+    assert "harness 0.000 (0 of 2) · offline check 0.500 (1 of 2) · human graders 0.500 (1 of 2)" in page
+
+
+def test_run_page_counts_disagreements_and_links_to_them(client, voices):
+    client.force_login(voices["gina"])
+    url = reverse("trajectories:run-detail", args=[voices["run"].pk])
+    page = text(client.get(url))
+    assert "1 task where harness and offline check disagree" in page
+    assert "1 task where harness and human graders disagree" in page
+    assert "0 where offline check and human graders disagree" in page
+    listed = text(client.get(url + "?disagree=harness-check"))
+    assert "1 trajectory where harness and offline check disagree" in listed
+    assert f"webarena/{voices['disputed'].task.task_id}" in listed
+    assert f"webarena/{voices['agreed'].task.task_id}" not in listed
+
+
+def test_agreement_page(client, voices):
+    client.force_login(voices["hugo"])
+    page = text(client.get(reverse("metrics:verdict-agreement", args=[voices["run"].pk])))
+    # Marks: task A (1, 1), task B (0, 0.5). Coincidences o(1,1)=2, o(0,.5)=o(.5,0)=1; n_0=1, n_.5=1, n_1=2;
+    # d(0,.5)=1, d(.5,1)=2.25, d(0,1)=6.25; alpha = 1 - 3 * 2 / (2 * (1 + 4.5 + 12.5)) = 0.833.
+    assert "Krippendorff's alpha (ordinal) 0.833" in page
+    assert "gina · hugo 2 50.0 %" in page
+    # Consensus: A success (1.0), B not (0.25). Harness: FAIL, FAIL -> one FN, one TN.
+    assert "harness 2 0.500 — 0.000 0.000 0 · 0 · 1 · 1" in page
+    assert "offline check 2 1.000 1.000 1.000 1.000 1 · 0 · 0 · 1" in page
+    assert "shopping" in page and "gitlab" in page

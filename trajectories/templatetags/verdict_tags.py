@@ -33,3 +33,10 @@ def verdict(value, source: str = "", detail: str = ""):
     detail = format_html(' <span class="muted">({})</span>', detail) if detail else ""
     return format_html('<span class="tj-source" data-source="{}">{}: {}{}</span>', source, SOURCE_LABELS.get(
         source, source), badge, detail)
+
+
+@register.filter
+def pair_label(pair: str) -> str:
+    """"harness-check" -> "harness and offline check disagree"."""
+    first, _, second = pair.partition("-")
+    return f"{SOURCE_LABELS.get(first, first)} and {SOURCE_LABELS.get(second, second)} disagree"
