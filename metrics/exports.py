@@ -168,6 +168,17 @@ LEADERBOARD_COLUMNS = RUN_COLUMNS + (
     Column("mean_gold_steps", "Float64", "Mean gold steps m over the same trajectories"),
     Column("length_pairs", "Int64", "Trajectories with both n and m"),
     Column("mean_length_difference", "Float64", "Mean of n - m"),
+    Column("success_from", "string", "Which verdict the success columns are: combined (the harness's, else the "
+                                     "offline check's), harness, check or human"),
+    Column("results_only", "boolean", "The run has per-task verdicts and no trajectories: no other metric"),
+) + tuple(
+    column
+    for source, label in (("harness", "the harness's verdicts"), ("check", "the offline check's verdicts"),
+                          ("human", "the human graders' consensus"))
+    for column in (
+        Column(f"success_{source}", "Float64", f"Success rate by {label}"),
+        Column(f"success_{source}_count", "Int64", f"Tasks that success_{source} is the rate over"),
+    )
 )
 
 EXPORTS = {
@@ -464,6 +475,11 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
             record.update({metric: summary.mean, f"{metric}_std": summary.std, f"{metric}_count": summary.count,
                            f"{metric}_nulls": summary.null_count})
         record.update(_outcome_counts(row.outcomes))
+        record.update(success_from=board.filters.success_source, results_only=row.results_only)
+        for source in ("harness", "check", "human"):
+            summary = row.success_sources.get(source)
+            if summary is not None and summary.count:
+                record.update({f"success_{source}": summary.mean, f"success_{source}_count": summary.count})
         if row.lengths:
             record.update(mean_agent_steps=row.lengths["agent_steps"]["mean"],
                           mean_gold_steps=row.lengths["gold_steps"]["mean"], length_pairs=row.lengths["pairs"],

@@ -6,6 +6,7 @@ from metrics import charts, leaderboard, plots
 from metrics.aggregation import METRICS
 from metrics.leaderboard import METRIC_LABELS, LeaderboardFilters
 from trajectories.models import AgentRun, Paradigm
+from trajectories.verdicts import COMBINED, SOURCE_LABELS
 
 METRIC_CHOICES = [(metric, METRIC_LABELS[metric]) for metric in METRICS]
 
@@ -19,6 +20,10 @@ class LeaderboardForm(forms.Form):
     site = forms.ChoiceField(required=False, help_text="Every number restricted to this site group's tasks.")
     paradigm = forms.ChoiceField(required=False, choices=[("", "all paradigms")] + list(Paradigm.choices))
     judge = forms.ChoiceField(required=False, help_text="Latest finished evaluation with this judge.")
+    success_source = forms.ChoiceField(
+        required=False, label="Success from", choices=list(SOURCE_LABELS.items()),
+        help_text="Which verdict the success column is: METRICS.md's (the harness's, else the offline check's), "
+                  "the harness's, the offline check's, or the human graders' consensus.")
     sort = forms.CharField(required=False, widget=forms.HiddenInput)
     site_metric = forms.ChoiceField(required=False, choices=METRIC_CHOICES, label="Metric by site")
     distribution = forms.ChoiceField(required=False, label="Distribution of",
@@ -49,6 +54,7 @@ class LeaderboardForm(forms.Form):
         return LeaderboardFilters(
             benchmark=self._value("benchmark"), site=self._value("site"), paradigm=self._value("paradigm"),
             judge=self._value("judge"), sort=key, descending=descending,
+            success_source=self._value("success_source", COMBINED),
         )
 
     @property

@@ -20,6 +20,7 @@ from metrics.aggregation import METRICS, OUTCOME_CATEGORIES
 from metrics.leaderboard import METRIC_LABELS
 from metrics.report_forms import CompareForm, LeaderboardForm, PlotForm
 from trajectories.models import AgentRun, Task
+from trajectories.verdicts import SOURCE_LABELS
 
 PLOT_MAX_AGE = 300
 TEXT_COLUMNS = ("name", "agent", "model", "paradigm", "benchmark")
@@ -63,12 +64,14 @@ def leaderboard_page(request):
     # The tables depend only on the query and on what each row shows, evaluations included.
     tables_key = leaderboard.cache_key("leaderboard-tables", request.get_full_path(), [
         (row.run_id, row.name, row.agent, row.model, row.paradigm, row.benchmark, row.created_at, row.trajectories,
-         row.evaluation) for row in board.rows
+         row.evaluation, row.success_sources) for row in board.rows
     ])
     return render(request, "metrics/leaderboard.html", {
         "form": form, "filters": filters, "board": board, "tables_key": tables_key,
         "breakdown": SimpleLazyObject(lambda: leaderboard.site_breakdown(board, form.chosen_site_metric)),
         "metrics": [(metric, METRIC_LABELS[metric]) for metric in LEADERBOARD_ORDER], "labels": METRIC_LABELS,
+        "other_metrics": [(metric, METRIC_LABELS[metric]) for metric in LEADERBOARD_ORDER if metric != "success"],
+        "success_label": SOURCE_LABELS[filters.success_source],
         "outcome_categories": OUTCOME_CATEGORIES,
         "sort_links": sort_links, "query": _query(request),
         "site_metric": form.chosen_site_metric, "distribution_metric": form.chosen_distribution,

@@ -98,11 +98,13 @@ class RunVerdicts:
         return uniform_verdicts(list(self.values(HARNESS).values())) if self.results_only else None
 
 
-def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = None) -> dict[int, RunVerdicts]:
-    """{run id: its tasks' verdicts}. `job_ids` picks the evaluation per run (default: the latest finished
-    one, with `judge` when named)."""
+def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = None,
+                 evaluations: dict[int, Evaluation] | None = None) -> dict[int, RunVerdicts]:
+    """{run id: its tasks' verdicts}, in five queries. The evaluation per run is its latest finished one (with
+    `judge` when named), unless `evaluations` gives them already or `job_ids` picks others."""
     run_ids = list(run_ids)
-    evaluations = latest_evaluations(run_ids, judge=judge)
+    if evaluations is None:
+        evaluations = latest_evaluations(run_ids, judge=judge)
     chosen = {run_id: evaluation.job_id for run_id, evaluation in evaluations.items()}
     chosen.update(job_ids or {})
     tables: dict[int, dict[int, TaskVerdicts]] = defaultdict(dict)

@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 
 from tests.factories import UserFactory
+from trajectories.models import AgentRun
 from tests.metrics.verdict_data import grader, three_voices
 
 pytestmark = pytest.mark.django_db
@@ -90,3 +91,59 @@ def test_agreement_page(client, voices):
     assert "harness 2 0.500 — 0.000 0.000 0 · 0 · 1 · 1" in page
     assert "offline check 2 1.000 1.000 1.000 1.000 1 · 0 · 0 · 1" in page
     assert "shopping" in page and "gitlab" in page
+
+
+@pytest.fixture
+def results_only(webarena_tasks, shared_data):
+    from trajectories.services.verdicts import import_outcomes
+    path = shared_data / "more-benchmarks" / "leaderboard-per-task.excerpt.json"
+    import_outcomes(path.name, path.read_bytes())
+    return AgentRun.objects.get(name="jace")
+
+
+def test_leaderboard_success_names_its_source_and_switches(client, voices):
+    client.force_login(voices["gina"])
+    url = reverse("metrics:leaderboard")
+    page = text(client.get(url))
+    assert "Success ↓ from harness, else offline check" in page
+    row = text(client.get(url)).split("three-voices", 1)[1]
+    # METRICS.md's success (the harness's FAIL twice) with the sources that differ beside it.
+    assert row.lstrip().startswith("test-agent · test-model") and "0.000 n=2 offline check 0.500 human graders 0.500" in row
+    by_check = text(client.get(url + "?success_source=check"))
+    assert "from offline check" in by_check and "0.500 n=2 harness 0.000" in by_check
+    by_human = text(client.get(url + "?success_source=human&site=shopping"))
+    assert "from human graders" in by_human and "1.000 n=1" in by_human
+
+
+def test_leaderboard_export_says_which_success_it_holds(client, voices):
+    client.force_login(voices["gina"])
+    response = client.get(reverse("metrics:export", args=["leaderboard", "json"]) + "?success_source=check")
+    import json
+    [record] = json.loads(response.content)
+    assert record["success_from"] == "check" and record["success"] == 0.5
+    assert (record["success_harness"], record["success_check"], record["success_human"]) == (0.0, 0.5, 0.5)
+    assert record["results_only"] is False
+
+
+def test_results_only_run_on_the_leaderboard(client, voices, results_only):
+    client.force_login(voices["gina"])
+    page = text(client.get(reverse("metrics:leaderboard")))
+    row = page.split("jace", 1)[1].split("three-voices", 1)[0] if page.index("jace") < page.index("three-voices") \
+        else page.split("jace", 1)[1]
+    assert "results only" in row and "0.560 n=25" in row and "not available" in row and "imported verdicts" in row
+    assert page.index("jace") < page.index("three-voices")  # 0.560 above 0.000
+    by_site = text(client.get(reverse("metrics:leaderboard") + "?site=shopping_admin"))
+    assert "jace" in by_site
+
+
+def test_run_page_of_a_results_only_run(client, results_only):
+    client.force_login(UserFactory(username="dev"))
+    page = text(client.get(reverse("trajectories:run-detail", args=[results_only.pk])))
+    assert "harness 0.560 (14 of 25)" in page and "results only" in page
+    assert "Tasks without a trajectory" in page and "webarena/24" in page
+
+
+@pytest.fixture
+def webarena_tasks(db, shared_data):
+    from trajectories.services.tasks import import_task_file
+    import_task_file(shared_data / "webarena" / "test.raw.json")
