@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_GET
 
-from metrics import charts, comparison, exports, leaderboard, plots
+from metrics import charts, comparison, exports, leaderboard, plots, verdicts
 from metrics.aggregation import METRICS, OUTCOME_CATEGORIES
 from metrics.leaderboard import METRIC_LABELS
 from metrics.report_forms import CompareForm, LeaderboardForm, PlotForm
@@ -88,19 +88,25 @@ def leaderboard_page(request):
 @require_GET
 def compare_page(request):
     form = CompareForm(request.GET if request.GET else None)
-    result = None
+    result = success = not_evaluated = None
     if form.is_bound and form.is_valid():
         data = form.cleaned_data
+        # Success by each verdict source needs no evaluation: results-only runs compare on it alone.
+        success = verdicts.paired_success(data["baseline"], data["candidate"], judge=data["judge"])
         try:
             result = comparison.compare_runs(data["baseline"], data["candidate"], judge=data["judge"],
                                              difference_metric=data["metric"] or "step_success")
         except comparison.NotEvaluated as exc:
-            form.add_error(None, f"{exc}: evaluate it first, from its run page.")
+            if exc.run.trajectories.exists() or not exc.run.task_results.exists():
+                not_evaluated = f"{exc}: evaluate it first, from its run page. Until then only success is compared"
+            else:
+                not_evaluated = (f"run {exc.run.name!r} is results-only (per-task verdicts, no trajectories): only "
+                                 f"success is compared, the other metrics are not available")
     return render(request, "metrics/compare.html", {
         # Run choices as plain options: Django's select widget renders each option through a template.
         "form": form, "run_fields": [form["baseline"], form["candidate"]],
         "run_names": AgentRun.objects.order_by("name").values_list("name", flat=True),
-        "result": result, "labels": METRIC_LABELS,
+        "result": result, "labels": METRIC_LABELS, "success": success, "not_evaluated": not_evaluated,
         "continuous": plots.DISTRIBUTION_METRICS, "query": _query(request),
     })
 

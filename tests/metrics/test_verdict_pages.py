@@ -1,5 +1,6 @@
 """Every success shown names its source, and the three sources can disagree visibly."""
 
+import html
 import re
 
 import pytest
@@ -19,7 +20,7 @@ def voices(django_capture_on_commit_callbacks):
 
 def text(response) -> str:
     assert response.status_code == 200
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.content.decode()))
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.content.decode())))
 
 
 def test_trajectory_page_names_every_source_and_their_disagreement(client, voices):
@@ -58,7 +59,7 @@ def test_only_annotators_and_reviewers_grade(client, voices):
 def test_a_bad_grade_is_refused_with_a_message(client, voices):
     client.force_login(voices["gina"])
     response = client.post(reverse("trajectories:grade", args=[voices["agreed"].pk]), {"grade": "0.3"}, follow=True)
-    assert "Grade not saved: grade &#x27;0.3&#x27; is not 1 (correct)" in response.content.decode()
+    assert "Grade not saved: grade '0.3' is not 1 (correct)" in text(response)
 
 
 def test_run_list_names_each_success_rate_by_source(client, voices):
@@ -147,3 +148,14 @@ def test_run_page_of_a_results_only_run(client, results_only):
 def webarena_tasks(db, shared_data):
     from trajectories.services.tasks import import_task_file
     import_task_file(shared_data / "webarena" / "test.raw.json")
+
+
+def test_results_only_run_in_a_paired_comparison_of_success(client, voices, results_only):
+    from trajectories.models import Task, Trajectory
+    # The disputed trajectory's task becomes one of jace's tasks, so the two runs share one task.
+    Trajectory.objects.filter(pk=voices["disputed"].pk).update(task=Task.objects.get(benchmark="webarena", task_id="0"))
+    client.force_login(voices["gina"])
+    page = text(client.get(reverse("metrics:compare"), {"baseline": "three-voices", "candidate": "jace"}))
+    assert "run 'jace' is results-only (per-task verdicts, no trajectories): only success is compared" in page
+    assert "harness 1 0.000 1.000 +1.000" in page  # task 0: FAIL in three-voices, PASS in jace
+    assert "Per metric" not in page
