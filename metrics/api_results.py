@@ -29,6 +29,7 @@ from metrics.selectors import scores_with_context
 from metrics.serializers import SCORE_ORDERING, TrajectoryScoreSerializer
 from trajectories.api_read import SiteFilter, TaskRefSerializer
 from trajectories.models import AgentRun, Paradigm, Task
+from trajectories.verdicts import COMBINED, SOURCE_LABELS
 
 # --- scores and aggregates -------------------------------------------------------------------
 
@@ -125,6 +126,12 @@ class LeaderboardRowSerializer(serializers.Serializer):
     outcomes = serializers.JSONField(allow_null=True, help_text="{total, rows: [{status, reason, count, share, "
                                                                 "successes}]}, the paper's Table 7.")
     lengths = serializers.JSONField(allow_null=True, help_text="Agent vs gold steps, the paper's Table 6.")
+    success_sources = serializers.DictField(
+        child=SummarySerializer(), help_text="Success rate by each verdict source: combined (METRICS.md: the "
+        "harness's, else the offline check's), harness, check, human; `metrics.success` is the chosen one.")
+    results_only = serializers.BooleanField(help_text="Per-task verdicts without trajectories: no other metric.")
+    uniform = serializers.BooleanField(allow_null=True, help_text="A results-only run whose hundreds of verdicts "
+                                                                  "are all this one value (likely read wrongly).")
 
 
 SORT_CHOICES = [key for name in leaderboard.SORT_KEYS for key in (name, f"-{name}")]
@@ -139,13 +146,15 @@ class LeaderboardQuerySerializer(serializers.Serializer):
                                   help_text="Latest finished evaluation by this judge.")
     sort = serializers.ChoiceField(choices=SORT_CHOICES, required=False, default="-success",
                                    help_text="A column; `-` first for highest first.")
+    success_source = serializers.ChoiceField(choices=list(SOURCE_LABELS), required=False, default=COMBINED,
+                                             help_text="Which verdict `metrics.success` is.")
 
     def filters(self) -> leaderboard.LeaderboardFilters:
         data = self.validated_data
         sort = data["sort"]
         return leaderboard.LeaderboardFilters(
             benchmark=data["benchmark"], site=data["site"], paradigm=data["paradigm"], judge=data["judge"],
-            sort=sort.lstrip("-"), descending=sort.startswith("-"),
+            sort=sort.lstrip("-"), descending=sort.startswith("-"), success_source=data["success_source"],
         )
 
 
