@@ -70,3 +70,21 @@ class TrajectoryFilterForm(forms.Form):
         data = self.cleaned_data
         return TrajectoryFilters(outcome=data.get("outcome", ""), site=data.get("site", ""),
                                  success=data.get("success", ""), search=data.get("q", "").strip())
+
+
+class OutcomesUploadForm(forms.Form):
+    """A file of per-task pass/fail verdicts, read as `manage.py import_outcomes` reads it."""
+
+    file = forms.FileField(widget=forms.ClearableFileInput(attrs={"accept": ".csv,.json,.jsonl"}),
+                           help_text="CSV, JSON or JSONL: one row per run and task.")
+    run = forms.CharField(max_length=200, required=False,
+                          help_text="The run's name when the file has no run column; with one, only this run is read.")
+    run_column = forms.CharField(max_length=100, required=False, help_text="Default: run, m, agent, model.")
+    task_column = forms.CharField(max_length=100, required=False, help_text="Default: task_id, task, t, id.")
+    success_column = forms.CharField(max_length=100, required=False, help_text="Default: success, s, pass, result.")
+    benchmark = forms.CharField(max_length=64, initial="webarena")
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        check_upload_size([upload])
+        return upload

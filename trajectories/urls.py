@@ -7,6 +7,7 @@ app_name = "trajectories"
 urlpatterns = [
     path("runs/", views.run_list, name="run-list"),
     path("runs/import/", views.upload, name="upload"),
+    path("runs/import-outcomes/", views.upload_outcomes, name="upload-outcomes"),
     path("runs/<int:pk>/", views.run_detail, name="run-detail"),
     path("trajectories/<int:pk>/", views.trajectory_detail, name="trajectory-detail"),
     path("trajectories/<int:pk>/grade/", views.grade_trajectory, name="grade"),

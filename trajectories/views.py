@@ -17,12 +17,13 @@ from metrics.selectors import run_evaluations, trajectory_evaluation
 from metrics.verdicts import one_run, run_verdicts, trajectory_verdicts
 
 from . import selectors
-from .forms import TrajectoryFilterForm, UploadForm
-from .models import AgentRun, ImportJob, Screenshot, Trajectory
+from .forms import OutcomesUploadForm, TrajectoryFilterForm, UploadForm
+from .models import AgentRun, ImportJob, ResultOrigin, Screenshot, Trajectory
 from .permissions import can_import_into
 from .services.import_jobs import create_import_job, enqueue_import_job
 from .services.runs import get_or_create_run
-from .services.verdicts import record_grade
+from .formats.verdict_files import VerdictFileError
+from .services.verdicts import import_outcomes, record_grade
 from .verdicts import HUMAN
 
 TRAJECTORIES_PER_PAGE = 100
@@ -133,6 +134,24 @@ def upload(request):
             return redirect("trajectories:import-job", pk=job.pk)
     runs = AgentRun.objects.order_by("name").values_list("name", flat=True)
     return render(request, "trajectories/upload.html", {"form": form, "runs": runs})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def upload_outcomes(request):
+    """Results-only runs from a file of per-task verdicts; the report says what was stored, or why nothing was."""
+    form = OutcomesUploadForm(request.POST or None, request.FILES or None)
+    report = None
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            report = import_outcomes(data["file"].name, data["file"].read(), run=data["run"].strip(),
+                                     run_column=data["run_column"], task_column=data["task_column"],
+                                     success_column=data["success_column"], benchmark=data["benchmark"],
+                                     user=request.user, origin=ResultOrigin.WEB)
+        except VerdictFileError as error:
+            form.add_error("file", f"{error}; nothing was stored.")
+    return render(request, "trajectories/upload_outcomes.html", {"form": form, "report": report})
 
 
 def _visible_job(request, pk: int) -> ImportJob:

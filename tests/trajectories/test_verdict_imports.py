@@ -133,3 +133,17 @@ def test_a_grader_grades_once_and_may_change_their_mind(db):
     assert (grade.value, grade.note, grade.grader_name) == (0.5, "half", "ann")
     with pytest.raises(ValueError):
         record_grade(trajectory, user, 0.3)
+
+
+def test_outcomes_upload_page(client, webarena_tasks, leaderboard_file):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    client.force_login(UserFactory(username="dev"))
+    page = client.post("/runs/import-outcomes/", {
+        "file": SimpleUploadedFile("results.csv", b"agent_name,tid,ok\nbeta,0,1\nbeta,1,0\n"),
+        "run_column": "agent_name", "task_column": "tid", "success_column": "ok", "benchmark": "webarena",
+    }).content.decode()
+    assert "beta</a> created:" in page and "2 task verdicts, 1 pass" in page
+    refused = client.post("/runs/import-outcomes/", {
+        "file": SimpleUploadedFile("bad.csv", b"task_id,success\n0,1\n"), "benchmark": "webarena",
+    }).content.decode()
+    assert "bad.csv: no run column" in refused and "nothing was stored" in refused
