@@ -28,7 +28,7 @@ METRIC_LABELS = {
     "grounded": "Grounded",
     "relevant": "Relevant",
     "correct": "Correct",
-    "success": "Success",
+    "success": "Success (harness, else offline check)",
     "plan_step_success": "Plan step success",
 }
 OUTCOMES, LENGTHS = "outcomes", "lengths"

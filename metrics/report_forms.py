@@ -96,6 +96,7 @@ class PlotForm(forms.Form):
     metric = forms.CharField(required=False)
     kind = forms.ChoiceField(required=False, choices=[(kind, kind) for kind in charts.KINDS])
     runs = forms.CharField(required=False, help_text="Comma-separated run ids")
+    success_source = forms.ChoiceField(required=False, choices=list(SOURCE_LABELS.items()))
 
     def clean_runs(self):
         text = self.cleaned_data["runs"].strip()
@@ -112,6 +113,7 @@ class PlotForm(forms.Form):
         data = self.cleaned_data
         sort = data["sort"] or "-success"
         filters = LeaderboardFilters(benchmark=data["benchmark"], site=data["site"], paradigm=data["paradigm"],
-                                     judge=data["judge"], sort=sort.lstrip("-"), descending=sort.startswith("-"))
+                                     judge=data["judge"], sort=sort.lstrip("-"), descending=sort.startswith("-"),
+                                     success_source=data["success_source"] or COMBINED)
         return plots.PlotRequest(name=name, fmt=fmt, filters=filters, metric=data["metric"],
                                  kind=data["kind"] or "box", run_ids=data["runs"])

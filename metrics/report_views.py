@@ -61,6 +61,7 @@ def leaderboard_page(request):
     board = leaderboard.leaderboard(filters)
     sort_links = {key: _query(request, sort=_sort_value(filters, key)) for key in leaderboard.SORT_KEYS}
     plot_query = _query(request, metric=None, site_metric=None, distribution=None, kind=None)
+    labels = {**METRIC_LABELS, "success": f"Success ({SOURCE_LABELS[filters.success_source]})"}
     # The tables depend only on the query and on what each row shows, evaluations included.
     tables_key = leaderboard.cache_key("leaderboard-tables", request.get_full_path(), [
         (row.run_id, row.name, row.agent, row.model, row.paradigm, row.benchmark, row.created_at, row.trajectories,
@@ -69,8 +70,8 @@ def leaderboard_page(request):
     return render(request, "metrics/leaderboard.html", {
         "form": form, "filters": filters, "board": board, "tables_key": tables_key,
         "breakdown": SimpleLazyObject(lambda: leaderboard.site_breakdown(board, form.chosen_site_metric)),
-        "metrics": [(metric, METRIC_LABELS[metric]) for metric in LEADERBOARD_ORDER], "labels": METRIC_LABELS,
-        "other_metrics": [(metric, METRIC_LABELS[metric]) for metric in LEADERBOARD_ORDER if metric != "success"],
+        "metrics": [(metric, labels[metric]) for metric in LEADERBOARD_ORDER], "labels": labels,
+        "other_metrics": [(metric, labels[metric]) for metric in LEADERBOARD_ORDER if metric != "success"],
         "success_label": SOURCE_LABELS[filters.success_source],
         "outcome_categories": OUTCOME_CATEGORIES,
         "sort_links": sort_links, "query": _query(request),
