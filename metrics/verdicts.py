@@ -14,7 +14,7 @@ from metrics.leaderboard import Evaluation, latest_evaluations
 from metrics.models import TrajectoryScore
 from trajectories.models import AgentRun, OutcomeGrade, TaskResult, Trajectory
 from trajectories.verdicts import (
-    CHECK, COMBINED, HARNESS, HUMAN, SOURCE_LABELS, SOURCE_PAIRS, SOURCES, Verdicts, binary_agreement, consensus,
+    CHECK, COMBINED, HARNESS, SOURCE_LABELS, SOURCE_PAIRS, SOURCES, Verdicts, binary_agreement, consensus,
     consensus_success, krippendorff_alpha_ordinal, pair_name, pairwise_agreement, uniform_verdicts,
 )
 

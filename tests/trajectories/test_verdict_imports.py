@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 from tests.factories import AgentRunFactory, TaskFactory, TrajectoryFactory, UserFactory
 from trajectories.formats.verdict_files import VerdictFileError, parse_grades, parse_outcomes
 from trajectories.models import AgentRun, OutcomeGrade, TaskResult
-from trajectories.services.verdicts import import_grades, import_outcomes, record_grade
+from trajectories.services.verdicts import import_outcomes, record_grade
 
 
 @pytest.fixture
