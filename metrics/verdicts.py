@@ -9,13 +9,15 @@ graders' consensus (`trajectories.verdicts`). A few queries per call, whatever t
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from django.db.models import Avg, Count, Exists, OuterRef, Q
+
 from metrics.aggregation import Summary, compare_paired, site_group, summarize
 from metrics.leaderboard import Evaluation, latest_evaluations
 from metrics.models import TrajectoryScore
 from trajectories.models import AgentRun, OutcomeGrade, TaskResult, Trajectory
 from trajectories.verdicts import (
-    CHECK, COMBINED, HARNESS, SOURCE_LABELS, SOURCE_PAIRS, SOURCES, Verdicts, binary_agreement, consensus,
-    consensus_success, krippendorff_alpha_ordinal, pair_name, pairwise_agreement, uniform_verdicts,
+    CHECK, COMBINED, HARNESS, HUMAN, SOURCE_LABELS, SOURCE_PAIRS, SOURCES, Verdicts, binary_agreement, consensus,
+    consensus_success, krippendorff_alpha_ordinal, pair_name, pairwise_agreement, uniform_counts, uniform_verdicts,
 )
 
 JUDGE = "judge"
@@ -99,10 +101,12 @@ class RunVerdicts:
 
 
 def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = None,
-                 evaluations: dict[int, Evaluation] | None = None) -> dict[int, RunVerdicts]:
-    """{run id: its tasks' verdicts}, in five queries. The evaluation per run is its latest finished one (with
-    `judge` when named), unless `evaluations` gives them already or `job_ids` picks others."""
+                 evaluations: dict[int, Evaluation] | None = None, task_pks=None) -> dict[int, RunVerdicts]:
+    """{run id: its tasks' verdicts} (only tasks `task_pks` when given), in five queries. The evaluation per
+    run is its latest finished one (with `judge` when named), unless `evaluations` gives them already or
+    `job_ids` picks others."""
     run_ids = list(run_ids)
+    only = {} if task_pks is None else {"task_id__in": list(task_pks)}
     if evaluations is None:
         evaluations = latest_evaluations(run_ids, judge=judge)
     chosen = {run_id: evaluation.job_id for run_id, evaluation in evaluations.items()}
@@ -117,11 +121,11 @@ def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = N
             table[task_pk] = TaskVerdicts(task_pk, task_id, number, site_group({"sites": sites}))
         return table[task_pk]
 
-    trajectories = list(Trajectory.objects.filter(run_id__in=run_ids).values_list(
+    trajectories = list(Trajectory.objects.filter(run_id__in=run_ids, **only).values_list(
         "run_id", "task_id", "pk", "success", "source_name", "task__task_id", "task__number", "task__sites"))
-    results = list(TaskResult.objects.filter(run_id__in=run_ids).values_list(
+    results = list(TaskResult.objects.filter(run_id__in=run_ids, **only).values_list(
         "run_id", "task_id", "success", "source_name", "task__task_id", "task__number", "task__sites"))
-    grades = list(OutcomeGrade.objects.filter(run_id__in=run_ids).values_list(
+    grades = list(OutcomeGrade.objects.filter(run_id__in=run_ids, **only).values_list(
         "run_id", "task_id", "grader_name", "value", "task__task_id", "task__number", "task__sites"))
     for row in trajectories:
         task_info.setdefault(row[1], row[5:])
@@ -141,7 +145,8 @@ def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = N
     judge_names = {}
     if chosen:
         scores = TrajectoryScore.objects.filter(job_id__in=set(chosen.values()), trajectory__run_id__in=run_ids,
-                                                error="").values_list(
+                                                error="", **{f"trajectory__{key}": value for key, value in only.items()}
+                                                ).values_list(
             "job_id", "trajectory__run_id", "trajectory__task_id", "check_success", "check_source", "correct",
             "job__judge_config__name", "job__judge_config__backend")
         for job_id, run_id, task_pk, check, check_source, correct, judge_name, backend in scores:
@@ -169,7 +174,8 @@ def one_run(run: AgentRun, **kwargs) -> RunVerdicts:
 
 def trajectory_verdicts(trajectory: Trajectory, job_id: int | None = None) -> TaskVerdicts:
     """The verdicts on one trajectory's task, from the evaluation the page shows when given."""
-    table = run_verdicts([trajectory.run_id], job_ids={trajectory.run_id: job_id} if job_id else None)
+    table = run_verdicts([trajectory.run_id], job_ids={trajectory.run_id: job_id} if job_id else None,
+                         task_pks=[trajectory.task_id])
     return table[trajectory.run_id].tasks.get(trajectory.task_id) or TaskVerdicts(
         trajectory.task_id, trajectory.task.task_id, trajectory.task.number, site_group({"sites": trajectory.task.sites}),
         trajectory_id=trajectory.pk)
@@ -245,3 +251,94 @@ def paired_success(baseline: AgentRun, candidate: AgentRun, *, judge: str = "") 
                                                        tables[candidate.pk].values(source), resamples=1000))
         for source in (COMBINED, *SOURCES)
     ]
+
+
+# Counts for many runs at once --------------------------------------------------------------
+
+@dataclass
+class SourceCounts:
+    """Per run and site group: {source: [passed, with a verdict]}, counted in the database."""
+
+    by_site: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    results_only: bool = False
+
+    def add(self, site: str, source: str, passed: int, count: int) -> None:
+        cell = self.by_site.setdefault(site, {}).setdefault(source, [0, 0])
+        cell[0] += passed
+        cell[1] += count
+
+    def cell(self, source: str, site: str = "") -> tuple[int, int]:
+        """(passed, with a verdict) by one source, over every site group or one."""
+        passed = count = 0
+        for group, sources in self.by_site.items():
+            if not site or group == site:
+                cell_passed, cell_count = sources.get(source, (0, 0))
+                passed, count = passed + cell_passed, count + cell_count
+        return passed, count
+
+    def summary(self, source: str, site: str = "") -> Summary:
+        passed, count = self.cell(source, site)
+        return summarize([True] * passed + [False] * (count - passed))
+
+    def sites(self) -> set[str]:
+        return set(self.by_site)
+
+    @property
+    def uniform(self) -> bool | None:
+        return uniform_counts(*self.cell(HARNESS)) if self.results_only else None
+
+    def rates(self) -> list[dict]:
+        """As `RunVerdicts.rates`, without the LLM judge."""
+        rates = []
+        for source in SOURCES:
+            passed, count = self.cell(source)
+            if count:
+                rates.append({"source": source, "label": SOURCE_LABELS[source], "mean": passed / count,
+                              "passed": passed, "count": count})
+        return rates
+
+
+def success_counts(run_ids, evaluations: dict[int, Evaluation]) -> dict[int, SourceCounts]:
+    """The success rates of `RunVerdicts.summary` for many runs, counted by the database (five queries,
+    a row per run and site group) instead of read task by task: what the leaderboard and runs list need.
+    The same rules: the harness verdict is the trajectory's, else the task result's; the offline check
+    comes from the run's evaluation in `evaluations`; a task's graders succeed when their mean is above 0.5.
+    """
+    run_ids = list(run_ids)
+    counts = {run_id: SourceCounts() for run_id in run_ids}
+
+    def site(sites) -> str:
+        return site_group({"sites": sites})
+
+    judged = Trajectory.objects.filter(run_id=OuterRef("run_id"), task_id=OuterRef("task_id"), success__isnull=False)
+    passed = Count("pk", filter=Q(success=True))
+    for rows in (
+        Trajectory.objects.filter(run_id__in=run_ids, success__isnull=False),
+        TaskResult.objects.filter(run_id__in=run_ids, success__isnull=False).exclude(Exists(judged)),
+    ):
+        for run_id, sites, n, yes in (rows.order_by().values("run_id", "task__sites")
+                                      .annotate(n=Count("pk"), yes=passed).values_list("run_id", "task__sites", "n",
+                                                                                        "yes")):
+            counts[run_id].add(site(sites), HARNESS, yes, n)
+    jobs = {evaluation.job_id: run_id for run_id, evaluation in evaluations.items() if run_id in counts}
+    checks = (TrajectoryScore.objects.filter(job_id__in=list(jobs), error="", check_success__isnull=False)
+              .order_by().values("job_id", "trajectory__run_id", "trajectory__task__sites")
+              .annotate(n=Count("trajectory", distinct=True),
+                        yes=Count("trajectory", distinct=True, filter=Q(check_success=True)))
+              .values_list("job_id", "trajectory__run_id", "trajectory__task__sites", "n", "yes"))
+    for job_id, run_id, sites, n, yes in checks:
+        if jobs.get(job_id) == run_id:
+            counts[run_id].add(site(sites), CHECK, yes, n)
+    graded = (OutcomeGrade.objects.filter(run_id__in=run_ids).order_by().values("run_id", "task_id", "task__sites")
+              .annotate(mean=Avg("value")).values_list("run_id", "task__sites", "mean"))
+    for run_id, sites, mean in graded:
+        counts[run_id].add(site(sites), HUMAN, int(bool(consensus_success(mean))), 1)
+    with_trajectories = set(Trajectory.objects.filter(run_id__in=run_ids).order_by().values_list("run_id", flat=True)
+                            .distinct())
+    for run_id, run_counts in counts.items():
+        run_counts.results_only = run_id not in with_trajectories and bool(run_counts.by_site)
+        if run_id not in evaluations:  # no offline check: METRICS.md's success is the harness's
+            for sources in run_counts.by_site.values():
+                if HARNESS in sources:
+                    sources[COMBINED] = list(sources[HARNESS])
+    return counts

@@ -104,8 +104,13 @@ def uniform_verdicts(values: Sequence[bool | None]) -> bool | None:
     """The one verdict every task got when there are many tasks and all agree (a likely scraping
     error rather than a real 0 % or 100 %); None otherwise."""
     known = [value for value in values if value is not None]
-    if len(known) >= UNIFORM_WARNING_MIN_TASKS and len(set(known)) == 1:
-        return known[0]
+    return uniform_counts(sum(known), len(known))
+
+
+def uniform_counts(passed: int, count: int) -> bool | None:
+    """`uniform_verdicts` from the number of passes among `count` verdicts."""
+    if count >= UNIFORM_WARNING_MIN_TASKS and passed in (0, count):
+        return passed == count
     return None
 
 

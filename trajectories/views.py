@@ -14,7 +14,8 @@ from annotation.roles import ADMIN, ANNOTATOR, has_role
 from metrics.forms import EvaluationForm
 from metrics.permissions import can_evaluate
 from metrics.selectors import run_evaluations, trajectory_evaluation
-from metrics.verdicts import one_run, run_verdicts, trajectory_verdicts
+from metrics.leaderboard import latest_evaluations
+from metrics.verdicts import one_run, success_counts, trajectory_verdicts
 
 from . import selectors
 from .forms import OutcomesUploadForm, TrajectoryFilterForm, UploadForm
@@ -33,8 +34,8 @@ TRAJECTORIES_PER_PAGE = 100
 @require_GET
 def run_list(request):
     runs = list(selectors.runs_overview())
-    verdicts = run_verdicts([run.pk for run in runs])
-    return render(request, "trajectories/run_list.html", {"rows": [(run, verdicts[run.pk]) for run in runs]})
+    counts = success_counts([run.pk for run in runs], latest_evaluations([run.pk for run in runs]))
+    return render(request, "trajectories/run_list.html", {"rows": [(run, counts[run.pk]) for run in runs]})
 
 
 @login_required

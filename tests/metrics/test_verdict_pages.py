@@ -159,3 +159,26 @@ def test_results_only_run_in_a_paired_comparison_of_success(client, voices, resu
     assert "run 'jace' is results-only (per-task verdicts, no trajectories): only success is compared" in page
     assert "harness 1 0.000 1.000 +1.000" in page  # task 0: FAIL in three-voices, PASS in jace
     assert "Per metric" not in page
+
+
+def test_database_counts_agree_with_the_task_by_task_verdicts(voices, results_only):
+    """The leaderboard counts in the database what the pages read task by task: the same numbers."""
+    from metrics.leaderboard import latest_evaluations
+    from metrics.verdicts import run_verdicts, success_counts
+    from trajectories.models import OutcomeGrade, TaskResult, Task
+    from trajectories.verdicts import SOURCE_LABELS
+    # A task result beside a trajectory without a harness verdict, and grades of a task without a trajectory.
+    TaskResult.objects.create(run=voices["run"], task=voices["agreed"].task, success=True)
+    voices["agreed"].__class__.objects.filter(pk=voices["agreed"].pk).update(success=None)
+    OutcomeGrade.objects.create(run=results_only, task=Task.objects.get(benchmark="webarena", task_id="3"),
+                                grader_name="zoe", value=0.5)
+    run_ids = [voices["run"].pk, results_only.pk]
+    evaluations = latest_evaluations(run_ids)
+    tables, counts = run_verdicts(run_ids), success_counts(run_ids, evaluations)
+    for run_id in run_ids:
+        for site in ["", "shopping", "gitlab", "shopping_admin"]:
+            for source in SOURCE_LABELS:
+                if source == "combined" and run_id in evaluations:
+                    continue  # an evaluated run's combined success is its stored aggregate
+                assert counts[run_id].summary(source, site) == tables[run_id].summary(source, site), (run_id, site,
+                                                                                                     source)
