@@ -234,14 +234,6 @@ def agreement_report(run: AgentRun) -> tuple[AgreementTable, list[AgreementTable
 
 # Leaderboard and comparison ------------------------------------------------------------------
 
-def success_summaries(run_ids, *, judge: str = "", site: str = "") -> dict[int, dict[str, Summary]]:
-    """{run id: {source: success rate}} for the harness, the offline check, the graders and METRICS.md's
-    combined definition, over the run's tasks (of one site group when given)."""
-    tables = run_verdicts(run_ids, judge=judge)
-    return {run_id: {source: table.summary(source, site) for source in (COMBINED, *SOURCES)}
-            for run_id, table in tables.items()}
-
-
 def paired_success(baseline: AgentRun, candidate: AgentRun, *, judge: str = "") -> list[tuple[str, str, object]]:
     """[(source, label, PairedComparison)] of success by each source over the tasks both runs have a verdict on;
     works for results-only runs, which have no evaluation."""

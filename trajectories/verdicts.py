@@ -88,10 +88,6 @@ class Verdicts:
         return [(a, b) for a, b in itertools.combinations(SOURCES, 2) if a in known and b in known
                 and known[a] != known[b]]
 
-    def to_dict(self) -> dict:
-        return {**asdict(self), "human_success": self.human_success, "combined": self.combined,
-                "disagreements": ["-".join(pair) for pair in self.disagreements()]}
-
 
 def pair_name(a: str, b: str) -> str:
     return f"{a}-{b}"

@@ -57,6 +57,11 @@ def test_leaderboard_records_are_read_without_options(leaderboard_file):
     assert records[0].task_id == "0" and records[0].success is True
 
 
+def test_json_errors_name_the_item():
+    with pytest.raises(VerdictFileError, match=r"r.json, item 2: s: 'x' is not a pass/fail verdict"):
+        parse_outcomes("r.json", b'[{"t": 1, "m": "a", "s": 1}, {"t": 2, "m": "a", "s": "x"}]')
+
+
 def test_outcome_columns_can_be_named_and_runs_picked():
     data = b"agent_name,tid,ok\nA,1,PASS\nB,1,fail\n"
     records = parse_outcomes("r.csv", data, run="B", run_column="agent_name", task_column="tid",

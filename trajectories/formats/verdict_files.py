@@ -31,12 +31,15 @@ FALSE_WORDS = {"0", "0.0", "false", "fail", "failed", "no", "failure", "n", "f"}
 
 
 class VerdictFileError(ValueError):
-    """A file that cannot be read as verdicts; says where."""
+    """A file that cannot be read as verdicts; says where: a line number (CSV, JSONL) or "item N" (JSON)."""
 
-    def __init__(self, source: str, message: str, line: int | None = None):
+    def __init__(self, source: str, message: str, line: int | str | None = None):
         self.source, self.line = source, line
-        where = f"{source}, line {line}" if line else source
-        super().__init__(f"{where}: {message}")
+        super().__init__(f"{source}, {_where(line)}: {message}" if line else f"{source}: {message}")
+
+
+def _where(line: int | str) -> str:
+    return line if isinstance(line, str) else f"line {line}"
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,7 @@ class OutcomeRecord:
     run: str
     task_id: str
     success: bool
-    line: int
+    line: int | str
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ class GradeRecord:
     grader: str
     value: float
     note: str
-    line: int
+    line: int | str
 
 
 def _text(data: bytes, source: str) -> str:
@@ -63,7 +66,7 @@ def _text(data: bytes, source: str) -> str:
         raise VerdictFileError(source, f"not UTF-8 text (byte {error.start})") from None
 
 
-def _json_rows(document, source: str) -> list[tuple[int, dict]]:
+def _json_rows(document, source: str) -> list[tuple[str, dict]]:
     if isinstance(document, dict):
         lists = [value for value in document.values() if isinstance(value, list)]
         if len(lists) != 1:
@@ -74,13 +77,13 @@ def _json_rows(document, source: str) -> list[tuple[int, dict]]:
     rows = []
     for index, item in enumerate(document, start=1):
         if not isinstance(item, dict):
-            raise VerdictFileError(source, f"item {index} is not an object", None)
-        rows.append((index, item))
+            raise VerdictFileError(source, "not an object", f"item {index}")
+        rows.append((f"item {index}", item))
     return rows
 
 
-def read_rows(source: str, data: bytes) -> tuple[list[str], list[tuple[int, dict]]]:
-    """(column names, [(line or item number, row)]) of a CSV, JSON or JSONL file."""
+def read_rows(source: str, data: bytes) -> tuple[list[str], list[tuple[int | str, dict]]]:
+    """(column names, [(line number, or "item N" in a JSON list, row)]) of a CSV, JSON or JSONL file."""
     text = _text(data, source)
     stripped = text.lstrip()
     if not stripped:
@@ -183,8 +186,8 @@ def parse_outcomes(source: str, data: bytes, *, run: str = "", run_column: str =
         success = parse_success(row[success_key], source, line, success_key)
         key = (row_run, task_id)
         if key in seen:
-            raise VerdictFileError(source, f"task {task_id} of run {row_run!r} given twice (first on line "
-                                           f"{seen[key]})", line)
+            raise VerdictFileError(source, f"task {task_id} of run {row_run!r} given twice (first on {_where(seen[key])})",
+                                   line)
         seen[key] = line
         records.append(OutcomeRecord(row_run, task_id, success, line))
     if not records:
@@ -260,7 +263,7 @@ def parse_grades(source: str, data: bytes) -> list[GradeRecord]:
         key = (record.task_id, record.grader)
         if key in seen:
             raise VerdictFileError(source, f"grader {record.grader!r} graded task {record.task_id} twice (first on "
-                                           f"line {seen[key]})", record.line)
+                                           f"{_where(seen[key])})", record.line)
         seen[key] = record.line
     if not records:
         raise VerdictFileError(source, "no grades")
