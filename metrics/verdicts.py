@@ -290,9 +290,10 @@ class SourceCounts:
         return rates
 
 
-def success_counts(run_ids, evaluations: dict[int, Evaluation]) -> dict[int, SourceCounts]:
-    """The success rates of `RunVerdicts.summary` for many runs, counted by the database (five queries,
+def success_counts(run_ids, evaluations: dict[int, Evaluation], with_trajectories: set[int]) -> dict[int, SourceCounts]:
+    """The success rates of `RunVerdicts.summary` for many runs, counted by the database (four queries,
     a row per run and site group) instead of read task by task: what the leaderboard and runs list need.
+    `with_trajectories` are the runs that have trajectories (the others with verdicts are results-only).
     The same rules: the harness verdict is the trajectory's, else the task result's; the offline check
     comes from the run's evaluation in `evaluations`; a task's graders succeed when their mean is above 0.5.
     """
@@ -325,8 +326,6 @@ def success_counts(run_ids, evaluations: dict[int, Evaluation]) -> dict[int, Sou
               .annotate(mean=Avg("value")).values_list("run_id", "task__sites", "mean"))
     for run_id, sites, mean in graded:
         counts[run_id].add(site(sites), HUMAN, int(bool(consensus_success(mean))), 1)
-    with_trajectories = set(Trajectory.objects.filter(run_id__in=run_ids).order_by().values_list("run_id", flat=True)
-                            .distinct())
     for run_id, run_counts in counts.items():
         run_counts.results_only = run_id not in with_trajectories and bool(run_counts.by_site)
         if run_id not in evaluations:  # no offline check: METRICS.md's success is the harness's

@@ -34,7 +34,8 @@ TRAJECTORIES_PER_PAGE = 100
 @require_GET
 def run_list(request):
     runs = list(selectors.runs_overview())
-    counts = success_counts([run.pk for run in runs], latest_evaluations([run.pk for run in runs]))
+    run_ids = [run.pk for run in runs]
+    counts = success_counts(run_ids, latest_evaluations(run_ids), {run.pk for run in runs if run.trajectory_count})
     return render(request, "trajectories/run_list.html", {"rows": [(run, counts[run.pk]) for run in runs]})
 
 
