@@ -121,8 +121,8 @@ class LeaderboardRow:
         """The other sources' success rates where they differ from the one shown."""
         shown = self.metrics.get("success")
         return [(source, summary) for source, summary in self.success_sources.items()
-                if summary.count and (shown is None or shown.mean is None or round(summary.mean, 3) != round(shown.mean, 3))
-                and source != COMBINED]
+                if source != COMBINED and summary.count
+                and (shown is None or shown.mean is None or round(summary.mean, 3) != round(shown.mean, 3))]
 
     @property
     def scored(self) -> int | None:
@@ -242,7 +242,8 @@ def site_groups(judge: str = "") -> list[str]:
         groups = groups.filter(job__judge_config__name=judge)
     # Results-only runs have per-site success without any evaluation.
     result_sites = TaskResult.objects.values_list("task__sites", flat=True).distinct()
-    return sorted(set(groups.values_list("group", flat=True)) | {site_group({"sites": sites}) for sites in result_sites})
+    return sorted(set(groups.values_list("group", flat=True))
+                  | {site_group({"sites": sites}) for sites in result_sites})
 
 
 def benchmarks() -> list[str]:

@@ -41,7 +41,8 @@ def upload_grades(request, run_pk: int):
     if upload is None:
         messages.error(request, "Choose a file of grades to import.")
     elif upload.size > MAX_GRADES_FILE_BYTES:
-        messages.error(request, f"{upload.name}: larger than {MAX_GRADES_FILE_BYTES // 1024 // 1024} MB; nothing was stored.")
+        messages.error(request, f"{upload.name}: larger than {MAX_GRADES_FILE_BYTES // 1024 // 1024} MB; "
+                                "nothing was stored.")
     else:
         try:
             report = import_grades(run, upload.name, upload.read())

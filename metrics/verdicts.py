@@ -177,8 +177,8 @@ def trajectory_verdicts(trajectory: Trajectory, job_id: int | None = None) -> Ta
     table = run_verdicts([trajectory.run_id], job_ids={trajectory.run_id: job_id} if job_id else None,
                          task_pks=[trajectory.task_id])
     return table[trajectory.run_id].tasks.get(trajectory.task_id) or TaskVerdicts(
-        trajectory.task_id, trajectory.task.task_id, trajectory.task.number, site_group({"sites": trajectory.task.sites}),
-        trajectory_id=trajectory.pk)
+        trajectory.task_id, trajectory.task.task_id, trajectory.task.number,
+        site_group({"sites": trajectory.task.sites}), trajectory_id=trajectory.pk)
 
 
 # Agreement of graders and automatic verdicts -------------------------------------------------

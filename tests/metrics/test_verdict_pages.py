@@ -109,7 +109,8 @@ def test_leaderboard_success_names_its_source_and_switches(client, voices):
     assert "Success ↓ from harness, else offline check" in page
     row = text(client.get(url)).split("three-voices", 1)[1]
     # METRICS.md's success (the harness's FAIL twice) with the sources that differ beside it.
-    assert row.lstrip().startswith("test-agent · test-model") and "0.000 n=2 offline check 0.500 human graders 0.500" in row
+    assert row.lstrip().startswith("test-agent · test-model")
+    assert "0.000 n=2 offline check 0.500 human graders 0.500" in row
     by_check = text(client.get(url + "?success_source=check"))
     assert "from offline check" in by_check and "0.500 n=2 harness 0.000" in by_check
     by_human = text(client.get(url + "?success_source=human&site=shopping"))

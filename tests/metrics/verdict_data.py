@@ -3,7 +3,9 @@
 from django.contrib.auth.models import Group
 
 from metrics.services.evaluation import create_evaluation, start_evaluation
-from tests.factories import AgentRunFactory, JudgeConfigFactory, StepFactory, TaskFactory, TrajectoryFactory, UserFactory
+from tests.factories import (
+    AgentRunFactory, JudgeConfigFactory, StepFactory, TaskFactory, TrajectoryFactory, UserFactory,
+)
 from trajectories.services.verdicts import record_grade
 
 

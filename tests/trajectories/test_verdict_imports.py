@@ -33,7 +33,8 @@ def test_agentoccam_grades_are_read_without_options(grades_file):
 
 
 def test_long_grades_in_json_lines():
-    data = b'{"task_id": 3, "grader": "ann", "grade": 0.5, "note": "half"}\n{"task_id": 3, "grader": "ben", "grade": 1}\n'
+    data = (b'{"task_id": 3, "grader": "ann", "grade": 0.5, "note": "half"}\n'
+            b'{"task_id": 3, "grader": "ben", "grade": 1}\n')
     records = parse_grades("grades.jsonl", data)
     assert [(r.task_id, r.grader, r.value, r.note, r.line) for r in records] == [
         ("3", "ann", 0.5, "half", 1), ("3", "ben", 1.0, "", 2)]

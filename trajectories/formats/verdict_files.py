@@ -186,8 +186,8 @@ def parse_outcomes(source: str, data: bytes, *, run: str = "", run_column: str =
         success = parse_success(row[success_key], source, line, success_key)
         key = (row_run, task_id)
         if key in seen:
-            raise VerdictFileError(source, f"task {task_id} of run {row_run!r} given twice (first on {_where(seen[key])})",
-                                   line)
+            raise VerdictFileError(
+                source, f"task {task_id} of run {row_run!r} given twice (first on {_where(seen[key])})", line)
         seen[key] = line
         records.append(OutcomeRecord(row_run, task_id, success, line))
     if not records:
