@@ -184,3 +184,19 @@ def test_database_counts_agree_with_the_task_by_task_verdicts(voices, results_on
                 assert counts[run_id].summary(source, site) == tables[run_id].summary(source, site), (run_id, site,
                                                                                                      source)
         assert counts[run_id].results_only == tables[run_id].results_only
+
+
+def test_grades_upload_on_the_agreement_page(client, webarena_tasks, shared_data):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    run = AgentRun.objects.create(name="agentoccam")
+    path = shared_data / "more-benchmarks" / "agentoccam-human-grades.excerpt.csv"
+    url = reverse("metrics:import-grades", args=[run.pk])
+    client.force_login(UserFactory(username="stranger"))
+    assert client.post(url, {"file": SimpleUploadedFile(path.name, path.read_bytes())}).status_code == 403
+    client.force_login(grader("rita", "reviewer"))
+    page = text(client.post(url, {"file": SimpleUploadedFile(path.name, path.read_bytes())}, follow=True))
+    assert "60 grades of 20 tasks in run 'agentoccam' by Alice (20), Bob (20), Colin (20)" in page
+    assert "20 of 20 tasks graded by 3 graders (Alice, Bob, Colin)" in page
+    assert "Alice · Bob 20" in page
+    refused = text(client.post(url, {"file": SimpleUploadedFile("g.csv", b"Task ID,Alice\n0,2\n")}, follow=True))
+    assert "g.csv, line 2: Alice: grade '2' is not 1" in refused and "nothing was stored" in refused
