@@ -3,13 +3,13 @@
 import json
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from annotation.models import GoldTrajectory
 from annotation.roles import ANNOTATOR, has_role
 
 from .formats.actions import parse_action
-from .models import AgentRun, OutcomeGrade, OutcomeStatus, Step, Task, Trajectory
+from .models import AgentRun, OutcomeGrade, OutcomeStatus, Step, Task, TaskResult, Trajectory
 
 
 def platform_counts() -> dict:
@@ -29,6 +29,7 @@ def runs_overview() -> QuerySet[AgentRun]:
     return (
         AgentRun.objects.select_related("uploaded_by")
         .annotate(
+            has_task_results=Exists(TaskResult.objects.filter(run=OuterRef("pk"))),
             trajectory_count=Count("trajectories"),
             passed=Count("trajectories", filter=Q(trajectories__success=True)),
             judged=Count("trajectories", filter=Q(trajectories__success__isnull=False)),

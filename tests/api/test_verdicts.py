@@ -90,3 +90,12 @@ def test_outcomes_and_grades_upload(webarena_tasks, shared_data):
 def webarena_tasks(db, shared_data):
     from trajectories.services.tasks import import_task_file
     import_task_file(shared_data / "webarena" / "test.raw.json")
+
+
+def test_runs_api_marks_results_only_runs(webarena_tasks, shared_data, voices):
+    from trajectories.services.verdicts import import_outcomes
+    path = shared_data / "more-benchmarks" / "leaderboard-per-task.excerpt.json"
+    import_outcomes(path.name, path.read_bytes())
+    body = client_for(member(None, "dev")).get("/api/runs/").json()
+    flags = {run["name"]: run["results_only"] for run in body["results"]}
+    assert flags == {"jace": True, "three-voices": False}
