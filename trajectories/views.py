@@ -64,7 +64,8 @@ def run_detail(request, pk: int):
          "can_grade": has_role(request.user, ANNOTATOR), "graded": selectors.graded_tasks(run, request.user),
          "disagree": disagree if disagree in disagreements else "", "without_trajectory": without_trajectory,
          "can_import": can_import_into(request.user, run), "evaluations": run_evaluations(run),
-         "evaluate_form": EvaluationForm() if can_evaluate(request.user, [run]) else None},
+         "evaluate_form": EvaluationForm() if can_evaluate(request.user, [run]) and not verdicts.results_only
+         else None},
     )
 
 

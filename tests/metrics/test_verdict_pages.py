@@ -139,10 +139,11 @@ def test_results_only_run_on_the_leaderboard(client, voices, results_only):
 
 
 def test_run_page_of_a_results_only_run(client, results_only):
-    client.force_login(UserFactory(username="dev"))
+    client.force_login(grader("rev", "reviewer"))  # a reviewer may evaluate any run, but not this one
     page = text(client.get(reverse("trajectories:run-detail", args=[results_only.pk])))
     assert "harness 0.560 (14 of 25)" in page and "results only" in page
     assert "Tasks without a trajectory" in page and "webarena/24" in page
+    assert "A results-only run" in page and 'action="/runs/' not in page
 
 
 @pytest.fixture
