@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import AgentRun, ImportJob, Screenshot, Step, Task, TaskSubset, Trajectory
+from .models import AgentRun, ImportJob, OutcomeGrade, Screenshot, Step, Task, TaskResult, TaskSubset, Trajectory
 
 
 @admin.register(Task)
@@ -70,3 +70,19 @@ class ImportJobAdmin(admin.ModelAdmin):
     list_display = ("id", "run", "status", "processed", "total", "created_by", "created_at")
     list_filter = ("status",)
     raw_id_fields = ("run", "created_by")
+
+
+@admin.register(TaskResult)
+class TaskResultAdmin(admin.ModelAdmin):
+    list_display = ("run", "task", "success", "source_name", "origin", "updated_at")
+    list_filter = ("origin", "success")
+    search_fields = ("run__name", "task__task_id")
+    raw_id_fields = ("run", "task")
+
+
+@admin.register(OutcomeGrade)
+class OutcomeGradeAdmin(admin.ModelAdmin):
+    list_display = ("run", "task", "grader_name", "value", "origin", "updated_at")
+    list_filter = ("origin", "value")
+    search_fields = ("run__name", "task__task_id", "grader_name", "note")
+    raw_id_fields = ("run", "task", "trajectory", "grader")

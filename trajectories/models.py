@@ -254,3 +254,73 @@ class ImportJob(BackgroundJob):
 
     def get_absolute_url(self) -> str:
         return reverse("trajectories:import-job", args=[self.pk])
+
+
+class ResultOrigin(models.TextChoices):
+    """Where a verdict or grade was recorded."""
+
+    WEB = "web", "Web page"
+    API = "api", "API"
+    IMPORT = "import", "File import"
+
+
+class TaskResult(models.Model):
+    """A run's harness verdict on one task, whether or not the run has a trajectory for it.
+
+    Results-only runs (published per-task pass/fail) consist of these rows alone; for a task
+    with a trajectory, the trajectory's `success` stays the harness verdict of record.
+    """
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="task_results")
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="results")
+    success = models.BooleanField(null=True, blank=True, help_text="Harness verdict, when known.")
+    source_name = models.CharField(max_length=500, blank=True, help_text="File the verdict came from.")
+    origin = models.CharField(max_length=16, choices=ResultOrigin.choices, default=ResultOrigin.IMPORT)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["run", "task"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "task"], name="task_result_unique_per_run_task"),
+        ]
+
+    def __str__(self):
+        return f"{self.run} / {self.task}: {self.success}"
+
+
+class OutcomeGrade(models.Model):
+    """One human grader's mark on a run's outcome for one task: 1 correct, 0.5 partially, 0 incorrect.
+
+    A grader is an account (graded on the trajectory page or through the API) or a name read
+    from an imported file; the trajectory is set when the run has one for the task.
+    """
+
+    VALUES = (0.0, 0.5, 1.0)
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="outcome_grades")
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="outcome_grades")
+    trajectory = models.ForeignKey(
+        Trajectory, null=True, blank=True, on_delete=models.CASCADE, related_name="outcome_grades"
+    )
+    grader = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="outcome_grades"
+    )
+    grader_name = models.CharField(max_length=150, help_text="The account's username, or the imported grader's name.")
+    value = models.FloatField()
+    note = models.TextField(blank=True)
+    origin = models.CharField(max_length=16, choices=ResultOrigin.choices, default=ResultOrigin.WEB)
+    source_name = models.CharField(max_length=500, blank=True, help_text="File an imported grade came from.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["run", "task", "grader_name"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "task", "grader_name"], name="outcome_grade_one_per_grader"),
+            models.CheckConstraint(condition=Q(value__in=[0.0, 0.5, 1.0]), name="outcome_grade_value_known"),
+        ]
+        indexes = [models.Index(fields=["run", "task"])]
+
+    def __str__(self):
+        return f"{self.grader_name} on {self.run} / {self.task}: {self.value}"

@@ -1,33 +1,39 @@
 """Pages of the trajectories app: runs, the trajectory viewer, uploads and their import jobs."""
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import FileResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.roles import ADMIN, has_role, role_required
+from accounts.roles import ADMIN, ANNOTATOR, has_role, role_required
 from annotation.selectors import task_benchmarks
 from config import jobs
 from metrics.definitions.agent_response import task_answer_check
 from metrics.forms import EvaluationForm
-from metrics.permissions import can_evaluate
 from metrics.leaderboard import latest_evaluations
+from metrics.permissions import can_evaluate
 from metrics.selectors import run_evaluations, trajectory_evaluation
 from metrics.subsets import run_subsets
+from metrics.verdicts import one_run, success_counts, trajectory_verdicts
 
 from . import selectors
 from .formats import webarena_verified
+from .formats.verdict_files import VerdictFileError
 from .formats.webarena_tasks import TaskConfigError
-from .forms import TaskImportForm, TrajectoryFilterForm, UploadForm
-from .models import AgentRun, ImportJob, Screenshot, Task, TaskSubset
+from .forms import OutcomesUploadForm, TaskImportForm, TrajectoryFilterForm, UploadForm
+from .models import AgentRun, ImportJob, ResultOrigin, Screenshot, Task, TaskSubset, Trajectory
 from .permissions import can_import_into
 from .services.import_jobs import create_import_job, enqueue_import_job
 from .services.runs import get_or_create_run
 from .services.subsets import import_subset_bytes
 from .services.tasks import import_task_bytes
+from .services.verdicts import import_outcomes, record_grade
+from .verdicts import HUMAN
 
 TRAJECTORIES_PER_PAGE = 100
 TASKS_PER_PAGE = 100
@@ -36,7 +42,10 @@ TASKS_PER_PAGE = 100
 @login_required
 @require_GET
 def run_list(request):
-    return render(request, "trajectories/run_list.html", {"runs": selectors.runs_overview()})
+    runs = list(selectors.runs_overview())
+    run_ids = [run.pk for run in runs]
+    counts = success_counts(run_ids, latest_evaluations(run_ids), {run.pk for run in runs if run.trajectory_count})
+    return render(request, "trajectories/run_list.html", {"rows": [(run, counts[run.pk]) for run in runs]})
 
 
 @login_required
@@ -49,17 +58,29 @@ def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = N
     """A run's page; `evaluate_form` is a refused evaluation request shown again with its errors and choices."""
     form = TrajectoryFilterForm(request.GET, sites=selectors.run_sites(run))
     trajectories = selectors.run_trajectories(run, form.filters())
+    verdicts = one_run(run)
+    disagreements = verdicts.disagreements()
+    disagree = request.GET.get("disagree", "")
+    without_trajectory = [task for task in verdicts.tasks.values() if task.trajectory_id is None]
+    if disagree in disagreements:
+        trajectories = trajectories.filter(pk__in=[task.trajectory_id for task in disagreements[disagree]])
+        without_trajectory = [task for task in without_trajectory if task in disagreements[disagree]]
     page = Paginator(trajectories, TRAJECTORIES_PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     latest = latest_evaluations([run.pk]).get(run.pk)
-    if evaluate_form is None and run.trajectory_count and can_evaluate(request.user, [run]):
+    if evaluate_form is None and run.trajectory_count and can_evaluate(request.user, [run]) \
+            and not verdicts.results_only:
         evaluate_form = EvaluationForm(user=request.user)
     return render(
         request,
         "trajectories/run_detail.html",
         {"run": run, "form": form, "page": page, "query": query.urlencode(),
          "subsets": run_subsets(run, latest.job_id if latest else None),
+         "rows": [(trajectory, verdicts.tasks.get(trajectory.task_id)) for trajectory in page],
+         "verdicts": verdicts, "disagreements": [(name, len(tasks)) for name, tasks in disagreements.items()],
+         "can_grade": has_role(request.user, ANNOTATOR), "graded": selectors.graded_tasks(run, request.user),
+         "disagree": disagree if disagree in disagreements else "", "without_trajectory": without_trajectory,
          "can_import": can_import_into(request.user, run), "evaluations": run_evaluations(run),
          "evaluate_form": evaluate_form},
         status=status,
@@ -74,12 +95,17 @@ def trajectory_detail(request, pk: int):
     evaluation = trajectory_evaluation(trajectory, request.GET.get("job"), viewer=request.user)
     steps = [(view, evaluation.steps.get(view.step.index) if evaluation else None)
              for view in selectors.step_views(trajectory)]
+    task_verdicts = trajectory_verdicts(trajectory, evaluation.score.job_id if evaluation else None)
+    grading = selectors.trajectory_grading(trajectory, request.user)
+    disagreements = [pair for pair in task_verdicts.verdicts.disagreements()
+                     if not (grading.blind and HUMAN in pair)]
     return render(
         request,
         "trajectories/trajectory_detail.html",
         {"trajectory": trajectory, "task": trajectory.task, "steps": steps, "evaluation": evaluation,
          "previous": previous, "next": following,
-         "answer_check": task_answer_check(trajectory.task.eval_config, trajectory.final_answer)},
+         "answer_check": task_answer_check(trajectory.task.eval_config, trajectory.final_answer),
+         "task_verdicts": task_verdicts, "grading": grading, "disagreements": disagreements},
     )
 
 
@@ -87,6 +113,22 @@ def _screenshot_response(row: Screenshot) -> FileResponse:
     response = FileResponse(row.image.open("rb"), content_type=row.content_type)
     response["Content-Security-Policy"] = "default-src 'none'"
     return response
+
+
+@login_required
+@require_POST
+def grade_trajectory(request, pk: int):
+    """A reviewer's or annotator's grade of the trajectory's outcome (1 / 0.5 / 0, with a note)."""
+    trajectory = get_object_or_404(Trajectory, pk=pk)
+    if not has_role(request.user, ANNOTATOR):
+        raise PermissionDenied("grading outcomes needs the annotator or reviewer role")
+    try:
+        record_grade(trajectory, request.user, request.POST.get("grade", ""), request.POST.get("note", ""))
+    except ValueError as error:
+        messages.error(request, f"Grade not saved: {error}.")
+    else:
+        messages.success(request, "Grade saved.")
+    return redirect(reverse("trajectories:trajectory-detail", args=[pk]) + "#grading")
 
 
 @login_required
@@ -133,6 +175,24 @@ def upload(request):
             return redirect("trajectories:import-job", pk=job.pk)
     runs = AgentRun.objects.order_by("name").values_list("name", flat=True)
     return render(request, "trajectories/upload.html", {"form": form, "runs": runs})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def upload_outcomes(request):
+    """Results-only runs from a file of per-task verdicts; the report says what was stored, or why nothing was."""
+    form = OutcomesUploadForm(request.POST or None, request.FILES or None)
+    report = None
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            report = import_outcomes(data["file"].name, data["file"].read(), run=data["run"].strip(),
+                                     run_column=data["run_column"], task_column=data["task_column"],
+                                     success_column=data["success_column"], benchmark=data["benchmark"],
+                                     user=request.user, origin=ResultOrigin.WEB)
+        except VerdictFileError as error:
+            form.add_error("file", f"{error}; nothing was stored.")
+    return render(request, "trajectories/upload_outcomes.html", {"form": form, "report": report})
 
 
 def _visible_job(request, pk: int) -> ImportJob:
