@@ -90,6 +90,9 @@ class TaskImportForm(forms.Form):
         upload = self.cleaned_data["file"]
         if upload.size > MAX_TASK_FILE_BYTES:
             raise forms.ValidationError(f"{upload.name}: larger than {filesizeformat(MAX_TASK_FILE_BYTES)}")
+        return upload
+
+
 class OutcomesUploadForm(forms.Form):
     """A file of per-task pass/fail verdicts, read as `manage.py import_outcomes` reads it."""
 
