@@ -1,32 +1,33 @@
 """Import of agent trajectories into a run: the one write path behind the command line, the
 upload page, the API and the demo data.
 
-Files are read one at a time and each trajectory is stored in its own transaction, so memory
-does not grow with the run and a bad file costs only itself. A trajectory is identified by the
+Files are parsed by a pool of worker processes (see `reading`) and stored one at a time, each
+file in its own transaction: memory does not grow with the run, and a bad file costs only itself
+(all of itself: a JSONL file with one bad line stores none). A trajectory is identified by the
 hash of its content (screenshots by the hash of their bytes): importing the same file again
 changes nothing, and a different trajectory for a task the run already has is refused unless
 the caller asks to replace it.
 """
 
-import contextlib
 import zipfile
 import zlib
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.db import IntegrityError, reset_queries, transaction
-from django.utils import timezone
+from django.db import DataError, IntegrityError, connection, reset_queries, transaction
 
 from trajectories.formats.canonical import TaskRef, Trajectory as ParsedTrajectory, TrajectoryFormatError
+from trajectories.formats.format_traces import FORMAT as TRACE
 from trajectories.formats.harness import parse_harness_config, parse_results
-from trajectories.formats.readers import NOT_UTF8, Record, decode, load_json, read_records
-from trajectories.formats.screenshots import REFERENCE_PREFIX, Image, take_images
+from trajectories.formats.readers import NOT_UTF8, Record, decode, load_json
+from trajectories.formats.screenshots import REFERENCE_PREFIX
 from trajectories.formats.sources import (
     HARNESS_CONFIG,
+    LOG_LIST,
     RESULTS,
     RUN_DESCRIPTION,
     SKIPPED,
@@ -38,12 +39,14 @@ from trajectories.formats.sources import (
 )
 from trajectories.models import AgentRun, Step, Task, Trajectory
 
+from .reading import read_sources
 from .runs import describe_run, parse_run_description, record_harness_config
 from .screenshots import discard_files, screenshot_ids, unstored, write_files
+from .verdicts import record_verdicts, recorded_verdict, take_up
 
 IMPORTED, UNCHANGED, REPLACED, FAILED, SKIPPED_STATUS = "imported", "unchanged", "replaced", "failed", "skipped"
 STATUSES = (IMPORTED, UNCHANGED, REPLACED, FAILED, SKIPPED_STATUS)
-_KINDS = {TRAJECTORIES: "trajectory", RESULTS: "results", RUN_DESCRIPTION: "run_description",
+_KINDS = {TRAJECTORIES: "trajectory", RESULTS: "results", LOG_LIST: "results", RUN_DESCRIPTION: "run_description",
           HARNESS_CONFIG: "harness_config", SKIPPED: "other"}
 _LISTED_TASKS = 20
 
@@ -127,23 +130,26 @@ def import_paths(
     progress: Callable[[int, int], None] | None = None,
 ) -> ImportReport:
     """Import files, folders and zip archives of trajectories (any mix of the supported formats),
-    result logs and run descriptions into `run`; `progress(done, total)` is called per file."""
+    result logs, format traces and run descriptions into `run`; `progress(done, total)` is called
+    per file. Each file is stored whole or not at all."""
     report = ImportReport(run=run.name, run_id=run.pk)
     try:
         catalogue = Catalogue([Path(path) for path in paths], ingest_limits())
     except ImportRefused as error:
         report.refused = f"import refused, nothing was read: {error}"
         return report
-    with catalogue, _RunImport(run, replace, report) as run_import:
+    with catalogue:
+        run_import = _RunImport(run, replace, report, catalogue)
         total = len(catalogue)
         if progress:
             progress(0, total)
-        for done, source in enumerate(catalogue, start=1):
-            run_import.add(source)
+        for done, (source, content) in enumerate(read_sources(catalogue.sources, run_import.max_bytes), start=1):
+            run_import.add(source, content)
             if done == total:
                 run_import.finish()
             if progress:
                 progress(done, total)
+        run_import.finish()
     return report
 
 
@@ -156,104 +162,117 @@ class _Unchanged(Exception):
         self.trajectory_id = trajectory_id
 
 
-@dataclass
-class _Pending:
-    """A trajectory whose screenshot files are being written while the next one is read."""
-
-    entry: FileReport
-    task: Task
-    parsed: ParsedTrajectory
-    images: dict[str, Image]
-    content_hash: str
-    files: Future
+class _FileFailed(Exception):
+    """An entry of the file could not be stored: the file's transaction is rolled back."""
 
 
 class _RunImport:
-    """The import of one batch of sources into a run.
+    """The import of one batch of sources into a run: one transaction per file, so that a file
+    with one bad trajectory (a JSONL line, an element of a list) stores none of them."""
 
-    Writing a trajectory's screenshot files (disk-bound) overlaps with reading and parsing the
-    next one (CPU-bound): the files go to a writer thread, and the trajectory's rows are stored
-    once its files are written, while the following trajectory's files are being written.
-    """
-
-    def __init__(self, run: AgentRun, replace: bool, report: ImportReport):
-        self.run, self.replace, self.report = run, replace, report
+    def __init__(self, run: AgentRun, replace: bool, report: ImportReport, catalogue: Catalogue):
+        self.run, self.replace, self.report, self.catalogue = run, replace, report, catalogue
         self.tasks: dict[tuple[str, str], Task | None] = {}
         self.max_bytes = settings.INGEST_MAX_FILE_BYTES
-        self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="screenshot-files")
-        self.pending: _Pending | None = None
+        self.traces: list[tuple[Source, Record]] = []
         # What the run holds, by task: (trajectory id, content hash). A first check only; the
         # transaction that stores a trajectory checks again.
         self.held = {task: (pk, digest) for pk, task, digest in
                      Trajectory.objects.filter(run=run).values_list("id", "task_id", "content_hash")}
 
-    def __enter__(self) -> "_RunImport":
-        return self
-
-    def __exit__(self, exc_type, *exc) -> None:
-        try:
-            if exc_type is None:
-                self.finish()
-            elif self.pending is not None:
-                with contextlib.suppress(Exception):
-                    discard_files(self.pending.files.result().values())
-        finally:
-            self.writer.shutdown(wait=True)
-
-    def add(self, source: Source) -> None:
+    def add(self, source: Source, content) -> None:
+        """Import one source; `content` is what `read_sources` read of it."""
         kind = _KINDS[source.kind]
-        if source.kind != TRAJECTORIES:
-            self.finish()  # results and run descriptions apply to what is stored
         if source.problem:
             self.report.files.append(FileReport(file=source.name, status=FAILED, kind=kind, reason=source.problem))
             return
         handler = {
             TRAJECTORIES: self._trajectories,
             RESULTS: self._results,
+            LOG_LIST: self._log_list,
             RUN_DESCRIPTION: self._run_description,
             HARNESS_CONFIG: self._harness_config,
             SKIPPED: self._skipped,
         }[source.kind]
         try:
-            handler(source)
+            if isinstance(content, BaseException):
+                raise content
+            handler(source, content)
         except TrajectoryFormatError as error:
             self.report.files.append(FileReport(file=source.name, status=FAILED, kind=kind).fail(error))
-        except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as error:
+        except (OSError, EOFError, zipfile.BadZipFile, zlib.error, BrokenProcessPool) as error:
             self.report.files.append(
                 FileReport(file=source.name, status=FAILED, kind=kind, reason=f"could not be read: {error}")
             )
-
-    def finish(self) -> None:
-        """Store the trajectory still waiting for its files."""
-        if self.pending is not None:
-            pending, self.pending = self.pending, None
-            self._store(pending)
+        finally:
             # With DEBUG on, Django keeps the SQL of every query, page text included: a run's
             # import must not grow with the run.
             reset_queries()
 
-    def _skipped(self, source: Source) -> None:
+    def finish(self) -> None:
+        """Apply the format traces, once every trajectory they may belong to is stored."""
+        traces, self.traces = self.traces, []
+        for source, record in traces:
+            self.report.files.append(self._trace(source, record))
+
+    def _skipped(self, source: Source, content=None) -> None:
         reason = ("archives inside archives are not opened" if source.suffix == ".zip"
                   else "not a trajectory, result log or run description file")
         self.report.files.append(FileReport(file=source.name, status=SKIPPED_STATUS, kind="other", reason=reason))
 
-    def _trajectories(self, source: Source) -> None:
-        found = False
-        with source.open() as stream:
-            for record in read_records(source.name, stream, self.max_bytes):
-                found = True
-                self.report.files.append(self._import_record(source, record))
-        if not found:
-            raise TrajectoryFormatError("no trajectories in the file")
+    def _trajectories(self, source: Source, records) -> None:
+        entries: list[FileReport] = []
+        written: list[str] = []
+        stored: dict[int, tuple[int, str]] = {}
+        failure: FileReport | None = None
+        try:
+            with transaction.atomic():
+                for record in records:
+                    if record.format == TRACE:
+                        self.traces.append((source, record))
+                        return
+                    if failure is None:
+                        entry = self._store(source, record, written, stored)
+                    else:
+                        entry = self._entry(source, record)
+                        if record.error is not None:
+                            entry.fail(record.error)
+                    entries.append(entry)
+                    if entry.status == FAILED and failure is None:
+                        failure = entry
+                if not entries:
+                    raise TrajectoryFormatError("no trajectories in the file")
+                if failure is not None:
+                    raise _FileFailed
+        except _FileFailed:
+            self.run.refresh_from_db()
+            discard_files(written)
+            where = ", ".join(part for part in (f"line {failure.line}" if failure.line else "",
+                                                "" if failure.where == "(document)" else failure.where) if part)
+            for entry in entries:
+                if entry is not failure and entry.status != UNCHANGED:
+                    entry.status, entry.trajectory_id = FAILED, None
+                    entry.reason = entry.reason or (f"not stored: {where or 'an entry'} of this file failed, "
+                                                    "and a file is imported whole or not at all")
+        except BaseException:
+            discard_files(written)
+            raise
+        else:
+            self.held.update(stored)
+        finally:
+            self.report.files.extend(entries)
 
-    def _import_record(self, source: Source, record: Record) -> FileReport:
-        """Check and prepare one trajectory; its rows are stored by `_store`, after its files."""
-        entry = FileReport(file=source.name, status=FAILED, format=record.format, line=record.line,
-                           where=record.key, notes=list(record.notes))
+    def _entry(self, source: Source, record: Record) -> FileReport:
+        return FileReport(file=source.name, status=FAILED, format=record.format, line=record.line,
+                          where=record.key, notes=list(record.notes),
+                          task_id=record.trajectory.task.task_id if record.trajectory else "")
+
+    def _store(self, source: Source, record: Record, written: list[str], stored: dict) -> FileReport:
+        """Check and store one trajectory of the file, inside the file's transaction."""
+        entry = self._entry(source, record)
         if record.error is not None:
             return entry.fail(record.error)
         parsed = record.trajectory
-        entry.task_id = parsed.task.task_id
         task = self._task(parsed.task)
         if task is None:
             entry.reason = (f"task {parsed.task.benchmark}/{parsed.task.task_id} is not imported "
@@ -262,26 +281,71 @@ class _RunImport:
         if parsed.task.intent and " ".join(parsed.task.intent.split()) != " ".join(task.intent.split()):
             entry.notes.append(f"the file's intent differs from task {task}'s: {parsed.task.intent!r}")
         try:
-            images = take_images(parsed, source.read_sibling)
             _check_lengths(parsed)
         except TrajectoryFormatError as error:
             return entry.fail(error)
         describe_run(self.run, parsed.run)
 
-        content_hash = parsed.content_hash()
-        existing = self.held.get(task.pk)
-        if existing and existing[1] == content_hash:
+        existing = stored.get(task.pk) or self.held.get(task.pk)
+        if existing and existing[1] == record.content_hash:
             entry.status, entry.trajectory_id = UNCHANGED, existing[0]
             return entry
         if existing and not self.replace:
             entry.reason = self._refusal(task)
             return entry
-        files = self.writer.submit(write_files, unstored(images))
-        pending = _Pending(entry=entry, task=task, parsed=parsed, images=images, content_hash=content_hash,
-                           files=files)
-        self.finish()
-        self.pending = pending
+        try:
+            files = write_files(unstored(record.images))
+        except OSError as error:
+            entry.reason = f"screenshots could not be stored: {error}"
+            return entry
+        written.extend(files.values())
+        try:
+            with transaction.atomic():
+                row, replaced = self._rows(entry, task, record, files)
+        except _Unchanged as unchanged:
+            entry.status, entry.trajectory_id = UNCHANGED, unchanged.trajectory_id
+            return entry
+        except (_Refused, IntegrityError, DataError) as error:
+            entry.reason = str(error) if isinstance(error, _Refused) else f"could not be stored: {error}"
+            return entry
+        entry.status = REPLACED if replaced else IMPORTED
+        entry.trajectory_id = row.pk
+        stored[task.pk] = (row.pk, record.content_hash)
         return entry
+
+    def _rows(self, entry: FileReport, task: Task, record: Record, written: dict[str, str]):
+        """The trajectory's rows. The check against what the run holds is repeated under a row lock,
+        so two files for the same task in one upload, or two concurrent uploads, stay consistent."""
+        parsed = record.trajectory
+        current = Trajectory.objects.select_for_update().filter(run=self.run, task=task).first()
+        if current is not None and current.content_hash == record.content_hash:
+            raise _Unchanged(current.pk)
+        if current is not None and not self.replace:
+            raise _Refused(self._refusal(task))
+        ids, unused = screenshot_ids(record.images, written)
+        if current is not None:
+            current.delete()
+        success, success_source, outputs = take_up(recorded_verdict(self.run, task.task_id), parsed, entry.file)
+        row = Trajectory.objects.create(
+            run=self.run,
+            task=task,
+            final_answer=_text(parsed.final_answer),
+            outcome_status=parsed.outcome.status,
+            outcome_reason=parsed.outcome.reason or "",
+            outcome_message=_text(parsed.outcome.message),
+            success=success,
+            success_source=success_source[-500:],
+            plan=[_text(item) for item in parsed.plan],
+            step_count=len(parsed.steps),
+            content_hash=record.content_hash,
+            source_name=entry.file[-500:],
+            source_format=entry.format,
+        )
+        outputs = outputs or [""] * len(parsed.steps)
+        insert_steps([_step_row(row, step, ids, output) for step, output in zip(parsed.steps, outputs)])
+        if unused:
+            transaction.on_commit(lambda: discard_files(unused))
+        return row, current is not None
 
     def _refusal(self, task: Task) -> str:
         return (f"run {self.run.name!r} already has a different trajectory for task {task}; "
@@ -297,57 +361,38 @@ class _RunImport:
             )
         return self.tasks[key]
 
-    def _store(self, pending: _Pending) -> None:
-        """One transaction per trajectory; the check against what the run holds is repeated inside
-        it, so two files for the same task in one upload, or two concurrent uploads, stay consistent."""
-        entry, parsed, task = pending.entry, pending.parsed, pending.task
-        try:
-            written = pending.files.result()
-        except OSError as error:
-            entry.reason = f"screenshots could not be stored: {error}"
-            return
-        try:
-            with transaction.atomic():
-                current = Trajectory.objects.select_for_update().filter(run=self.run, task=task).first()
-                if current is not None and current.content_hash == pending.content_hash:
-                    raise _Unchanged(current.pk)
-                if current is not None and not self.replace:
-                    raise _Refused(self._refusal(task))
-                ids, unused = screenshot_ids(pending.images, written)
-                if current is not None:
-                    current.delete()
-                row = Trajectory.objects.create(
-                    run=self.run,
-                    task=task,
-                    final_answer=_text(parsed.final_answer),
-                    outcome_status=parsed.outcome.status,
-                    outcome_reason=parsed.outcome.reason or "",
-                    outcome_message=_text(parsed.outcome.message),
-                    success=parsed.outcome.success,
-                    plan=[_text(item) for item in parsed.plan],
-                    step_count=len(parsed.steps),
-                    content_hash=pending.content_hash,
-                    source_name=entry.file[-500:],
-                    source_format=entry.format,
-                )
-                Step.objects.bulk_create([_step_row(row, step, ids) for step in parsed.steps], batch_size=50)
-        except _Unchanged as unchanged:
-            discard_files(written.values())
-            entry.status, entry.trajectory_id = UNCHANGED, unchanged.trajectory_id
-            return
-        except (_Refused, IntegrityError) as error:
-            discard_files(written.values())
-            entry.reason = str(error) if isinstance(error, _Refused) else f"could not be stored: {error}"
-            return
-        except BaseException:
-            discard_files(written.values())
-            raise
-        discard_files(unused)
-        entry.status = REPLACED if current is not None else IMPORTED
-        entry.trajectory_id = row.pk
-        self.held[task.pk] = (row.pk, pending.content_hash)
+    def _trace(self, source: Source, record: Record) -> FileReport:
+        """A format trace: the task's harness verdict, and its model outputs for the task's steps."""
+        entry = FileReport(file=source.name, status=SKIPPED_STATUS, kind="harness_verdict", format=TRACE,
+                           notes=list(record.notes))
+        if record.error is not None:
+            entry.reason = f"not a trajectory: prompt/response trace, not read: {record.error}"
+            return entry
+        trace = record.trace
+        entry.task_id = trace.task_id
+        applied = record_verdicts(self.run, {trace.task_id: trace.success}, source.name,
+                                  {trace.task_id: trace.model_outputs})
+        verdict = {True: "PASS", False: "FAIL", None: "no verdict"}[trace.success]
+        entry.notes.append(f"harness verdict {verdict}" + (f" ({trace.verdict_field})" if trace.verdict_field else "")
+                           + f"; {len(trace.model_outputs)} model outputs")
+        task = self._task(TaskRef(task_id=trace.task_id, benchmark=self.run.benchmark))
+        if task is not None and trace.intent and " ".join(trace.intent.split()) != " ".join(task.intent.split()):
+            entry.notes.append(f"the trace's intent differs from task {task}'s: {trace.intent!r}")
+        for _, earlier, earlier_source in applied.overruled:
+            entry.notes.append(f"replaces the verdict {'PASS' if earlier else 'FAIL'} from {earlier_source}")
+        for _, outputs, steps in applied.unaligned:
+            entry.notes.append(f"{outputs} model outputs for {steps} steps: not attached to the steps")
+        if applied.without_trajectory:
+            entry.reason = ("verdict without trajectory: the run has no trajectory of this task; the verdict is "
+                            "kept and shown on the run page" if trace.success is not None else
+                            "not a trajectory: prompt/response trace, without a verdict or a trajectory of its task")
+            return entry
+        held = self.held.get(task.pk) if task is not None else None
+        entry.trajectory_id = held[0] if held else None
+        entry.status = IMPORTED if applied.updated else UNCHANGED
+        return entry
 
-    def _results(self, source: Source) -> None:
+    def _results(self, source: Source, content=None) -> None:
         text, valid = decode(source.read())
         verdicts = parse_results(text)
         entry = FileReport(file=source.name, status=UNCHANGED, kind="results", format="webarena_results",
@@ -356,34 +401,39 @@ class _RunImport:
             entry.status, entry.reason = SKIPPED_STATUS, "no [Result] PASS|FAIL lines"
             self.report.files.append(entry)
             return
-        with transaction.atomic():
-            rows = list(
-                Trajectory.objects.select_for_update()
-                .filter(run=self.run, task__benchmark=self.run.benchmark, task__task_id__in=list(verdicts))
-                .select_related("task")
-            )
-            changed = [row for row in rows if row.success != verdicts[row.task.task_id]]
-            now = timezone.now()
-            for row in changed:
-                row.success, row.updated_at = verdicts[row.task.task_id], now
-            Trajectory.objects.bulk_update(changed, ["success", "updated_at"], batch_size=500)
+        applied = record_verdicts(self.run, verdicts, source.name)
         passed = sum(verdicts.values())
         entry.notes.append(f"{len(verdicts)} results ({passed} PASS, {len(verdicts) - passed} FAIL); "
-                           f"{len(changed)} trajectories updated")
-        missing = sorted(set(verdicts) - {row.task.task_id for row in rows}, key=_natural)
+                           f"{len(applied.updated)} trajectories updated")
+        missing = sorted(applied.without_trajectory, key=_natural)
         if missing:
             listed = ", ".join(missing[:_LISTED_TASKS]) + (" ..." if len(missing) > _LISTED_TASKS else "")
-            entry.notes.append(f"{len(missing)} results for tasks without a trajectory in this run: {listed}")
-        if changed:
+            entry.notes.append(f"{len(missing)} verdicts without trajectory in this run, kept for the run page: "
+                               f"{listed}")
+        if applied.overruled:
+            entry.notes.append(f"{len(applied.overruled)} verdicts differ from an earlier file's; this file's are kept")
+        if applied.updated or applied.records_changed:
             entry.status = IMPORTED
         self.report.files.append(entry)
 
-    def _run_description(self, source: Source) -> None:
+    def _log_list(self, source: Source, content=None) -> None:
+        listed = [line.strip() for line in decode(source.read())[0].splitlines() if line.strip()]
+        present = [name for name in listed if self.catalogue.holds(name)]
+        if present:
+            reason = (f"an index of harness logs: {len(present)} of the {len(listed)} it lists are in the upload "
+                      "and are read on their own")
+        else:
+            reason = (f"log file not in the folder: none of the {len(listed)} harness logs it lists is in the "
+                      "upload; add them to read their [Result] PASS|FAIL lines")
+        self.report.files.append(FileReport(file=source.name, status=SKIPPED_STATUS, kind="results",
+                                            format="webarena_log_list", reason=reason))
+
+    def _run_description(self, source: Source, content=None) -> None:
         changed = describe_run(self.run, parse_run_description(source.read()))
         self.report.files.append(FileReport(file=source.name, status=IMPORTED if changed else UNCHANGED,
                                             kind="run_description", format="trajectory_v1_run"))
 
-    def _harness_config(self, source: Source) -> None:
+    def _harness_config(self, source: Source, content=None) -> None:
         config = parse_harness_config(load_json(decode(source.read())[0]))
         changed = record_harness_config(self.run, config)
         self.report.files.append(FileReport(file=source.name, status=IMPORTED if changed else UNCHANGED,
@@ -413,7 +463,7 @@ def _check_lengths(parsed: ParsedTrajectory) -> None:
                 )
 
 
-def _step_row(trajectory: Trajectory, step, screenshot_ids: dict[str, int]) -> Step:
+def _step_row(trajectory: Trajectory, step, screenshot_ids: dict[str, int], model_output: str) -> Step:
     parts = step.action_parts
     screenshot = step.screenshot.removeprefix(REFERENCE_PREFIX) if step.screenshot else None
     return Step(
@@ -430,5 +480,26 @@ def _step_row(trajectory: Trajectory, step, screenshot_ids: dict[str, int]) -> S
         action_value=_text(parts.value),
         press_enter=parts.press_enter,
         prev_action=_text(step.prev_action),
+        model_output=_text(model_output),
         screenshot_id=screenshot_ids[screenshot] if screenshot else None,
     )
+
+
+_STEP_COLUMNS = [field for field in Step._meta.concrete_fields if not field.primary_key]
+
+
+def insert_steps(steps: list[Step]) -> None:
+    """Insert agent steps in the caller's transaction: with COPY on PostgreSQL (one round trip
+    and no SQL to build for page-sized text), else in batches."""
+    if not steps:
+        return
+    if connection.vendor != "postgresql":
+        Step.objects.bulk_create(steps, batch_size=50)
+        return
+    columns = ", ".join(connection.ops.quote_name(field.column) for field in _STEP_COLUMNS)
+    with connection.cursor() as cursor, cursor.copy(
+        f"COPY {connection.ops.quote_name(Step._meta.db_table)} ({columns}) FROM STDIN"
+    ) as copy:
+        for step in steps:
+            copy.write_row([field.get_db_prep_save(getattr(step, field.attname), connection)
+                            for field in _STEP_COLUMNS])
