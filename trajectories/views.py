@@ -43,6 +43,7 @@ def run_detail(request, pk: int):
         "trajectories/run_detail.html",
         {"run": run, "form": form, "page": page, "query": query.urlencode(),
          "can_import": can_import_into(request.user, run), "evaluations": run_evaluations(run),
+         "verdicts_without_trajectory": selectors.verdicts_without_trajectory(run),
          "evaluate_form": EvaluationForm() if can_evaluate(request.user, [run]) else None},
     )
 

@@ -56,6 +56,12 @@ def _archive(path: Path) -> zipfile.ZipFile:
     return _open_archives[path]
 
 
+def forget_archives() -> None:
+    """In a forked worker: drop the handles inherited from the parent, whose file offsets the two
+    processes would share, so that the worker opens its own."""
+    _open_archives.clear()
+
+
 def _close_archive(path: Path) -> None:
     archive = _open_archives.pop(path, None)
     if archive is not None:

@@ -380,6 +380,8 @@ class _RunImport:
             entry.notes.append(f"the trace's intent differs from task {task}'s: {trace.intent!r}")
         for _, earlier, earlier_source in applied.overruled:
             entry.notes.append(f"replaces the verdict {'PASS' if earlier else 'FAIL'} from {earlier_source}")
+        for _, steps in applied.attached:
+            entry.notes.append(f"model outputs attached to the trajectory's {steps} steps, by order")
         for _, outputs, steps in applied.unaligned:
             entry.notes.append(f"{outputs} model outputs for {steps} steps: not attached to the steps")
         if applied.without_trajectory:

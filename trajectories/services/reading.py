@@ -18,7 +18,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from django.conf import settings
 
 from trajectories.formats.readers import Record, prepared_records, read_file
-from trajectories.formats.sources import TRAJECTORIES, Source
+from trajectories.formats.sources import TRAJECTORIES, Source, forget_archives
 
 def ingest_workers() -> int:
     return max(1, settings.INGEST_WORKERS)
@@ -29,7 +29,8 @@ def _pooled(source: Source) -> bool:
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                               initializer=forget_archives)
 
 
 def read_sources(sources: list[Source], max_bytes: int) -> Iterator[tuple[Source, object]]:

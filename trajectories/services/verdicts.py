@@ -24,6 +24,7 @@ class VerdictsApplied:
     # (task id, earlier verdict, its file) where another file had said otherwise
     overruled: list[tuple[str, bool, str]] = field(default_factory=list)
     unaligned: list[tuple[str, int, int]] = field(default_factory=list)  # (task id, outputs, steps)
+    attached: list[tuple[str, int]] = field(default_factory=list)  # (task id, steps given their model output)
     records_changed: bool = False
 
 
@@ -84,8 +85,9 @@ def record_verdicts(run: AgentRun, verdicts: dict[str, bool | None], source: str
             aligned = _outputs_for(row, model_outputs[task_id])
             if aligned is None:
                 applied.unaligned.append((task_id, len(model_outputs[task_id]), row.step_count))
-            elif _set_model_outputs(row, aligned):
-                touched = True
+            else:
+                applied.attached.append((task_id, len(aligned)))
+                touched = _set_model_outputs(row, aligned) or touched
         if touched:
             applied.updated.append(task_id)
     Trajectory.objects.bulk_update(updated_rows, ["success", "success_source", "updated_at"], batch_size=500)
