@@ -21,6 +21,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from annotation.roles import ADMIN, has_role
+from config.middleware import REQUEST_LIMITS, request_limit_error
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +104,9 @@ def exception_handler(exc, context):
         exc = exceptions.NotFound(*exc.args)
     elif isinstance(exc, PermissionDenied):
         exc = exceptions.PermissionDenied(*exc.args)
+    elif isinstance(exc, REQUEST_LIMITS):
+        body, status_code = request_limit_error(exc)
+        return Response(body, status=status_code)
     response = drf_exception_handler(exc, context)
     if response is not None:
         response.data = error_body(exc)
