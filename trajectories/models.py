@@ -211,7 +211,10 @@ class ImportJob(models.Model):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
-    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="import_jobs")
+    run = models.ForeignKey(AgentRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="import_jobs",
+                            help_text="Empty once a run created for this upload was removed because nothing was stored.")
+    run_name = models.CharField(max_length=200, blank=True, help_text="The run's name, kept when the run is removed.")
+    new_run = models.BooleanField(default=False, help_text="The run was created for this upload.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     upload = models.FileField(upload_to="uploads/%Y/%m/", blank=True)
     replace = models.BooleanField(default=False)

@@ -1,12 +1,17 @@
 """Hostile uploads fail one file, never the request (and never leave files or empty runs behind)."""
 
+import json
+from pathlib import Path
+
 import pytest
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from tests.factories import UserFactory
+from trajectories.models import AgentRun, ImportJob, Trajectory
 
 pytestmark = pytest.mark.django_db
 
@@ -31,3 +36,118 @@ def test_a_json_body_over_the_size_limit_answers_json(api, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100
     response = api.post(reverse("api-run-import"), {"run": "big", "trajectories": [{"x": "y" * 200}]}, format="json")
     assert response.status_code == 413 and response.json()["code"] == "request_too_large"
+
+
+def _document(task_id, **changes):
+    document = {"schema": "trajectory/v1", "task": {"task_id": task_id},
+                "steps": [{"index": 1, "action": "stop [N/A]"}], "final_answer": "N/A", "outcome": {"status": "na"}}
+    return {**document, **changes}
+
+
+def _deep(levels: int) -> dict:
+    value: dict = {}
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+def _upload(name: str, document) -> SimpleUploadedFile:
+    text = document if isinstance(document, str) else json.dumps(document)
+    return SimpleUploadedFile(name, text.encode(), content_type="application/json")
+
+
+HOSTILE = {
+    "deep.json": (_document("3", run={"meta": _deep(200)}), "run.meta", "nested deeper than 32 levels"),
+    "deeper.json": ("[" * 100_000 + "]" * 100_000, "", "nested deeper than 32 levels"),
+    "index.json": (_document("4", steps=[{"index": 2**31, "action": "stop [N/A]"}]), "steps[0].index",
+                   "greater than the maximum of 2147483647"),
+    "digits.json": ('{"schema": "trajectory/v1", "task": {"task_id": ' + "7" * 5000 + '}}', "",
+                    "number too large"),
+    "nan.json": ('{"schema": "trajectory/v1", "run": {"meta": {"x": NaN}}, "task": {"task_id": "5"}}', "",
+                 "not a JSON number: NaN"),
+    "infinite.json": ('{"schema": "trajectory/v1", "run": {"meta": {"x": 1e999}}, "task": {"task_id": "5"}}', "",
+                      "number too large"),
+}
+
+
+def test_each_hostile_file_fails_alone_and_the_rest_imports(webarena_tasks, api):
+    files = [_upload(name, document) for name, (document, _, _) in HOSTILE.items()]
+    files.append(_upload("good.json", _document("6", run={"meta": {"harness": "v1", "depth": _deep(10)}})))
+
+    response = api.post(reverse("api-run-import"), {"run": "hostile", "files": files}, format="multipart")
+
+    assert response.status_code == 200 and response["Content-Type"] == "application/json"
+    entries = {entry["file"]: entry for entry in response.json()["files"]}
+    assert entries["good.json"]["status"] == "imported"
+    for name, (_, where, message) in HOSTILE.items():
+        assert entries[name]["status"] == "failed", name
+        assert message in entries[name]["reason"], (name, entries[name]["reason"])
+        assert entries[name]["where"] == where, name
+    run = AgentRun.objects.get(name="hostile")
+    assert list(run.trajectories.values_list("task__task_id", flat=True)) == ["6"]
+    assert run.metadata["meta"]["harness"] == "v1"
+
+
+def test_deep_trajectories_in_a_json_body_are_refused_in_json(webarena_tasks, api):
+    response = api.post(reverse("api-run-import"), {"run": "deep-body", "trajectories": [
+        _document("6"), _document("3", run={"meta": _deep(900)})]}, format="json")
+    assert response.status_code == 400 and response["Content-Type"] == "application/json"
+    assert response.json()["errors"] == {"trajectories[1]": "run.meta: nested deeper than 32 levels"}
+
+    body = '{"run": "deeper-body", "trajectories": [' + "[" * 100_000 + "]" * 100_000 + "]}"
+    response = api.post(reverse("api-run-import"), body, content_type="application/json")
+    assert response.status_code == 400 and "nested too deeply" in response.json()["detail"]
+    assert not Trajectory.objects.exists() and not AgentRun.objects.exists()
+
+
+def _job_folders() -> list[Path]:
+    root = Path(settings.MEDIA_ROOT) / "uploads" / "import-jobs"
+    return sorted(root.iterdir()) if root.exists() else []
+
+
+def test_a_failed_upload_leaves_no_empty_run_and_no_files(webarena_tasks, api):
+    bad = _upload("render_3.html", "<html>not a render file</html>")
+    response = api.post(reverse("api-run-import"), {"run": "nothing-stored", "files": [bad]}, format="multipart")
+    body = response.json()
+    assert response.status_code == 200 and body["counts"]["failed"] == 1
+    assert body["run_removed"] is True and body["run_id"] is None
+    assert not AgentRun.objects.filter(name="nothing-stored").exists()
+    assert ImportJob.objects.get().run_name == "nothing-stored" and _job_folders() == []
+
+    # The name is free again, for anyone.
+    other = APIClient()
+    other.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=UserFactory()).key}")
+    response = other.post(reverse("api-run-import"), {"run": "nothing-stored", "trajectories": [_document("6")]},
+                          format="json")
+    assert response.status_code == 200 and response.json()["counts"]["imported"] == 1
+
+
+def test_an_existing_run_is_kept_when_an_upload_into_it_fails(webarena_tasks, api):
+    api.post(reverse("api-run-import"), {"run": "mine", "trajectories": [_document("6")]}, format="json")
+    response = api.post(reverse("api-run-import"), {"run": "mine", "trajectories": [{"schema": "x"}]},
+                        format="json")
+    assert response.json()["run_removed"] is False
+    assert AgentRun.objects.get(name="mine").trajectories.count() == 1
+
+
+def test_the_files_of_a_failed_job_are_removed(webarena_tasks, api, monkeypatch):
+    def crash(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr("trajectories.services.import_jobs.import_paths", crash)
+    response = api.post(reverse("api-run-import"), {"run": "crashed", "trajectories": [_document("6")]},
+                        format="json")
+    assert response.status_code == 500 and response.json()["detail"] == "RuntimeError: disk on fire"
+    job = ImportJob.objects.get()
+    assert job.status == "failed" and _job_folders() == []
+    assert job.run is None and not AgentRun.objects.exists()
+
+
+def test_the_job_page_says_when_the_new_run_was_removed(webarena_tasks, client, django_capture_on_commit_callbacks):
+    client.force_login(UserFactory())
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("trajectories:upload"), {
+            "run": "web-nothing", "paradigm": "step_by_step", "files": [_upload("x.json", {"schema": "x"})]})
+    page = client.get(response["Location"]).content.decode()
+    assert "Import #" in page and "web-nothing" in page and "was removed; its name is free again" in page
+    assert not AgentRun.objects.exists()

@@ -5,13 +5,14 @@ html2json output); each comes out as its own record, so one bad line or example 
 """
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from .actions import extract_planned_action
 from .agent_steps import action_parts
-from .canonical import SCHEMA_ID, Trajectory, TrajectoryFormatError, from_dict
+from .canonical import MAX_DEPTH, SCHEMA_ID, Trajectory, TrajectoryFormatError, from_dict
 from .format_traces import FORMAT as TRACE, HarnessTrace, looks_like_trace, parse_trace
 from .screenshots import Image, take_images
 from .sources import Source
@@ -47,13 +48,36 @@ def decode(data: bytes) -> tuple[str, bool]:
         return data.decode("utf-8-sig", errors="replace"), False
 
 
+# Integers beyond this many digits are refused before Python converts them (its own limit is 4,300
+# digits, raised as a bare ValueError); 20 digits hold every 64-bit integer.
+_MAX_INTEGER_DIGITS = 20
+
+
+def _integer(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_INTEGER_DIGITS:
+        raise TrajectoryFormatError(f"number too large: {text[:20]}... ({len(text)} digits)")
+    return int(text)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise TrajectoryFormatError(f"number too large: {text[:40]}")
+    return value
+
+
+def _no_constant(name: str) -> None:
+    raise TrajectoryFormatError(f"not a JSON number: {name}")
+
+
 def load_json(text: str) -> object:
+    """Strict JSON: finite numbers only (NaN and Infinity cannot be stored in PostgreSQL's JSON)."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_integer, parse_float=_finite, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
         raise TrajectoryFormatError(f"invalid JSON: {error.msg} (column {error.colno})", line=error.lineno) from None
     except RecursionError:
-        raise TrajectoryFormatError("invalid JSON: nested too deeply") from None
+        raise TrajectoryFormatError(f"nested deeper than {MAX_DEPTH} levels") from None
 
 
 def canonical_trajectory(document: object) -> Trajectory:

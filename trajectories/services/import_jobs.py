@@ -31,9 +31,10 @@ def job_folder(job: ImportJob) -> str:
 
 @transaction.atomic
 def create_import_job(run: AgentRun, files: Iterable[tuple[str, File]], *, replace: bool = False,
-                      user=None) -> ImportJob:
-    """Store the uploaded files for a new job; `files` are (file name, content) pairs."""
-    job = ImportJob.objects.create(run=run, replace=replace, created_by=user)
+                      user=None, new_run: bool = False) -> ImportJob:
+    """Store the uploaded files for a new job; `files` are (file name, content) pairs. `new_run`:
+    the run was created for this upload, and is removed again if the upload stores nothing."""
+    job = ImportJob.objects.create(run=run, run_name=run.name, new_run=new_run, replace=replace, created_by=user)
     folder = job_folder(job)
     saved = []
     try:
@@ -84,6 +85,8 @@ def run_import_job(job_id: int) -> ImportJob:
             ImportJob.objects.filter(pk=job.pk).update(processed=done, total=total)
 
     try:
+        if job.run is None:
+            raise LookupError(f"run {job.run_name!r} was deleted before the import started")
         paths = [Path(_STORAGE.path(name)) for name in _uploaded_names(job)]
         report = import_paths(paths, job.run, replace=job.replace, progress=progress)
     except Exception as error:  # noqa: BLE001 - the job records any failure instead of losing it
@@ -91,8 +94,31 @@ def run_import_job(job_id: int) -> ImportJob:
         job.status, job.error = ImportJob.Status.FAILED, f"{type(error).__name__}: {error}"
     else:
         job.status, job.report = ImportJob.Status.DONE, report.to_dict()
-        _discard_uploads(job)
+    # Nothing re-reads the files of a finished job, failed or not.
+    _discard_uploads(job)
     job.finished_at = timezone.now()
     job.save(update_fields=["status", "report", "error", "finished_at"])
+    _remove_empty_new_run(job)
     job.refresh_from_db()
     return job
+
+
+_STORED = ("imported", "unchanged", "replaced")
+
+
+def _remove_empty_new_run(job: ImportJob) -> None:
+    """A run created for an upload that stored nothing is removed, so that its name stays free;
+    the job keeps the name and says why the run is gone."""
+    run = job.run
+    if not job.new_run or run is None:
+        return
+    stored = any(entry["status"] in _STORED for entry in job.report.get("files", []))
+    with transaction.atomic():
+        if stored or run.trajectories.exists() or run.harness_verdicts.exists() or run.import_jobs.exclude(
+                pk=job.pk).exists():
+            return
+        if job.report:
+            job.report = {**job.report, "run_id": None, "run_removed": True}
+        job.run = None
+        job.save(update_fields=["run", "report"])
+        run.delete()

@@ -109,6 +109,7 @@ class ImportReport:
             "ok": self.ok,
             "refused": self.refused,
             "counts": self.counts(),
+            "run_removed": False,
             "files": [asdict(entry) for entry in self.files],
         }
 
