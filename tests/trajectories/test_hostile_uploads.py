@@ -151,3 +151,28 @@ def test_the_job_page_says_when_the_new_run_was_removed(webarena_tasks, client, 
     page = client.get(response["Location"]).content.decode()
     assert "Import #" in page and "web-nothing" in page and "was removed; its name is free again" in page
     assert not AgentRun.objects.exists()
+
+
+def test_nul_characters_in_run_fields_are_stored_replaced(webarena_tasks, api):
+    document = _document("6", run={"agent": "a\x00b", "model": "m\x00", "meta": {"k\x00": ["v\x00"]}})
+    response = api.post(reverse("api-run-import"), {"run": "nul", "files": [_upload("nul.json", document)]},
+                        format="multipart")
+    assert response.json()["counts"]["imported"] == 1
+    run = AgentRun.objects.get(name="nul")
+    assert (run.agent, run.model, run.metadata["meta"]) == ("a\ufffdb", "m\ufffd", {"k\ufffd": ["v\ufffd"]})
+
+
+def test_task_ids_no_task_can_have_fail_or_skip_alone(webarena_tasks, api):
+    long_id = "9" * 70
+    files = [
+        _upload("nul-task.json", _document("3\x00")),
+        _upload(f"{long_id}.json", [{"instruction": "", "input": "", "output": "x"}, {"result": "PASS"}]),
+        _upload("results.log", f"[Result] (PASS) config_files/{long_id}.json\n[Result] (FAIL) config_files/6.json\n"),
+        _upload("good.json", _document("6")),
+    ]
+    response = api.post(reverse("api-run-import"), {"run": "ids", "files": files}, format="multipart")
+    entries = {entry["file"]: entry for entry in response.json()["files"]}
+    assert entries["nul-task.json"]["status"] == "failed" and "is not imported" in entries["nul-task.json"]["reason"]
+    assert entries[f"{long_id}.json"]["status"] == "skipped" and "no task id" in entries[f"{long_id}.json"]["reason"]
+    assert entries["results.log"]["notes"][0].startswith("1 results (0 PASS, 1 FAIL)")
+    assert Trajectory.objects.get(run__name="ids").success is False

@@ -19,6 +19,7 @@ SCHEMA_PATH = Path(__file__).parent / "schemas" / "trajectory-v1.schema.json"
 # Nesting of objects and arrays, counting the document itself: deeper documents are refused before
 # anything walks them recursively (schema validation, dataclass conversion, JSON encoding).
 MAX_DEPTH = 32
+TASK_ID_MAX_LENGTH = 64  # as the schema's maxLength, and the database's column
 PARADIGMS = ("step_by_step", "tree_search", "full_plan", "other")
 OUTCOME_STATUSES = ("answered", "na", "early_stop", "no_stop", "crashed")
 EARLY_STOP_REASONS = ("repeated_action", "invalid_actions", "max_steps", "other")

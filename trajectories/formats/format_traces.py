@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from .agent_steps import forced_stop
-from .canonical import TrajectoryFormatError
+from .canonical import TASK_ID_MAX_LENGTH, TrajectoryFormatError
 
 FORMAT = "webarena_format_trace"
 _RECORD_KEYS = frozenset({"instruction", "input", "output"})
@@ -44,10 +44,9 @@ def looks_like_trace(document: object) -> bool:
 def task_id_from_name(name: str) -> str:
     """`3` from `format_traces/3.json` or `format_traces/task_3/3.json` (the folder wins); '' if neither."""
     folder = _TASK_FOLDER.match(posixpath.basename(posixpath.dirname(name)))
-    if folder:
-        return folder.group(1)
-    found = _TASK_FILE.match(posixpath.basename(name))
-    return found.group(1) if found else ""
+    found = folder or _TASK_FILE.match(posixpath.basename(name))
+    task_id = found.group(1) if found else ""
+    return task_id if len(task_id) <= TASK_ID_MAX_LENGTH else ""
 
 
 def _verdict(value: object, where: str) -> bool:

@@ -19,6 +19,7 @@ from django.utils import timezone
 from trajectories.models import AgentRun, ImportJob
 
 from .ingest import import_paths
+from .storable import storable_json, storable_text
 
 logger = logging.getLogger(__name__)
 _STORAGE = ImportJob._meta.get_field("upload").storage
@@ -91,9 +92,9 @@ def run_import_job(job_id: int) -> ImportJob:
         report = import_paths(paths, job.run, replace=job.replace, progress=progress)
     except Exception as error:  # noqa: BLE001 - the job records any failure instead of losing it
         logger.exception("import job %s failed", job.pk)
-        job.status, job.error = ImportJob.Status.FAILED, f"{type(error).__name__}: {error}"
+        job.status, job.error = ImportJob.Status.FAILED, storable_text(f"{type(error).__name__}: {error}")
     else:
-        job.status, job.report = ImportJob.Status.DONE, report.to_dict()
+        job.status, job.report = ImportJob.Status.DONE, storable_json(report.to_dict())
     # Nothing re-reads the files of a finished job, failed or not.
     _discard_uploads(job)
     job.finished_at = timezone.now()

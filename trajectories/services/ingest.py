@@ -41,6 +41,7 @@ from trajectories.models import AgentRun, Step, Task, Trajectory
 
 from .reading import read_sources
 from .runs import describe_run, parse_run_description, record_harness_config
+from .storable import storable_text as _text
 from .screenshots import discard_files, screenshot_ids, unstored, write_files
 from .verdicts import record_verdicts, recorded_verdict, take_up
 
@@ -354,6 +355,8 @@ class _RunImport:
 
     def _task(self, ref: TaskRef) -> Task | None:
         key = (ref.benchmark, ref.task_id)
+        if "\x00" in ref.benchmark + ref.task_id:
+            return None  # no task has one, and PostgreSQL refuses it even in a lookup
         if key not in self.tasks:
             self.tasks[key] = (
                 Task.objects.filter(benchmark=ref.benchmark, task_id=ref.task_id)
@@ -445,11 +448,6 @@ class _RunImport:
 
 def _natural(task_id: str) -> tuple:
     return (0, int(task_id), "") if task_id.isdigit() else (1, 0, task_id)
-
-
-def _text(value: str | None) -> str | None:
-    """PostgreSQL text cannot hold NUL characters; page text occasionally does."""
-    return value.replace("\x00", "\ufffd") if value and "\x00" in value else value
 
 
 _STEP_LIMITS = {name: Step._meta.get_field(name).max_length for name in ("action_type", "element_id")}

@@ -14,6 +14,8 @@ from django.utils import timezone
 from trajectories.formats.format_traces import align_outputs
 from trajectories.models import AgentRun, HarnessVerdict, Step, Trajectory
 
+from .storable import storable_json
+
 
 @dataclass
 class VerdictsApplied:
@@ -46,7 +48,7 @@ def record_verdicts(run: AgentRun, verdicts: dict[str, bool | None], source: str
                     model_outputs: dict[str, list[str]] | None = None) -> VerdictsApplied:
     """Keep the verdicts of the file `source` for the run's tasks (None: the file has none) and set
     them on the run's trajectories of those tasks, with the model outputs by step where they align."""
-    model_outputs = model_outputs or {}
+    model_outputs = {task_id: storable_json(outputs) for task_id, outputs in (model_outputs or {}).items()}
     applied = VerdictsApplied()
     source = source[-500:]
     held = {row.task_id: row for row in HarnessVerdict.objects.select_for_update().filter(run=run, task_id__in=list(verdicts))}
