@@ -127,7 +127,7 @@ def test_a_failed_store_leaves_neither_rows_nor_files(webarena_tasks, run, sampl
     def fail(*args, **kwargs):
         raise IntegrityError("step rows refused")
 
-    monkeypatch.setattr(Step.objects, "bulk_create", fail)
+    monkeypatch.setattr("trajectories.services.ingest.insert_steps", fail)
     report = import_paths([samples / "llama3-8b_render_3.html"], run)
     [entry] = report.failed
     assert entry.reason == "could not be stored: step rows refused"

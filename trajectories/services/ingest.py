@@ -9,10 +9,12 @@ changes nothing, and a different trajectory for a task the run already has is re
 the caller asks to replace it.
 """
 
+import contextlib
 import zipfile
 import zlib
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -50,6 +52,7 @@ STATUSES = (IMPORTED, UNCHANGED, REPLACED, FAILED, SKIPPED_STATUS)
 _KINDS = {TRAJECTORIES: "trajectory", RESULTS: "results", LOG_LIST: "results", RUN_DESCRIPTION: "run_description",
           HARNESS_CONFIG: "harness_config", SKIPPED: "other"}
 _LISTED_TASKS = 20
+_SCREENSHOT_WRITERS = 4
 
 
 @dataclass
@@ -140,18 +143,25 @@ def import_paths(
     except ImportRefused as error:
         report.refused = f"import refused, nothing was read: {error}"
         return report
-    with catalogue:
-        run_import = _RunImport(run, replace, report, catalogue)
+    with catalogue, _RunImport(run, replace, report, catalogue) as run_import:
         total = len(catalogue)
         if progress:
             progress(0, total)
-        for done, (source, content) in enumerate(read_sources(catalogue.sources, run_import.max_bytes), start=1):
-            run_import.add(source, content)
-            if done == total:
-                run_import.finish()
-            if progress:
-                progress(done, total)
+        # One file behind the reading: the screenshot files of the next file are being written
+        # while this one's rows are stored.
+        waiting = None
+        for done, (source, content) in enumerate(read_sources(catalogue.sources, run_import.max_bytes)):
+            run_import.write_screenshots_ahead(content)
+            if waiting is not None:
+                run_import.add(*waiting)
+                if progress:
+                    progress(done, total)
+            waiting = (source, content)
+        if waiting is not None:
+            run_import.add(*waiting)
         run_import.finish()
+        if progress:
+            progress(total, total)
     return report
 
 
@@ -181,6 +191,42 @@ class _RunImport:
         # transaction that stores a trajectory checks again.
         self.held = {task: (pk, digest) for pk, task, digest in
                      Trajectory.objects.filter(run=run).values_list("id", "task_id", "content_hash")}
+        # Screenshot files are written on threads (creating a file waits for the disk, not the
+        # CPU), ahead of the rows that refer to them: record id -> its files being written.
+        self.writer = ThreadPoolExecutor(max_workers=_SCREENSHOT_WRITERS, thread_name_prefix="screenshot-files")
+        self.writing: dict[int, Future] = {}
+
+    def __enter__(self) -> "_RunImport":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for record_id in list(self.writing):
+            self._drop_files(record_id)
+        self.writer.shutdown(wait=True)
+
+    def write_screenshots_ahead(self, content) -> None:
+        """Start writing the new screenshots of a file already read, unless its trajectories will
+        not be stored (they are what the run holds, or may not replace it)."""
+        if not isinstance(content, list):
+            return
+        for record in content:
+            if record.trajectory is None or not record.images:
+                continue
+            task = self._task(record.trajectory.task)
+            existing = self.held.get(task.pk) if task is not None else None
+            if task is None or (existing and (existing[1] == record.content_hash or not self.replace)):
+                continue
+            self.writing[id(record)] = self.writer.submit(write_files, unstored(record.images))
+
+    def _files(self, record: Record) -> dict[str, str]:
+        future = self.writing.pop(id(record), None)
+        return future.result() if future is not None else write_files(unstored(record.images))
+
+    def _drop_files(self, record_id: int) -> None:
+        future = self.writing.pop(record_id, None)
+        if future is not None:
+            with contextlib.suppress(OSError):
+                discard_files(future.result().values())
 
     def add(self, source: Source, content) -> None:
         """Import one source; `content` is what `read_sources` read of it."""
@@ -263,6 +309,9 @@ class _RunImport:
             self.held.update(stored)
         finally:
             self.report.files.extend(entries)
+            if isinstance(records, list):  # files written ahead for what was not stored after all
+                for record in records:
+                    self._drop_files(id(record))
 
     def _entry(self, source: Source, record: Record) -> FileReport:
         return FileReport(file=source.name, status=FAILED, format=record.format, line=record.line,
@@ -296,7 +345,7 @@ class _RunImport:
             entry.reason = self._refusal(task)
             return entry
         try:
-            files = write_files(unstored(record.images))
+            files = self._files(record)
         except OSError as error:
             entry.reason = f"screenshots could not be stored: {error}"
             return entry
