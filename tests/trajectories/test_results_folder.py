@@ -183,3 +183,16 @@ def test_a_zip_of_the_folder_through_the_upload_page(webarena_tasks, results, cl
     assert job.report["counts"]["skipped"] == 2
     assert {t.success_source for t in _by_task(run).values()} == {
         "results.zip/results/format_traces/task_3/3.json", "results.zip/results/format_traces/task_6/6.json"}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_one_parsing_process_or_a_pool_import_the_same(webarena_tasks, results, settings, workers, tmp_path):
+    """The pool (forked parsers, screenshots written ahead) and in-process parsing agree, zipped too."""
+    settings.INGEST_WORKERS = workers
+    archive = tmp_path / "results.zip"
+    archive.write_bytes(_zipped(results))
+    run = AgentRun.objects.create(name=f"workers-{workers}")
+    report = import_paths([archive, results.parent / "trajectory-samples"], run)
+    # The sample folder holds the same render files of tasks 3 and 6 as the results folder.
+    assert report.counts() == {"imported": 6, "unchanged": 2, "replaced": 0, "failed": 0, "skipped": 3}
+    assert sorted(t.task.task_id for t in Trajectory.objects.filter(run=run)) == ["0", "3", "6"]
