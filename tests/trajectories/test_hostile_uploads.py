@@ -176,3 +176,26 @@ def test_task_ids_no_task_can_have_fail_or_skip_alone(webarena_tasks, api):
     assert entries[f"{long_id}.json"]["status"] == "skipped" and "no task id" in entries[f"{long_id}.json"]["reason"]
     assert entries["results.log"]["notes"][0].startswith("1 results (0 PASS, 1 FAIL)")
     assert Trajectory.objects.get(run__name="ids").success is False
+
+
+def test_a_jsonl_file_cut_off_while_read_stores_nothing(webarena_tasks, tmp_path, monkeypatch):
+    from trajectories.formats import readers
+    from trajectories.services.ingest import import_paths
+
+    lines = [json.dumps(_document(task_id)) for task_id in ("3", "6", "7")]
+    (tmp_path / "run.jsonl").write_text("\n".join(lines))
+    original = readers.read_records
+
+    def cut_off(name, stream, max_bytes):
+        for number, record in enumerate(original(name, stream, max_bytes), start=1):
+            if number == 3:
+                raise OSError("connection to the storage lost")
+            yield record
+
+    monkeypatch.setattr(readers, "read_records", cut_off)
+    run = AgentRun.objects.create(name="cut")
+    report = import_paths([tmp_path / "run.jsonl"], run)
+    assert [(entry.line, entry.status) for entry in report.files] == [(1, "failed"), (2, "failed"), (None, "failed")]
+    assert report.files[0].reason == "not stored: the file could not be read to its end"
+    assert "connection to the storage lost" in report.files[2].reason
+    assert not Trajectory.objects.exists()

@@ -303,7 +303,14 @@ class _RunImport:
                     entry.reason = entry.reason or (f"not stored: {where or 'an entry'} of this file failed, "
                                                     "and a file is imported whole or not at all")
         except BaseException:
+            # The file could not be read to its end (a JSONL file read as it is stored): nothing
+            # of it was kept.
+            self.run.refresh_from_db()
             discard_files(written)
+            for entry in entries:
+                if entry.status in (IMPORTED, REPLACED):
+                    entry.status, entry.trajectory_id = FAILED, None
+                    entry.reason = "not stored: the file could not be read to its end"
             raise
         else:
             self.held.update(stored)
