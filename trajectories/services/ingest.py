@@ -39,7 +39,7 @@ from trajectories.formats.sources import (
     Limits,
     Source,
 )
-from trajectories.models import AgentRun, Step, Task, Trajectory
+from trajectories.models import AgentRun, HarnessVerdict, Step, Task, Trajectory
 
 from .reading import read_sources
 from .runs import describe_run, parse_run_description, record_harness_config
@@ -191,6 +191,8 @@ class _RunImport:
         # transaction that stores a trajectory checks again.
         self.held = {task: (pk, digest) for pk, task, digest in
                      Trajectory.objects.filter(run=run).values_list("id", "task_id", "content_hash")}
+        # Tasks with a kept harness verdict (from an earlier upload), for trajectories to take up.
+        self.verdict_tasks = set(HarnessVerdict.objects.filter(run=run).values_list("task_id", flat=True))
         # Screenshot files are written on threads (creating a file waits for the disk, not the
         # CPU), ahead of the rows that refer to them: record id -> its files being written.
         self.writer = ThreadPoolExecutor(max_workers=_SCREENSHOT_WRITERS, thread_name_prefix="screenshot-files")
@@ -383,7 +385,8 @@ class _RunImport:
         ids, unused = screenshot_ids(record.images, written)
         if current is not None:
             current.delete()
-        success, success_source, outputs = take_up(recorded_verdict(self.run, task.task_id), parsed, entry.file)
+        kept = recorded_verdict(self.run, task.task_id) if task.task_id in self.verdict_tasks else None
+        success, success_source, outputs = take_up(kept, parsed, entry.file)
         row = Trajectory.objects.create(
             run=self.run,
             task=task,
