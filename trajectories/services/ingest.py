@@ -184,7 +184,7 @@ class _RunImport:
 
     def __init__(self, run: AgentRun, replace: bool, report: ImportReport, catalogue: Catalogue):
         self.run, self.replace, self.report, self.catalogue = run, replace, report, catalogue
-        self.tasks: dict[tuple[str, str], Task | None] = {}
+        self.tasks: dict[str, dict[str, Task]] = {}
         self.max_bytes = settings.INGEST_MAX_FILE_BYTES
         self.traces: list[tuple[Source, Record]] = []
         # What the run holds, by task: (trajectory id, content hash). A first check only; the
@@ -275,6 +275,8 @@ class _RunImport:
         written: list[str] = []
         stored: dict[int, tuple[int, str]] = {}
         failure: FileReport | None = None
+        # A file of one trajectory needs no savepoint: if storing it fails, so does the file.
+        alone = isinstance(records, list) and len(records) == 1
         try:
             with transaction.atomic():
                 for record in records:
@@ -282,7 +284,7 @@ class _RunImport:
                         self.traces.append((source, record))
                         return
                     if failure is None:
-                        entry = self._store(source, record, written, stored)
+                        entry = self._store(source, record, written, stored, alone=alone)
                     else:
                         entry = self._entry(source, record)
                         if record.error is not None:
@@ -327,7 +329,8 @@ class _RunImport:
                           where=record.key, notes=list(record.notes),
                           task_id=record.trajectory.task.task_id if record.trajectory else "")
 
-    def _store(self, source: Source, record: Record, written: list[str], stored: dict) -> FileReport:
+    def _store(self, source: Source, record: Record, written: list[str], stored: dict, *,
+               alone: bool = False) -> FileReport:
         """Check and store one trajectory of the file, inside the file's transaction."""
         entry = self._entry(source, record)
         if record.error is not None:
@@ -360,8 +363,8 @@ class _RunImport:
             return entry
         written.extend(files.values())
         try:
-            with transaction.atomic():
-                row, replaced = self._rows(entry, task, record, files)
+            with transaction.atomic(savepoint=not alone):
+                row, replaced = self._rows(entry, task, record, files, held=existing is not None)
         except _Unchanged as unchanged:
             entry.status, entry.trajectory_id = UNCHANGED, unchanged.trajectory_id
             return entry
@@ -373,11 +376,12 @@ class _RunImport:
         stored[task.pk] = (row.pk, record.content_hash)
         return entry
 
-    def _rows(self, entry: FileReport, task: Task, record: Record, written: dict[str, str]):
-        """The trajectory's rows. The check against what the run holds is repeated under a row lock,
-        so two files for the same task in one upload, or two concurrent uploads, stay consistent."""
+    def _rows(self, entry: FileReport, task: Task, record: Record, written: dict[str, str], *, held: bool):
+        """The trajectory's rows. The check against what the run holds is repeated under a row lock
+        when it holds the task's trajectory; a concurrent import of a task it did not hold meets
+        the (run, task) unique constraint instead, so the run stays consistent either way."""
         parsed = record.trajectory
-        current = Trajectory.objects.select_for_update().filter(run=self.run, task=task).first()
+        current = Trajectory.objects.select_for_update().filter(run=self.run, task=task).first() if held else None
         if current is not None and current.content_hash == record.content_hash:
             raise _Unchanged(current.pk)
         if current is not None and not self.replace:
@@ -413,16 +417,13 @@ class _RunImport:
                 "import with replace (--replace) to replace it")
 
     def _task(self, ref: TaskRef) -> Task | None:
-        key = (ref.benchmark, ref.task_id)
-        if "\x00" in ref.benchmark + ref.task_id:
-            return None  # no task has one, and PostgreSQL refuses it even in a lookup
-        if key not in self.tasks:
-            self.tasks[key] = (
-                Task.objects.filter(benchmark=ref.benchmark, task_id=ref.task_id)
-                .only("id", "benchmark", "task_id", "intent")
-                .first()
-            )
-        return self.tasks[key]
+        """The task, from the benchmark's tasks read in one query the first time it is named."""
+        if ref.benchmark not in self.tasks:
+            self.tasks[ref.benchmark] = {
+                task.task_id: task for task in
+                Task.objects.filter(benchmark=ref.benchmark).only("id", "benchmark", "task_id", "intent")
+            }
+        return self.tasks[ref.benchmark].get(ref.task_id)
 
     def _trace(self, source: Source, record: Record) -> FileReport:
         """A format trace: the task's harness verdict, and its model outputs for the task's steps."""
