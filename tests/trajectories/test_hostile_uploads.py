@@ -150,6 +150,7 @@ def test_the_job_page_says_when_the_new_run_was_removed(webarena_tasks, client, 
             "run": "web-nothing", "paradigm": "step_by_step", "files": [_upload("x.json", {"schema": "x"})]})
     page = client.get(response["Location"]).content.decode()
     assert "Import #" in page and "web-nothing" in page and "was removed; its name is free again" in page
+    assert "1 of 1 entries failed" in page
     assert not AgentRun.objects.exists()
 
 

@@ -181,6 +181,8 @@ def test_a_zip_of_the_folder_through_the_upload_page(webarena_tasks, results, cl
     assert job.status == "done", job.error
     assert job.report["ok"] is True, job.report["files"]
     assert job.report["counts"]["skipped"] == 2
+    page = client.get(reverse("trajectories:import-job", args=[job.pk])).content.decode()
+    assert '<span id="job-failures">nothing failed</span>' in page and "log file not in the folder" in page
     assert {t.success_source for t in _by_task(run).values()} == {
         "results.zip/results/format_traces/task_3/3.json", "results.zip/results/format_traces/task_6/6.json"}
 
