@@ -204,10 +204,11 @@ class Catalogue:
     def __len__(self) -> int:
         return len(self.sources)
 
-    def holds(self, relative: str) -> bool:
-        """Whether a file whose name ends with the path `relative` is part of the import."""
-        relative = relative.strip().replace("\\", "/").lstrip("./")
-        return any(source.name == relative or source.name.endswith("/" + relative) for source in self.sources)
+    def holds(self, listed: str) -> bool:
+        """Whether the file a harness listed (`log_files/log_1.log`) is part of the import, by its
+        name alone: files uploaded one by one through a browser arrive without their folders."""
+        name = posixpath.basename(listed.strip().replace("\\", "/"))
+        return bool(name) and any(posixpath.basename(source.name) == name for source in self.sources)
 
     def _count(self, size: int) -> None:
         self._files += 1
