@@ -200,3 +200,29 @@ def test_a_jsonl_file_cut_off_while_read_stores_nothing(webarena_tasks, tmp_path
     assert report.files[0].reason == "not stored: the file could not be read to its end"
     assert "connection to the storage lost" in report.files[2].reason
     assert not Trajectory.objects.exists()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_recursion_error_in_a_parser_fails_its_file_only(webarena_tasks, shared_data, tmp_path, monkeypatch,
+                                                          settings, workers):
+    from trajectories.formats import webarena_render
+    from trajectories.services.ingest import import_paths
+
+    settings.INGEST_WORKERS = workers
+    original = webarena_render.parse_render
+
+    def parse(text, name):
+        if name.endswith("render_3.html"):
+            raise RecursionError("maximum recursion depth exceeded")
+        return original(text, name)
+
+    monkeypatch.setattr(webarena_render, "parse_render", parse)
+    monkeypatch.setattr("trajectories.formats.readers.parse_render", parse)
+    for task_id in ("3", "6"):
+        (tmp_path / f"render_{task_id}.html").write_bytes(
+            (shared_data / "results-sample" / f"render_{task_id}.html").read_bytes())
+    run = AgentRun.objects.create(name=f"recursion-{workers}")
+    report = import_paths([tmp_path], run)
+    statuses = {entry.file.rsplit("/", 1)[-1]: (entry.status, entry.reason) for entry in report.files}
+    assert statuses["render_3.html"] == ("failed", "nested deeper than 32 levels")
+    assert statuses["render_6.html"][0] == "imported"

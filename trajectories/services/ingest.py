@@ -22,7 +22,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import DataError, IntegrityError, connection, reset_queries, transaction
 
-from trajectories.formats.canonical import TaskRef, Trajectory as ParsedTrajectory, TrajectoryFormatError
+from trajectories.formats.canonical import MAX_DEPTH, TaskRef, Trajectory as ParsedTrajectory, TrajectoryFormatError
 from trajectories.formats.format_traces import FORMAT as TRACE
 from trajectories.formats.harness import parse_harness_config, parse_results
 from trajectories.formats.readers import NOT_UTF8, Record, decode, load_json
@@ -254,6 +254,9 @@ class _RunImport:
             self.report.files.append(
                 FileReport(file=source.name, status=FAILED, kind=kind, reason=f"could not be read: {error}")
             )
+        except RecursionError:
+            self.report.files.append(FileReport(file=source.name, status=FAILED, kind=kind,
+                                                reason=f"nested deeper than {MAX_DEPTH} levels"))
         finally:
             # With DEBUG on, Django keeps the SQL of every query, page text included: a run's
             # import must not grow with the run.
