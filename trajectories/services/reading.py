@@ -21,6 +21,9 @@ from trajectories.formats.readers import Record, prepared_records, read_file
 from trajectories.formats.sources import TRAJECTORIES, Source, forget_archives
 
 def ingest_workers() -> int:
+    """INGEST_WORKERS, or 1 in a daemonic process (which may not have children of its own)."""
+    if multiprocessing.current_process().daemon:
+        return 1
     return max(1, settings.INGEST_WORKERS)
 
 
