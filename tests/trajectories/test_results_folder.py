@@ -198,3 +198,15 @@ def test_one_parsing_process_or_a_pool_import_the_same(webarena_tasks, results, 
     # The sample folder holds the same render files of tasks 3 and 6 as the results folder.
     assert report.counts() == {"imported": 6, "unchanged": 2, "replaced": 0, "failed": 0, "skipped": 3}
     assert sorted(t.task.task_id for t in Trajectory.objects.filter(run=run)) == ["0", "3", "6"]
+
+
+def test_a_daemonic_process_parses_in_process(settings, monkeypatch):
+    """Celery's prefork children are daemonic and may not start a pool of their own."""
+    import multiprocessing
+
+    from trajectories.services.reading import ingest_workers
+
+    settings.INGEST_WORKERS = 2
+    assert ingest_workers() == 2
+    monkeypatch.setitem(multiprocessing.current_process()._config, "daemon", True)
+    assert ingest_workers() == 1
