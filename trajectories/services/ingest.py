@@ -143,14 +143,15 @@ def import_paths(
     except ImportRefused as error:
         report.refused = f"import refused, nothing was read: {error}"
         return report
-    with catalogue, _RunImport(run, replace, report, catalogue) as run_import:
+    with catalogue, _RunImport(run, replace, report, catalogue) as run_import, contextlib.closing(
+            read_sources(catalogue.sources, settings.INGEST_MAX_FILE_BYTES)) as contents:
         total = len(catalogue)
         if progress:
             progress(0, total)
         # One file behind the reading: the screenshot files of the next file are being written
         # while this one's rows are stored.
         waiting = None
-        for done, (source, content) in enumerate(read_sources(catalogue.sources, run_import.max_bytes)):
+        for done, (source, content) in enumerate(contents):
             run_import.write_screenshots_ahead(content)
             if waiting is not None:
                 run_import.add(*waiting)
