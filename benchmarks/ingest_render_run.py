@@ -187,8 +187,9 @@ def _measure(url: str, scratch: Path, workers: int) -> dict:
     environment = {**os.environ, "DATABASE_URL": url, "MEDIA_ROOT": str(media), "INGEST_WORKERS": str(workers),
                    "INGEST_MAX_FILES": "100000", "INGEST_MAX_UNCOMPRESSED_BYTES": str(1 << 40)}
     try:
-        output = subprocess.run([sys.executable, __file__, "--child", str(scratch / "run"), str(scratch / "tasks.json")],
-                                env=environment, check=True, capture_output=True, text=True, cwd=ROOT).stdout
+        command = [sys.executable, __file__, "--child", str(scratch / "run"), str(scratch / "tasks.json")]
+        output = subprocess.run(command, env=environment, check=True, capture_output=True, text=True,
+                                cwd=ROOT).stdout
     finally:
         shutil.rmtree(media, ignore_errors=True)
     return json.loads(output.strip().splitlines()[-1])

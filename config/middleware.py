@@ -38,7 +38,8 @@ def request_limit_error(error: Exception) -> tuple[dict, int]:
         return {"detail": f"more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} fields in one request",
                 "code": "too_many_fields"}, 400
     return {"detail": f"the request body is over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes "
-                      "(DATA_UPLOAD_MAX_MEMORY_SIZE); send files as multipart uploads", "code": "request_too_large"}, 413
+                      "(DATA_UPLOAD_MAX_MEMORY_SIZE); send files as multipart uploads",
+            "code": "request_too_large"}, 413
 
 
 class RejectNullCharactersMiddleware:

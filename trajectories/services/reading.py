@@ -4,8 +4,9 @@ a pool of worker processes while this process stores what they have read, file a
 
 Workers are forked from this process (no re-import, a few milliseconds) and run only the
 Django-free parsers: they never touch the database connection they inherit, and end without
-running its finalizers (multiprocessing ends its children with `os._exit`). A few files are read ahead of the one
-being stored (twice the number of workers), so memory stays bounded however large the import.
+running its finalizers (multiprocessing ends its children with `os._exit`). A few files are
+read ahead of the one being stored (twice the number of workers), so memory stays bounded
+however large the import.
 JSONL files, which may be larger than anything a worker should send back at once, are read here
 one line at a time.
 """
@@ -19,6 +20,7 @@ from django.conf import settings
 
 from trajectories.formats.readers import Record, prepared_records, read_file
 from trajectories.formats.sources import TRAJECTORIES, Source, forget_archives
+
 
 def ingest_workers() -> int:
     """INGEST_WORKERS, or 1 in a daemonic process (which may not have children of its own)."""

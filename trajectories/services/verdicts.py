@@ -51,8 +51,9 @@ def record_verdicts(run: AgentRun, verdicts: dict[str, bool | None], source: str
     model_outputs = {task_id: storable_json(outputs) for task_id, outputs in (model_outputs or {}).items()}
     applied = VerdictsApplied()
     source = source[-500:]
-    held = {row.task_id: row for row in HarnessVerdict.objects.select_for_update().filter(run=run, task_id__in=list(verdicts))}
-    new, changed = [], []
+    held = {row.task_id: row for row in
+            HarnessVerdict.objects.select_for_update().filter(run=run, task_id__in=list(verdicts))}
+    now, new, changed = timezone.now(), [], []
     for task_id, success in verdicts.items():
         record = held.get(task_id)
         outputs = model_outputs.get(task_id)
@@ -60,7 +61,7 @@ def record_verdicts(run: AgentRun, verdicts: dict[str, bool | None], source: str
             new.append(HarnessVerdict(run=run, task_id=task_id, success=success, source=source,
                                       model_outputs=outputs or []))
             continue
-        if success is not None and record.success is not None and record.success != success and record.source != source:
+        if None not in (success, record.success) and record.success != success and record.source != source:
             applied.overruled.append((task_id, record.success, record.source))
         before = (record.success, record.source, record.model_outputs)
         if success is not None:
@@ -68,15 +69,17 @@ def record_verdicts(run: AgentRun, verdicts: dict[str, bool | None], source: str
         if outputs is not None:
             record.model_outputs = outputs
         if (record.success, record.source, record.model_outputs) != before:
+            record.updated_at = now
             changed.append(record)
     HarnessVerdict.objects.bulk_create(new, batch_size=500)
     HarnessVerdict.objects.bulk_update(changed, ["success", "source", "model_outputs", "updated_at"], batch_size=500)
     applied.records_changed = bool(new or changed)
 
-    rows = {row.task.task_id: row for row in Trajectory.objects.select_for_update(of=("self",))
-            .filter(run=run, task__benchmark=run.benchmark, task__task_id__in=list(verdicts)).select_related("task")}
+    trajectories = Trajectory.objects.select_for_update(of=("self",)).select_related("task").filter(
+        run=run, task__benchmark=run.benchmark, task__task_id__in=list(verdicts))
+    rows = {row.task.task_id: row for row in trajectories}
     applied.without_trajectory = [task_id for task_id in verdicts if task_id not in rows]
-    now, updated_rows = timezone.now(), []
+    updated_rows = []
     for task_id, row in rows.items():
         success, touched = verdicts[task_id], False
         if success is not None and (row.success, row.success_source) != (success, source):
