@@ -210,3 +210,38 @@ def test_a_daemonic_process_parses_in_process(settings, monkeypatch):
     assert ingest_workers() == 2
     monkeypatch.setitem(multiprocessing.current_process()._config, "daemon", True)
     assert ingest_workers() == 1
+
+
+def test_a_killed_parsing_process_fails_the_files_it_held_and_the_rest_import(webarena_tasks, results, settings,
+                                                                              tmp_path, monkeypatch):
+    import os
+
+    from trajectories.formats import readers
+
+    settings.INGEST_WORKERS = 2
+    original = readers.prepared_records
+
+    def prepared_records(source, max_bytes):
+        if source.name.endswith("render_3.html"):
+            os._exit(9)  # as the kernel's out-of-memory killer would end it
+        return original(source, max_bytes)
+
+    # Seen by the forked workers' `read_file` only: after the break, files are read in process.
+    monkeypatch.setattr(readers, "prepared_records", prepared_records)
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for task_id in ("3", "6"):
+        shutil.copy(results / f"render_{task_id}.html", folder)
+    for sample in sorted((results.parent / "trajectory-samples").glob("*.html")):
+        shutil.copy(sample, folder / f"z_{sample.name}")
+    run = AgentRun.objects.create(name="killed")
+
+    report = import_paths([folder], run)
+
+    # The four files read ahead (twice the workers) were with the pool when it broke; the fifth is
+    # read in the importing process.
+    assert [(entry.file.rsplit("/", 1)[-1], entry.status) for entry in report.files] == [
+        ("render_3.html", "failed"), ("render_6.html", "failed"), ("z_gpt4turbo_render_0.html", "failed"),
+        ("z_llama3-8b_render_3.html", "failed"), ("z_llama3-8b_render_6.html", "imported")]
+    assert "a parsing process ended abruptly" in report.files[0].reason
+    assert list(Trajectory.objects.filter(run=run).values_list("task__task_id", flat=True)) == ["6"]

@@ -15,11 +15,16 @@ import multiprocessing
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 from django.conf import settings
 
 from trajectories.formats.readers import Record, prepared_records, read_file
 from trajectories.formats.sources import TRAJECTORIES, Source, forget_archives
+
+
+_BROKEN = ("a parsing process ended abruptly (out of memory?) while this file was being read; "
+           "the files after it were read in the importing process")
 
 
 def ingest_workers() -> int:
@@ -46,9 +51,9 @@ def read_sources(sources: list[Source], max_bytes: int) -> Iterator[tuple[Source
         for source in sources:
             yield source, _read_here(source, max_bytes)
         return
+    upcoming = iter(sources)
     with _pool(workers) as pool:
         ahead: deque[tuple[Source, Future | None]] = deque()
-        upcoming = iter(sources)
         try:
             while True:
                 while len(ahead) < 2 * workers:
@@ -64,12 +69,22 @@ def read_sources(sources: list[Source], max_bytes: int) -> Iterator[tuple[Source
                     continue
                 try:
                     yield source, future.result()
+                except BrokenProcessPool:
+                    # A worker was killed (out of memory, a signal): the files being read with it are
+                    # reported, and the rest are read in this process.
+                    yield source, BrokenProcessPool(_BROKEN)
+                    while ahead:
+                        item, pending = ahead.popleft()
+                        yield item, BrokenProcessPool(_BROKEN) if pending is not None else _read_here(item, max_bytes)
+                    break
                 except Exception as error:  # noqa: BLE001 - reported for its file, as when read here
                     yield source, error
         finally:
             for _, future in ahead:
                 if future is not None:
                     future.cancel()
+    for source in upcoming:
+        yield source, _read_here(source, max_bytes)
 
 
 def _read_here(source: Source, max_bytes: int) -> Iterator[Record] | None:
