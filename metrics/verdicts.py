@@ -9,7 +9,8 @@ graders' consensus (`trajectories.verdicts`). A few queries per call, whatever t
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Avg, Count, Exists, OuterRef, Q
+from django.db.models import Avg, Count, Exists, OuterRef, Q, Value
+from django.db.models.functions import Coalesce, NullIf
 
 from metrics.aggregation import Summary, compare_paired, site_group, summarize
 from metrics.leaderboard import Evaluation, latest_evaluations
@@ -121,8 +122,10 @@ def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = N
             table[task_pk] = TaskVerdicts(task_pk, task_id, number, site_group({"sites": sites}))
         return table[task_pk]
 
-    trajectories = list(Trajectory.objects.filter(run_id__in=run_ids, **only).values_list(
-        "run_id", "task_id", "pk", "success", "source_name", "task__task_id", "task__number", "task__sites"))
+    # The harness verdict's own file (a format trace, a log) when the import recorded one, else the trajectory's.
+    trajectories = list(Trajectory.objects.filter(run_id__in=run_ids, **only).annotate(
+        harness_file=Coalesce(NullIf("success_source", Value("")), "source_name"),
+    ).values_list("run_id", "task_id", "pk", "success", "harness_file", "task__task_id", "task__number", "task__sites"))
     results = list(TaskResult.objects.filter(run_id__in=run_ids, **only).values_list(
         "run_id", "task_id", "success", "source_name", "task__task_id", "task__number", "task__sites"))
     grades = list(OutcomeGrade.objects.filter(run_id__in=run_ids, **only).values_list(

@@ -1,6 +1,17 @@
 from django.contrib import admin
 
-from .models import AgentRun, ImportJob, OutcomeGrade, Screenshot, Step, Task, TaskResult, TaskSubset, Trajectory
+from .models import (
+    AgentRun,
+    HarnessVerdict,
+    ImportJob,
+    OutcomeGrade,
+    Screenshot,
+    Step,
+    Task,
+    TaskResult,
+    TaskSubset,
+    Trajectory,
+)
 
 
 @admin.register(Task)
@@ -58,6 +69,14 @@ class StepAdmin(admin.ModelAdmin):
     list_filter = ("action_type",)
     raw_id_fields = ("trajectory", "screenshot")
     search_fields = ("action", "planned_action")
+
+
+@admin.register(HarnessVerdict)
+class HarnessVerdictAdmin(admin.ModelAdmin):
+    list_display = ("run", "task_id", "success", "source", "updated_at")
+    list_filter = ("success", "run")
+    search_fields = ("task_id", "run__name", "source")
+    raw_id_fields = ("run",)
 
 
 @admin.register(Screenshot)

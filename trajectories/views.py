@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.http import FileResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -82,6 +83,7 @@ def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = N
          "can_grade": has_role(request.user, ANNOTATOR), "graded": selectors.graded_tasks(run, request.user),
          "disagree": disagree if disagree in disagreements else "", "without_trajectory": without_trajectory,
          "can_import": can_import_into(request.user, run), "evaluations": run_evaluations(run),
+         "verdicts_without_trajectory": selectors.verdicts_without_trajectory(run),
          "evaluate_form": evaluate_form},
         status=status,
     )
@@ -166,12 +168,12 @@ def upload(request):
         if existing is not None and not can_import_into(request.user, existing):
             form.add_error("run", f"Run {existing.name!r} belongs to another account; choose another name.")
         else:
-            run = get_or_create_run(
-                data["run"], agent=data["agent"], model=data["model"], paradigm=data["paradigm"], user=request.user
-            )
-            job = create_import_job(run, [(item.name, item) for item in data["files"]], replace=data["replace"],
-                                    user=request.user)
-            enqueue_import_job(job)
+            with transaction.atomic():
+                run = get_or_create_run(data["run"], agent=data["agent"], model=data["model"],
+                                        paradigm=data["paradigm"], user=request.user)
+                job = create_import_job(run, [(item.name, item) for item in data["files"]],
+                                        replace=data["replace"], user=request.user, new_run=existing is None)
+                enqueue_import_job(job)
             return redirect("trajectories:import-job", pk=job.pk)
     runs = AgentRun.objects.order_by("name").values_list("name", flat=True)
     return render(request, "trajectories/upload.html", {"form": form, "runs": runs})
