@@ -1,18 +1,22 @@
-"""Import of a whole WebArena run of render files, on SQLite and on PostgreSQL.
+"""Import of a whole WebArena run of render files, on SQLite and on PostgreSQL, with one parsing
+process and with a pool of them.
 
-Generates, in a temporary folder, one render_<id>.html per task of test.raw.json (812 files)
-shaped like the real samples in shared/data/trajectory-samples: their header with the task's
-id and intent, 5-15 step blocks taken from the samples (accessibility trees, reasoning,
-actions), every screenshot made unique (a PNG text chunk with the file and step number) so
-that deduplication does not flatter the numbers, and endings in the samples' proportions of
-answered / N/A / forced stop / no stop. Then, for each database, a fresh child process migrates
-an empty database, imports the 812 tasks, and times `import_paths` on the folder (the same
-service as the command line, upload page and API), then times a second import of the same
-folder (everything unchanged). Peak memory is the child's peak resident set size
-(`resource.getrusage(RUSAGE_SELF).ru_maxrss`), i.e. Python, Django and the import together.
+Generates, in a temporary folder, one render_<id>.html per task (812 files by default, one per
+task of test.raw.json; more files renumber copies of those tasks, which the benchmark imports as
+tasks of their own) shaped like the real samples in shared/data/trajectory-samples: their header
+with the task's id and intent, 5-15 step blocks taken from the samples (accessibility trees,
+reasoning, actions), every screenshot made unique (a PNG text chunk with the file and step
+number) so that deduplication does not flatter the numbers, and endings in the samples'
+proportions of answered / N/A / forced stop / no stop. Then, for each database and each number
+of parsing processes (1, i.e. parsing in the importing process, and INGEST_WORKERS, default the
+CPU count), a fresh child process migrates an empty database, imports the tasks, and times
+`import_paths` on the folder (the same service as the command line, upload page and API), then
+times a second import of the same folder (everything unchanged). Peak memory is the child's
+peak resident set size (`resource.getrusage(RUSAGE_SELF).ru_maxrss`), i.e. Python, Django and
+the import together; the largest parsing worker's is reported beside it.
 
     .venv/bin/python benchmarks/ingest_render_run.py [--files 812] [--databases sqlite postgres]
-        [--postgres-url postgres://postgres@127.0.0.1:5432/postgres] [--seed 0]
+        [--workers N] [--postgres-url postgres://postgres@127.0.0.1:5432/postgres] [--seed 0]
 """
 
 import argparse
@@ -23,6 +27,7 @@ import platform
 import random
 import re
 import resource
+import shutil
 import struct
 import subprocess
 import sys
@@ -69,12 +74,19 @@ def _unique_png(png: bytes, label: str) -> bytes:
     return png[:-12] + chunk + png[-12:]
 
 
-def generate_run(folder: Path, count: int, seed: int) -> int:
-    """Write `count` render files into `folder`; returns their total size in bytes."""
+def generate_tasks(path: Path, count: int) -> list[dict]:
+    """`count` task configs: those of test.raw.json, then renumbered copies of them."""
+    originals = json.loads(TASKS.read_text(encoding="utf-8"))
+    tasks = [{**originals[number % len(originals)], "task_id": number} for number in range(count)]
+    path.write_text(json.dumps(tasks), encoding="utf-8")
+    return tasks
+
+
+def generate_run(folder: Path, tasks: list[dict], seed: int) -> int:
+    """Write one render file per task into `folder`; returns their total size in bytes."""
     rng = random.Random(seed)
     header, agent_blocks, endings = _sample_parts()
     images = {block: base64.b64decode(_IMAGE.search(block).group(2)) for block in agent_blocks + list(endings.values())}
-    tasks = json.loads(TASKS.read_text(encoding="utf-8"))[:count]
     folder.mkdir(parents=True, exist_ok=True)
     total = 0
     for task in tasks:
@@ -103,13 +115,24 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def child(folder: Path) -> None:
+def _cpu_seconds() -> tuple[float, float]:
+    """CPU time (user + system) of this process, and of its ended children (the parsing workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
+def _children_peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def child(folder: Path, tasks: Path) -> None:
     """One measurement in a fresh process, on the database of DATABASE_URL (printed as JSON)."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
     sys.path.insert(0, str(ROOT))
     import django
 
     django.setup()
+    from django.conf import settings
     from django.core.management import call_command
     from django.db import connection
 
@@ -118,13 +141,14 @@ def child(folder: Path) -> None:
     from trajectories.services.tasks import import_task_file
 
     call_command("migrate", verbosity=0)
-    import_task_file(TASKS)
+    import_task_file(tasks)
     run = get_or_create_run("benchmark-run", agent="generated", model="samples")
     baseline = _peak_mb()
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu_seconds()
     report = import_paths([folder], run)
     first = time.perf_counter() - started
+    cpu = tuple(after - before for after, before in zip(_cpu_seconds(), cpu))
     peak = _peak_mb()
 
     started = time.perf_counter()
@@ -133,9 +157,13 @@ def child(folder: Path) -> None:
 
     print(json.dumps({
         "vendor": connection.vendor,
+        "workers": settings.INGEST_WORKERS,
+        "peak_rss_mb_workers": _children_peak_mb(),
         "files": len(report.files),
         "counts": report.counts(),
         "seconds": first,
+        "cpu_seconds": cpu[0],
+        "worker_cpu_seconds": cpu[1],
         "files_per_second": len(report.files) / first,
         "reimport_seconds": second,
         "reimport_counts": again.counts(),
@@ -154,45 +182,66 @@ def _postgres_database(admin_url: str, create: bool) -> str:
     return admin_url.rsplit("/", 1)[0] + f"/{BENCH_DATABASE}"
 
 
+def _measure(url: str, scratch: Path, workers: int) -> dict:
+    media = scratch / "media"
+    environment = {**os.environ, "DATABASE_URL": url, "MEDIA_ROOT": str(media), "INGEST_WORKERS": str(workers),
+                   "INGEST_MAX_FILES": "100000", "INGEST_MAX_UNCOMPRESSED_BYTES": str(1 << 40)}
+    try:
+        command = [sys.executable, __file__, "--child", str(scratch / "run"), str(scratch / "tasks.json")]
+        output = subprocess.run(command, env=environment, check=True, capture_output=True, text=True,
+                                cwd=ROOT).stdout
+    finally:
+        shutil.rmtree(media, ignore_errors=True)
+    return json.loads(output.strip().splitlines()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=812)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=os.cpu_count(), help="The pool measured beside 1 process")
     parser.add_argument("--databases", nargs="+", choices=["sqlite", "postgres"], default=["sqlite", "postgres"])
     parser.add_argument("--postgres-url", default="postgres://postgres@127.0.0.1:5432/postgres",
                         help="An admin connection; the benchmark creates and drops its own database")
-    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child)
+        child(*args.child)
         return
 
     with tempfile.TemporaryDirectory(prefix="trajscope-ingest-") as scratch:
         scratch = Path(scratch)
         started = time.perf_counter()
-        size = generate_run(scratch / "run", args.files, args.seed)
+        tasks = generate_tasks(scratch / "tasks.json", args.files)
+        size = generate_run(scratch / "run", tasks, args.seed)
         print(f"generated {args.files} render files, {size / 1e6:.0f} MB ({size / args.files / 1e6:.2f} MB each) "
               f"in {time.perf_counter() - started:.1f} s")
-        print(f"{os.cpu_count()} CPUs, Python {platform.python_version()}")
+        print(f"{os.cpu_count()} CPUs, Python {platform.python_version()}, load average before: "
+              f"{' '.join(f'{load:.1f}' for load in os.getloadavg())}")
         for database in args.databases:
-            if database == "sqlite":
-                url = f"sqlite:///{scratch / 'bench.sqlite3'}"
-            else:
-                url = _postgres_database(args.postgres_url, create=True)
-            environment = {**os.environ, "DATABASE_URL": url, "MEDIA_ROOT": str(scratch / f"media-{database}")}
-            try:
-                output = subprocess.run([sys.executable, __file__, "--child", str(scratch / "run")], env=environment,
-                                        check=True, capture_output=True, text=True, cwd=ROOT).stdout
-            finally:
-                if database == "postgres":
-                    _postgres_database(args.postgres_url, create=False)
-            result = json.loads(output.strip().splitlines()[-1])
-            print(
-                f"{result['vendor']:10} {result['files']} files in {result['seconds']:.1f} s = "
-                f"{result['files_per_second']:.0f} files/s; peak RSS {result['peak_rss_mb']:.0f} MB "
-                f"(after setup, before the import: {result['peak_rss_mb_before_import']:.0f} MB); "
-                f"re-import {result['reimport_seconds']:.1f} s {result['reimport_counts']}; counts {result['counts']}"
-            )
+            results = {}
+            for workers in (1, args.workers):
+                if database == "sqlite":
+                    url = f"sqlite:///{scratch / f'bench-{workers}.sqlite3'}"
+                else:
+                    url = _postgres_database(args.postgres_url, create=True)
+                try:
+                    results[workers] = result = _measure(url, scratch, workers)
+                finally:
+                    if database == "postgres":
+                        _postgres_database(args.postgres_url, create=False)
+                print(
+                    f"{result['vendor']:10} {result['workers']} parsing process(es): {result['files']} files in "
+                    f"{result['seconds']:.1f} s = {result['files_per_second']:.0f} files/s (CPU: importing process "
+                    f"{result['cpu_seconds']:.1f} s, parsing workers {result['worker_cpu_seconds']:.1f} s); peak RSS "
+                    f"{result['peak_rss_mb']:.0f} MB (after setup: {result['peak_rss_mb_before_import']:.0f} MB; "
+                    f"largest worker {result['peak_rss_mb_workers']:.0f} MB); re-import "
+                    f"{result['reimport_seconds']:.1f} s {result['reimport_counts']}; counts {result['counts']}"
+                )
+            single, pooled = results[1]["seconds"], results[args.workers]["seconds"]
+            print(f"{database:10} {args.workers} processes vs 1: {pooled:.1f} s vs {single:.1f} s = "
+                  f"{single / pooled:.2f}x faster; load average after: "
+                  f"{' '.join(f'{load:.1f}' for load in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ export of one run's scores. Besides wall time it reports, per request, the CPU t
 process and the time spent waiting for SQL, which stay meaningful when the machine is busy.
 
     .venv/bin/python benchmarks/reports.py [--runs 50] [--repeats 30]
-        [--postgres-url postgres://postgres@127.0.0.1:5432/postgres]
+        [--postgres-url postgres://postgres@127.0.0.1:5432/postgres] [--database trajscope_bench_reports]
 """
 
 import argparse
@@ -35,13 +35,13 @@ OUTCOMES = [("answered", ""), ("answered", ""), ("na", ""), ("early_stop", "repe
             ("early_stop", "invalid_actions"), ("early_stop", "max_steps"), ("no_stop", "")]
 
 
-def _recreate_database(base_url: str) -> str:
+def _recreate_database(base_url: str, name: str = DATABASE) -> str:
     import psycopg
 
     with psycopg.connect(base_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DATABASE}")
-    return base_url.rsplit("/", 1)[0] + "/" + DATABASE
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {name}")
+    return base_url.rsplit("/", 1)[0] + "/" + name
 
 
 def _scored(rng: random.Random, skill: float) -> tuple[dict, int, int, list]:
@@ -170,9 +170,11 @@ def main():
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--postgres-url", default="postgres://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument("--database", default=DATABASE, help="Name of the database to (re)create")
     args = parser.parse_args()
 
-    os.environ.update(DATABASE_URL=_recreate_database(args.postgres_url), DJANGO_SETTINGS_MODULE="config.settings.base",
+    os.environ.update(DATABASE_URL=_recreate_database(args.postgres_url, args.database),
+                      DJANGO_SETTINGS_MODULE="config.settings.base",
                       LOG_LEVEL="WARNING", DEBUG="false")
     import django
 
@@ -208,6 +210,7 @@ def main():
     print("|---|---|---|---|---|---|---|")
     _report("leaderboard, sorted by success", _time(client, leaderboard, repeats))
     _report("leaderboard, one site", _time(client, leaderboard + "?site=shopping_admin&sort=-step_success", repeats))
+    _report("leaderboard, success from the harness", _time(client, leaderboard + "?success_source=harness", repeats))
     _report("leaderboard CSV export", _time(client, reverse("metrics:export", args=["leaderboard", "csv"]), repeats))
     _report("comparison of two runs, cache empty", _time(client, compare, max(5, repeats // 3), before=cache.clear))
     _report("comparison of two runs, cached", _time(client, compare, repeats))

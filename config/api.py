@@ -22,6 +22,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from accounts.roles import ADMIN, has_role
 from config.jobs import WorkersUnreachable
+from config.middleware import REQUEST_LIMITS, request_limit_error
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +108,9 @@ def exception_handler(exc, context):
         exc = exceptions.NotFound(*exc.args)
     elif isinstance(exc, PermissionDenied):
         exc = exceptions.PermissionDenied(*exc.args)
+    elif isinstance(exc, REQUEST_LIMITS):
+        body, status_code = request_limit_error(exc)
+        return Response(body, status=status_code)
     response = drf_exception_handler(exc, context)
     if response is not None:
         response.data = error_body(exc)

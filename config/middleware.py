@@ -4,8 +4,12 @@ Requests carrying a NUL character are refused at the door.
 
 PostgreSQL text cannot hold NUL, so a NUL in a path, query or form field would otherwise reach
 a lookup or a save as a database error (a 500). JSON bodies are checked by the API's fields.
+Reading the form here also meets Django's request limits (files, fields, size) first: under
+/api/ they are answered in the API's JSON body, like every other API error.
 """
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import HttpResponseBadRequest, JsonResponse
 from django.shortcuts import render
 
@@ -27,12 +31,34 @@ def _null_field(request) -> str | None:
     return None
 
 
+REQUEST_LIMITS = (TooManyFilesSent, TooManyFieldsSent, RequestDataTooBig)
+
+
+def request_limit_error(error: Exception) -> tuple[dict, int]:
+    """The API's error body and status for a request over one of Django's limits."""
+    if isinstance(error, TooManyFilesSent):
+        return {"detail": f"more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files in one request "
+                          "(UPLOAD_MAX_FILES): send them in several requests, or zipped", "code": "too_many_files"}, 400
+    if isinstance(error, TooManyFieldsSent):
+        return {"detail": f"more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} fields in one request",
+                "code": "too_many_fields"}, 400
+    return {"detail": f"the request body is over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes "
+                      "(DATA_UPLOAD_MAX_MEMORY_SIZE); send files as multipart uploads",
+            "code": "request_too_large"}, 413
+
+
 class RejectNullCharactersMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        field = _null_field(request)
+        try:
+            field = _null_field(request)
+        except REQUEST_LIMITS as error:
+            if not request.path.startswith("/api/"):
+                raise
+            body, status = request_limit_error(error)
+            return JsonResponse(body, status=status)
         if field is None:
             return self.get_response(request)
         message = f"Null characters are not allowed ({field})."

@@ -29,6 +29,7 @@ from metrics.selectors import scores_with_context
 from metrics.serializers import SCORE_ORDERING, TrajectoryScoreSerializer
 from trajectories.api_read import SiteFilter, TaskRefSerializer
 from trajectories.models import AgentRun, Paradigm, Task, TaskSubset
+from trajectories.verdicts import COMBINED, SOURCE_LABELS
 
 # --- scores and aggregates -------------------------------------------------------------------
 
@@ -125,6 +126,12 @@ class LeaderboardRowSerializer(serializers.Serializer):
     outcomes = serializers.JSONField(allow_null=True, help_text="{total, rows: [{status, reason, count, share, "
                                                                 "successes}]}, the paper's Table 7.")
     lengths = serializers.JSONField(allow_null=True, help_text="Agent vs gold steps, the paper's Table 6.")
+    success_sources = serializers.DictField(
+        child=SummarySerializer(), help_text="Success rate by each verdict source: combined (METRICS.md: the "
+        "harness's, else the offline check's), harness, check, human; `metrics.success` is the chosen one.")
+    results_only = serializers.BooleanField(help_text="Per-task verdicts without trajectories: no other metric.")
+    uniform = serializers.BooleanField(allow_null=True, help_text="A results-only run whose hundreds of verdicts "
+                                                                  "are all this one value (likely read wrongly).")
 
 
 SORT_CHOICES = [key for name in leaderboard.SORT_KEYS for key in (name, f"-{name}")]
@@ -141,6 +148,8 @@ class LeaderboardQuerySerializer(serializers.Serializer):
                                    help_text="A column; `-` first for highest first.")
     subset = serializers.CharField(required=False, allow_blank=True, default="",
                                    help_text="Numbers restricted to this task subset (e.g. webarena-lite).")
+    success_source = serializers.ChoiceField(choices=list(SOURCE_LABELS), required=False, default=COMBINED,
+                                             help_text="Which verdict `metrics.success` is.")
 
     def validate(self, data):
         if data["subset"] and data["site"]:
@@ -155,6 +164,7 @@ class LeaderboardQuerySerializer(serializers.Serializer):
         return leaderboard.LeaderboardFilters(
             benchmark=data["benchmark"], site=data["site"], paradigm=data["paradigm"], judge=data["judge"],
             sort=sort.lstrip("-"), descending=sort.startswith("-"), subset=data["subset"],
+            success_source=data["success_source"],
         )
 
 

@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 from rest_framework.routers import SimpleRouter
 
-from . import api_decisions, api_results, api_views
+from . import api_decisions, api_results, api_verdicts, api_views
 
 router = SimpleRouter(use_regex_path=False)
 router.register("judge-decisions", api_decisions.JudgeDecisionViewSet, basename="api-judge-decision")
@@ -17,6 +17,11 @@ urlpatterns = [
          name="api-evaluation-rerun"),
     path("evaluations/<int:pk>/scores/", api_views.EvaluationScores.as_view(), name="api-evaluation-scores"),
     path("scores/", api_results.ScoreList.as_view(), name="api-scores"),
+    path("runs/<int:pk>/verdicts/", api_verdicts.RunVerdictsView.as_view(), name="api-run-verdicts"),
+    path("runs/<int:pk>/agreement/", api_verdicts.VerdictAgreementView.as_view(), name="api-run-agreement"),
+    path("runs/<int:pk>/grades/import/", api_verdicts.GradesImportView.as_view(), name="api-run-grades-import"),
+    path("trajectories/<int:pk>/grades/", api_verdicts.TrajectoryGradesView.as_view(), name="api-trajectory-grades"),
+    path("outcomes/import/", api_verdicts.OutcomesImportView.as_view(), name="api-outcomes-import"),
     path("aggregates/", api_results.AggregateList.as_view(), name="api-aggregates"),
     path("leaderboard/", api_results.LeaderboardView.as_view(), name="api-leaderboard"),
     path("leaderboard/sites/", api_results.SiteBreakdownView.as_view(), name="api-leaderboard-sites"),

@@ -50,9 +50,11 @@ def _metric_columns() -> tuple[Column, ...]:
         "grounded": "Final answer supported by the observations (METRICS.md 6)",
         "relevant": "Final answer satisfies the task's constraints (METRICS.md 6)",
         "correct": "Grounded and relevant (METRICS.md 6)",
-        "success": "Task success (METRICS.md 7)",
+        "success": "Task success, the harness's verdict else the offline check's (METRICS.md 7)",
         "success_source": "Where success came from: harness, string_match, url_match, agent_response (WebArena-"
                           "Verified structured answer) or key_nodes (every key node reached)",
+        "check_success": "The offline check's verdict (string/url match, structured answer), whatever the harness said",
+        "check_source": "Which evaluator decided the offline check: string_match, url_match, agent_response, ...",
         "plan_step_success": "Step Success of the stated plan (full-plan agents)",
         "key_node_completion": "Key-node Completion: key nodes reached / key nodes (Mind2Web-Live; empty for tasks "
                                "without key nodes)",
@@ -65,8 +67,8 @@ def _metric_columns() -> tuple[Column, ...]:
         "recoveries": "Recoveries to the gold path (Recovery)",
         "mean_recovery_cost": "Mean agent steps from a deviation's start to its recovery",
     }
-    booleans = {"grounded", "relevant", "correct", "success"}
-    texts = {"success_source", "outcome_status", "outcome_reason"}
+    booleans = {"grounded", "relevant", "correct", "success", "check_success"}
+    texts = {"success_source", "check_source", "outcome_status", "outcome_reason"}
     counts = {"agent_steps", "gold_steps", "matched_steps", "deviations", "recoveries"}
 
     def dtype(name):
@@ -175,6 +177,17 @@ LEADERBOARD_COLUMNS = RUN_COLUMNS + (
     Column("mean_gold_steps", "Float64", "Mean gold steps m over the same trajectories"),
     Column("length_pairs", "Int64", "Trajectories with both n and m"),
     Column("mean_length_difference", "Float64", "Mean of n - m"),
+    Column("success_from", "string", "Which verdict the success columns are: combined (the harness's, else the "
+                                     "offline check's), harness, check or human"),
+    Column("results_only", "boolean", "The run has per-task verdicts and no trajectories: no other metric"),
+) + tuple(
+    column
+    for source, label in (("harness", "the harness's verdicts"), ("check", "the offline check's verdicts"),
+                          ("human", "the human graders' consensus"))
+    for column in (
+        Column(f"success_{source}", "Float64", f"Success rate by {label}"),
+        Column(f"success_{source}_count", "Int64", f"Tasks that success_{source} is the rate over"),
+    )
 )
 
 EXPORTS = {
@@ -511,6 +524,11 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
             record.update({metric: summary.mean, f"{metric}_std": summary.std, f"{metric}_count": summary.count,
                            f"{metric}_nulls": summary.null_count})
         record.update(_outcome_counts(row.outcomes))
+        record.update(success_from=board.filters.success_source, results_only=row.results_only)
+        for source in ("harness", "check", "human"):
+            summary = row.success_sources.get(source)
+            if summary is not None and summary.count:
+                record.update({f"success_{source}": summary.mean, f"success_{source}_count": summary.count})
         if row.lengths:
             record.update(mean_agent_steps=row.lengths["agent_steps"]["mean"],
                           mean_gold_steps=row.lengths["gold_steps"]["mean"], length_pairs=row.lengths["pairs"],

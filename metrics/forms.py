@@ -34,6 +34,7 @@ class EvaluationForm(forms.Form):
         if len(policies) == 1:
             self.fields["gold_policy"].help_text = "other gold policies need the reviewer role"
             self.fields["gold_annotator"].widget = forms.HiddenInput()
+
     def clean_gold_policy(self) -> str:
         try:
             policy, name = parse_gold_policy(self.cleaned_data["gold_policy"])
@@ -42,6 +43,7 @@ class EvaluationForm(forms.Form):
         if name:
             raise forms.ValidationError("choose the annotator in the annotator field")
         return policy
+
     def clean_judge(self) -> str:
         name = self.cleaned_data.get("judge", "")
         if name:

@@ -18,13 +18,14 @@ from django.db.models.functions import Coalesce
 
 from judges import questions as q
 from judges.calibration import DEFAULT_THRESHOLD, trust
-from judges.selectors import judge_trust_by_kind
 from judges.models import DecisionKind
+from judges.selectors import judge_trust_by_kind
 from judges.services import backend_and_model
-from metrics.aggregation import METRICS, Summary
+from metrics.aggregation import METRICS, Summary, site_group
 from metrics.models import Aggregate, EvaluationJob
 from metrics.subsets import subset_numbers, subset_site_summaries
-from trajectories.models import AgentRun, Paradigm, TaskSubset, Trajectory
+from trajectories.models import AgentRun, Paradigm, TaskResult, TaskSubset, Trajectory
+from trajectories.verdicts import COMBINED, SOURCE_LABELS
 
 METRIC_LABELS = {
     "step_success": "Step success",
@@ -35,7 +36,7 @@ METRIC_LABELS = {
     "grounded": "Grounded",
     "relevant": "Relevant",
     "correct": "Correct",
-    "success": "Success",
+    "success": "Success (harness, else offline check)",
     "plan_step_success": "Plan step success",
     "key_node_completion": "Key-node completion",
 }
@@ -87,10 +88,13 @@ class LeaderboardFilters:
     sort: str = "success"
     descending: bool = True
     subset: str = ""
+    success_source: str = COMBINED  # which verdict the success column is (trajectories.verdicts)
 
     def __post_init__(self):
         if self.subset and self.site:
             raise ValueError("subset: choose a site group or a subset, not both")
+        if self.success_source not in SOURCE_LABELS:
+            raise ValueError(f"success_source: {self.success_source!r} is not one of {', '.join(SOURCE_LABELS)}")
         if self.sort not in SORT_KEYS:
             raise ValueError(f"sort: unknown column {self.sort!r}; expected one of {', '.join(SORT_KEYS)}")
         if self.paradigm and self.paradigm not in Paradigm.values:
@@ -115,6 +119,22 @@ class LeaderboardRow:
     metrics: dict[str, Summary] = field(default_factory=dict)
     outcomes: dict | None = None  # aggregation.OutcomeTable.to_dict()
     lengths: dict | None = None  # aggregation.LengthComparison.to_dict()
+    success_sources: dict[str, Summary] = field(default_factory=dict)  # every verdict source's success rate
+    results_only: bool = False  # per-task verdicts and no trajectories: success is the only number
+    uniform: bool | None = None  # a results-only run whose hundreds of verdicts are all one value
+    site_success: dict[str, Summary] | None = None  # per site group, when success is not the stored aggregate
+
+    @property
+    def success(self) -> Summary | None:
+        return self.metrics.get("success")
+
+    @property
+    def success_others(self) -> list[tuple[str, Summary]]:
+        """The other sources' success rates where they differ from the one shown."""
+        shown = self.metrics.get("success")
+        return [(source, summary) for source, summary in self.success_sources.items()
+                if source != COMBINED and summary.count
+                and (shown is None or shown.mean is None or round(summary.mean, 3) != round(shown.mean, 3))]
 
     @property
     def scored(self) -> int | None:
@@ -160,7 +180,8 @@ def sort_rows(rows: list[LeaderboardRow], sort: str, descending: bool) -> list[L
 
 
 def leaderboard(filters: LeaderboardFilters) -> Leaderboard:
-    """One row per run that passes the filters: three queries whatever the number of runs."""
+    """One row per run that passes the filters: seven queries whatever the number of runs (three for the
+    stored aggregates, four counting every verdict source's success)."""
     # A count per run through the (run, task) index: several times faster than a join and GROUP BY.
     per_run = Trajectory.objects.filter(run=OuterRef("pk")).order_by().values("run").annotate(n=Count("pk"))
     runs = AgentRun.objects.annotate(trajectory_count=Coalesce(Subquery(per_run.values("n")), 0))
@@ -201,9 +222,35 @@ def leaderboard(filters: LeaderboardFilters) -> Leaderboard:
             row.lengths = data
         elif metric in METRICS:
             row.metrics[metric] = _summary(mean, std, count, null_count)
+    _success_by_source(rows, evaluations, filters)
     ordered = sort_rows(list(rows.values()), filters.sort, filters.descending)
-    evaluated = [row for row in ordered if row.evaluation] + [row for row in ordered if not row.evaluation]
-    return Leaderboard(filters=filters, rows=evaluated)
+    numbered = [row for row in ordered if row.evaluation or row.results_only]
+    return Leaderboard(filters=filters, rows=numbered + [row for row in ordered if row not in numbered])
+
+
+def _success_by_source(rows: dict[int, LeaderboardRow], evaluations: dict[int, Evaluation],
+                       filters: LeaderboardFilters) -> None:
+    """Every row's success rate by each verdict source; the success column shows the chosen one.
+
+    METRICS.md's combined success of an evaluated run stays its stored aggregate; a results-only
+    run has only harness verdicts, which is then also its combined success.
+    """
+    from metrics.verdicts import success_counts  # reads the leaderboard's choice of evaluation
+
+    counts = success_counts(rows, evaluations, {run_id for run_id, row in rows.items() if row.trajectories})
+    for run_id, row in rows.items():
+        run_counts = counts[run_id]
+        row.success_sources = {source: run_counts.summary(source, filters.site) for source in SOURCE_LABELS}
+        if row.evaluation and "success" in row.metrics:
+            row.success_sources[COMBINED] = row.metrics["success"]
+        row.results_only, row.uniform = run_counts.results_only, run_counts.uniform
+        if filters.success_source != COMBINED or not row.evaluation:
+            row.site_success = {site: run_counts.summary(filters.success_source, site) for site in run_counts.sites()}
+            chosen = row.success_sources[filters.success_source]
+            if chosen.count or row.evaluation:
+                row.metrics["success"] = chosen
+            else:
+                row.metrics.pop("success", None)
 
 
 # The judge questions a metric's numbers rest on (Element accuracy and success need no judge).
@@ -271,7 +318,10 @@ def site_groups(judge: str = "") -> list[str]:
                                       job__status=EvaluationJob.Status.DONE)
     if judge:
         groups = groups.filter(job__judge_config__name=judge)
-    return sorted(set(groups.values_list("group", flat=True)))
+    # Results-only runs have per-site success without any evaluation.
+    result_sites = TaskResult.objects.values_list("task__sites", flat=True).distinct()
+    return sorted(set(groups.values_list("group", flat=True))
+                  | {site_group({"sites": sites}) for sites in result_sites})
 
 
 def benchmarks() -> list[str]:
@@ -313,6 +363,11 @@ def site_breakdown(board: Leaderboard, metric: str) -> SiteBreakdown:
     for job_id, run_id, group, mean, std, count, null_count in aggregates:
         if evaluations[run_id].job_id == job_id:
             cells.setdefault(run_id, {})[group] = _summary(mean, std, count, null_count)
+    if metric == "success":  # the chosen verdict source's rates, where they are not the stored aggregates
+        for row in board.rows:
+            if row.site_success is not None:
+                cells[row.run_id] = {site: summary for site, summary in row.site_success.items() if summary.count}
     sites = sorted({site for by_site in cells.values() for site in by_site})
-    rows = [(row, [cells.get(row.run_id, {}).get(site) for site in sites]) for row in board.rows if row.evaluation]
+    rows = [(row, [cells.get(row.run_id, {}).get(site) for site in sites]) for row in board.rows
+            if row.evaluation or row.run_id in cells]
     return SiteBreakdown(metric=metric, sites=sites, rows=rows)

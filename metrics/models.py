@@ -102,6 +102,10 @@ class TrajectoryScore(models.Model):
     correct = models.BooleanField(null=True, blank=True)
     success = models.BooleanField(null=True, blank=True)
     success_source = models.CharField(max_length=16, blank=True, help_text="harness | string_match | url_match")
+    check_success = models.BooleanField(
+        null=True, blank=True, help_text="The offline check's verdict (string/url match), whatever the harness said."
+    )
+    check_source = models.CharField(max_length=16, blank=True, help_text="string_match | url_match | ...")
     plan_step_success = models.FloatField(null=True, blank=True, help_text="Step Success of the stated plan.")
     key_node_completion = models.FloatField(
         null=True, blank=True, help_text="Share of the task's key nodes reached (Mind2Web-Live)."

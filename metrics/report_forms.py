@@ -6,6 +6,7 @@ from metrics import charts, leaderboard, plots
 from metrics.aggregation import METRICS
 from metrics.leaderboard import METRIC_LABELS, LeaderboardFilters
 from trajectories.models import AgentRun, Paradigm, TaskSubset
+from trajectories.verdicts import COMBINED, SOURCE_LABELS
 
 METRIC_CHOICES = [(metric, METRIC_LABELS[metric]) for metric in METRICS]
 
@@ -20,6 +21,10 @@ class LeaderboardForm(forms.Form):
     paradigm = forms.ChoiceField(required=False, choices=[("", "all paradigms")] + list(Paradigm.choices))
     judge = forms.ChoiceField(required=False, help_text="Latest finished evaluation with this judge.")
     subset = forms.ChoiceField(required=False, help_text="Every number restricted to this task subset's tasks.")
+    success_source = forms.ChoiceField(
+        required=False, label="Success from", choices=list(SOURCE_LABELS.items()),
+        help_text="Which verdict the success column is: METRICS.md's (the harness's, else the offline check's), "
+                  "the harness's, the offline check's, or the human graders' consensus.")
     sort = forms.CharField(required=False, widget=forms.HiddenInput)
     site_metric = forms.ChoiceField(required=False, choices=METRIC_CHOICES, label="Metric by site")
     distribution = forms.ChoiceField(required=False, label="Distribution of",
@@ -57,6 +62,7 @@ class LeaderboardForm(forms.Form):
         return LeaderboardFilters(
             benchmark=self._value("benchmark"), site=self._value("site"), paradigm=self._value("paradigm"),
             judge=self._value("judge"), sort=key, descending=descending, subset=self._value("subset"),
+            success_source=self._value("success_source", COMBINED),
         )
 
     @property
@@ -101,6 +107,7 @@ class PlotForm(forms.Form):
     metric = forms.CharField(required=False)
     kind = forms.ChoiceField(required=False, choices=[(kind, kind) for kind in charts.KINDS])
     runs = forms.CharField(required=False, help_text="Comma-separated run ids")
+    success_source = forms.ChoiceField(required=False, choices=list(SOURCE_LABELS.items()))
 
     def clean_runs(self):
         text = self.cleaned_data["runs"].strip()
@@ -118,6 +125,6 @@ class PlotForm(forms.Form):
         sort = data["sort"] or "-success"
         filters = LeaderboardFilters(benchmark=data["benchmark"], site=data["site"], paradigm=data["paradigm"],
                                      judge=data["judge"], sort=sort.lstrip("-"), descending=sort.startswith("-"),
-                                     subset=data["subset"])
+                                     subset=data["subset"], success_source=data["success_source"] or COMBINED)
         return plots.PlotRequest(name=name, fmt=fmt, filters=filters, metric=data["metric"],
                                  kind=data["kind"] or "box", run_ids=data["runs"])

@@ -15,11 +15,12 @@ from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_GET
 
-from metrics import charts, comparison, exports, leaderboard, plots
+from metrics import charts, comparison, exports, leaderboard, plots, verdicts
 from metrics.aggregation import METRICS, OUTCOME_CATEGORIES
 from metrics.leaderboard import METRIC_LABELS
 from metrics.report_forms import CompareForm, LeaderboardForm, PlotForm
 from trajectories.models import AgentRun, Task, TaskSubset
+from trajectories.verdicts import SOURCE_LABELS
 
 PLOT_MAX_AGE = 300
 TEXT_COLUMNS = ("name", "agent", "model", "paradigm", "benchmark")
@@ -61,15 +62,18 @@ def leaderboard_page(request):
     sort_links = {key: _query(request, sort=_sort_value(filters, key)) for key in leaderboard.SORT_KEYS}
     plot_query = _query(request, metric=None, site_metric=None, distribution=None, kind=None)
     judge_marks = leaderboard.judge_marks(board)
+    labels = {**METRIC_LABELS, "success": f"Success ({SOURCE_LABELS[filters.success_source]})"}
     # The tables depend only on the query and on what each row shows, evaluations and judge marks included.
     tables_key = leaderboard.cache_key("leaderboard-tables", request.get_full_path(), [
         (row.run_id, row.name, row.agent, row.model, row.paradigm, row.benchmark, row.created_at, row.trajectories,
-         row.evaluation) for row in board.rows
+         row.evaluation, row.success_sources) for row in board.rows
     ], sorted(judge_marks.items()))
     return render(request, "metrics/leaderboard.html", {
         "form": form, "filters": filters, "board": board, "tables_key": tables_key, "judge_marks": judge_marks,
         "breakdown": SimpleLazyObject(lambda: leaderboard.site_breakdown(board, form.chosen_site_metric)),
-        "metrics": [(metric, METRIC_LABELS[metric]) for metric in LEADERBOARD_ORDER], "labels": METRIC_LABELS,
+        "metrics": [(metric, labels[metric]) for metric in LEADERBOARD_ORDER], "labels": labels,
+        "other_metrics": [(metric, labels[metric]) for metric in LEADERBOARD_ORDER if metric != "success"],
+        "success_label": SOURCE_LABELS[filters.success_source],
         "outcome_categories": OUTCOME_CATEGORIES,
         "sort_links": sort_links, "query": _query(request),
         "site_metric": form.chosen_site_metric, "distribution_metric": form.chosen_distribution,
@@ -86,20 +90,26 @@ def leaderboard_page(request):
 @require_GET
 def compare_page(request):
     form = CompareForm(request.GET if request.GET else None)
-    result = None
+    result = success = not_evaluated = None
     if form.is_bound and form.is_valid():
         data = form.cleaned_data
+        # Success by each verdict source needs no evaluation: results-only runs compare on it alone.
+        success = verdicts.paired_success(data["baseline"], data["candidate"], judge=data["judge"])
         try:
             result = comparison.compare_runs(data["baseline"], data["candidate"], judge=data["judge"],
                                              difference_metric=data["metric"] or "step_success",
                                              subset=data["subset"])
         except comparison.NotEvaluated as exc:
-            form.add_error(None, f"{exc}: evaluate it first, from its run page.")
+            if exc.run.trajectories.exists() or not exc.run.task_results.exists():
+                not_evaluated = f"{exc}: evaluate it first, from its run page. Until then only success is compared"
+            else:
+                not_evaluated = (f"run {exc.run.name!r} is results-only (per-task verdicts, no trajectories): only "
+                                 f"success is compared, the other metrics are not available")
     return render(request, "metrics/compare.html", {
         # Run choices as plain options: Django's select widget renders each option through a template.
         "form": form, "run_fields": [form["baseline"], form["candidate"]],
         "run_names": AgentRun.objects.order_by("name").values_list("name", flat=True),
-        "result": result, "labels": METRIC_LABELS,
+        "result": result, "labels": METRIC_LABELS, "success": success, "not_evaluated": not_evaluated,
         "continuous": plots.DISTRIBUTION_METRICS, "query": _query(request),
     })
 

@@ -1,23 +1,36 @@
-"""The run page and the trajectory viewer: they show a run's trajectories with its evaluations and
-scores, so they belong to metrics, the app on top, rather than to trajectories (which they read)."""
+"""The run list, the run page and the trajectory viewer: they show runs and their trajectories with
+their evaluations, scores and verdicts, so they belong to metrics, the app on top, rather than to
+trajectories (which they read)."""
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
+from accounts.roles import ANNOTATOR, has_role
 from metrics.definitions.agent_response import task_answer_check
 from metrics.forms import EvaluationForm
 from metrics.leaderboard import latest_evaluations
 from metrics.permissions import can_evaluate
 from metrics.selectors import run_evaluations, trajectory_evaluation
 from metrics.subsets import run_subsets
+from metrics.verdicts import one_run, success_counts, trajectory_verdicts
 from trajectories import selectors
 from trajectories.forms import TrajectoryFilterForm
 from trajectories.models import AgentRun
 from trajectories.permissions import can_import_into
+from trajectories.verdicts import HUMAN
 
 TRAJECTORIES_PER_PAGE = 100
+
+
+@login_required
+@require_GET
+def run_list(request):
+    runs = list(selectors.runs_overview())
+    run_ids = [run.pk for run in runs]
+    counts = success_counts(run_ids, latest_evaluations(run_ids), {run.pk for run in runs if run.trajectory_count})
+    return render(request, "metrics/run_list.html", {"rows": [(run, counts[run.pk]) for run in runs]})
 
 
 @login_required
@@ -30,18 +43,31 @@ def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = N
     """A run's page; `evaluate_form` is a refused evaluation request shown again with its errors and choices."""
     form = TrajectoryFilterForm(request.GET, sites=selectors.run_sites(run))
     trajectories = selectors.run_trajectories(run, form.filters())
+    verdicts = one_run(run)
+    disagreements = verdicts.disagreements()
+    disagree = request.GET.get("disagree", "")
+    without_trajectory = [task for task in verdicts.tasks.values() if task.trajectory_id is None]
+    if disagree in disagreements:
+        trajectories = trajectories.filter(pk__in=[task.trajectory_id for task in disagreements[disagree]])
+        without_trajectory = [task for task in without_trajectory if task in disagreements[disagree]]
     page = Paginator(trajectories, TRAJECTORIES_PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     latest = latest_evaluations([run.pk]).get(run.pk)
-    if evaluate_form is None and run.trajectory_count and can_evaluate(request.user, [run]):
+    if evaluate_form is None and run.trajectory_count and can_evaluate(request.user, [run]) \
+            and not verdicts.results_only:
         evaluate_form = EvaluationForm(user=request.user)
     return render(
         request,
         "metrics/run_detail.html",
         {"run": run, "form": form, "page": page, "query": query.urlencode(),
          "subsets": run_subsets(run, latest.job_id if latest else None),
+         "rows": [(trajectory, verdicts.tasks.get(trajectory.task_id)) for trajectory in page],
+         "verdicts": verdicts, "disagreements": [(name, len(tasks)) for name, tasks in disagreements.items()],
+         "can_grade": has_role(request.user, ANNOTATOR), "graded": selectors.graded_tasks(run, request.user),
+         "disagree": disagree if disagree in disagreements else "", "without_trajectory": without_trajectory,
          "can_import": can_import_into(request.user, run), "evaluations": run_evaluations(run),
+         "verdicts_without_trajectory": selectors.verdicts_without_trajectory(run),
          "evaluate_form": evaluate_form},
         status=status,
     )
@@ -55,10 +81,15 @@ def trajectory_detail(request, pk: int):
     evaluation = trajectory_evaluation(trajectory, request.GET.get("job"), viewer=request.user)
     steps = [(view, evaluation.steps.get(view.step.index) if evaluation else None)
              for view in selectors.step_views(trajectory)]
+    task_verdicts = trajectory_verdicts(trajectory, evaluation.score.job_id if evaluation else None)
+    grading = selectors.trajectory_grading(trajectory, request.user)
+    disagreements = [pair for pair in task_verdicts.verdicts.disagreements()
+                     if not (grading.blind and HUMAN in pair)]
     return render(
         request,
         "metrics/trajectory_detail.html",
         {"trajectory": trajectory, "task": trajectory.task, "steps": steps, "evaluation": evaluation,
          "previous": previous, "next": following,
-         "answer_check": task_answer_check(trajectory.task.eval_config, trajectory.final_answer)},
+         "answer_check": task_answer_check(trajectory.task.eval_config, trajectory.final_answer),
+         "task_verdicts": task_verdicts, "grading": grading, "disagreements": disagreements},
     )

@@ -1,10 +1,11 @@
 from django.urls import path
 
-from . import audit_views, report_views, run_views, views
+from . import audit_views, report_views, run_views, verdict_views, views
 
 app_name = "metrics"
 
 urlpatterns = [
+    path("runs/", run_views.run_list, name="run-list"),
     path("runs/<int:pk>/", run_views.run_detail, name="run-detail"),
     path("trajectories/<int:pk>/", run_views.trajectory_detail, name="trajectory-detail"),
     path("evaluations/", views.job_list, name="jobs"),
@@ -12,6 +13,8 @@ urlpatterns = [
     path("evaluations/<int:pk>/cancel/", views.change, {"action": "cancel"}, name="cancel"),
     path("evaluations/<int:pk>/rerun/", views.change, {"action": "rerun"}, name="rerun"),
     path("runs/<int:run_pk>/evaluate/", views.start, name="start"),
+    path("runs/<int:run_pk>/agreement/", verdict_views.agreement, name="verdict-agreement"),
+    path("runs/<int:run_pk>/grades/import/", verdict_views.upload_grades, name="import-grades"),
     # The judge audit keeps its address among the reviewers' pages.
     path("annotation/judge-audit/", audit_views.judge_audit, name="judge-audit"),
     path("annotation/judge-audit/verdict/", audit_views.judge_audit_verdict, name="judge-audit-verdict"),

@@ -1,6 +1,17 @@
 from django.contrib import admin
 
-from .models import AgentRun, ImportJob, Screenshot, Step, Task, TaskSubset, Trajectory
+from .models import (
+    AgentRun,
+    HarnessVerdict,
+    ImportJob,
+    OutcomeGrade,
+    Screenshot,
+    Step,
+    Task,
+    TaskResult,
+    TaskSubset,
+    Trajectory,
+)
 
 
 @admin.register(Task)
@@ -60,6 +71,14 @@ class StepAdmin(admin.ModelAdmin):
     search_fields = ("action", "planned_action")
 
 
+@admin.register(HarnessVerdict)
+class HarnessVerdictAdmin(admin.ModelAdmin):
+    list_display = ("run", "task_id", "success", "source", "updated_at")
+    list_filter = ("success", "run")
+    search_fields = ("task_id", "run__name", "source")
+    raw_id_fields = ("run",)
+
+
 @admin.register(Screenshot)
 class ScreenshotAdmin(admin.ModelAdmin):
     list_display = ("sha256", "content_type", "size", "created_at")
@@ -70,3 +89,19 @@ class ImportJobAdmin(admin.ModelAdmin):
     list_display = ("id", "run", "status", "processed", "total", "created_by", "created_at")
     list_filter = ("status",)
     raw_id_fields = ("run", "created_by")
+
+
+@admin.register(TaskResult)
+class TaskResultAdmin(admin.ModelAdmin):
+    list_display = ("run", "task", "success", "source_name", "origin", "updated_at")
+    list_filter = ("origin", "success")
+    search_fields = ("run__name", "task__task_id")
+    raw_id_fields = ("run", "task")
+
+
+@admin.register(OutcomeGrade)
+class OutcomeGradeAdmin(admin.ModelAdmin):
+    list_display = ("run", "task", "grader_name", "value", "origin", "updated_at")
+    list_filter = ("origin", "value")
+    search_fields = ("run__name", "task__task_id", "grader_name", "note")
+    raw_id_fields = ("run", "task", "trajectory", "grader")

@@ -16,7 +16,7 @@ from config.api_schema import ErrorSerializer
 from .forms import MAX_TASK_FILE_BYTES
 from .models import AgentRun, ImportJob, TaskSubset
 from .permissions import can_import_into
-from .serializers import ImportJobSerializer, RunImportSerializer
+from .serializers import ImportJobSerializer, ImportJSONParser, RunImportSerializer
 from .services.import_jobs import create_import_job, enqueue_import_job, run_import_job
 from .services.runs import get_or_create_run
 from .services.subsets import import_subset_bytes
@@ -41,6 +41,8 @@ IMPORT_REPORT_SCHEMA = inline_serializer("ImportReport", {
     "ok": serializers.BooleanField(),
     "refused": serializers.CharField(help_text="Why nothing was read (limits), else empty."),
     "counts": serializers.DictField(child=serializers.IntegerField(), help_text="Files per status."),
+    "run_removed": serializers.BooleanField(
+        help_text="The run was created for this upload and removed again because nothing was stored."),
     "files": FILE_REPORTS_SCHEMA,
     "nothing_imported": serializers.CharField(
         required=False, help_text="Present when nothing was imported: why, as a sentence."),
@@ -66,7 +68,7 @@ class RunImport(APIView):
     With `background=true` the answer is 202 with the import job to poll instead.
     """
 
-    parser_classes = [MultiPartParser, JSONParser]
+    parser_classes = [MultiPartParser, ImportJSONParser]
 
     def post(self, request):
         serializer = RunImportSerializer(data=request.data)
@@ -75,11 +77,12 @@ class RunImport(APIView):
         existing = AgentRun.objects.filter(name=data["run"].strip()).first()
         if existing is not None and not can_import_into(request.user, existing):
             raise PermissionDenied(f"run {existing.name!r} belongs to another account")
-        run = get_or_create_run(
-            data["run"], agent=data["agent"], model=data["model"], paradigm=data["paradigm"], user=request.user
-        )
         with transaction.atomic():
-            job = create_import_job(run, serializer.upload_files(), replace=data["replace"], user=request.user)
+            run = get_or_create_run(
+                data["run"], agent=data["agent"], model=data["model"], paradigm=data["paradigm"], user=request.user
+            )
+            job = create_import_job(run, serializer.upload_files(), replace=data["replace"], user=request.user,
+                                    new_run=existing is None)
             if data["background"]:
                 enqueue_import_job(job)
         if data["background"]:

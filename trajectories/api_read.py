@@ -75,15 +75,22 @@ class RunSerializer(serializers.ModelSerializer):
     uploaded_by = serializers.CharField(source="uploaded_by.get_username", read_only=True, default=None,
                                         allow_null=True)
     trajectories = serializers.IntegerField(source="trajectory_count", read_only=True)
-    passed = serializers.IntegerField(read_only=True, help_text="Trajectories the harness judged successful.")
+    passed = serializers.IntegerField(read_only=True, help_text="Trajectories the harness judged successful "
+                                      "(every verdict source per task: /api/runs/{id}/verdicts/).")
     judged = serializers.IntegerField(read_only=True, help_text="Trajectories with a harness verdict.")
+    results_only = serializers.SerializerMethodField()
     outcomes = serializers.SerializerMethodField()
 
     class Meta:
         model = AgentRun
         fields = ("id", "name", "agent", "model", "paradigm", "benchmark", "description", "metadata", "uploaded_by",
-                  "trajectories", "passed", "judged", "outcomes", "created_at", "updated_at")
+                  "trajectories", "passed", "judged", "results_only", "outcomes", "created_at", "updated_at")
         read_only_fields = fields
+
+    @extend_schema_field(serializers.BooleanField(help_text="Per-task verdicts without trajectories "
+                                                            "(imported results): success is its only number."))
+    def get_results_only(self, run) -> bool:
+        return run.trajectory_count == 0 and run.has_task_results
 
     @extend_schema_field(serializers.DictField(child=serializers.IntegerField()))
     def get_outcomes(self, run) -> dict:

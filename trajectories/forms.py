@@ -55,7 +55,8 @@ class TrajectoryFilterForm(forms.Form):
     outcome = forms.ChoiceField(choices=[("", "any outcome"), *OutcomeStatus.choices], required=False)
     site = forms.ChoiceField(choices=[("", "any site")], required=False)
     success = forms.ChoiceField(
-        choices=[("", "any result"), ("pass", "PASS"), ("fail", "FAIL"), ("unknown", "unknown")], required=False
+        choices=[("", "any result"), ("pass", "PASS"), ("fail", "FAIL"), ("unknown", "unknown")], required=False,
+        label="Harness verdict",
     )
     q = forms.CharField(required=False, label="Task or intent")
 
@@ -89,4 +90,22 @@ class TaskImportForm(forms.Form):
         upload = self.cleaned_data["file"]
         if upload.size > MAX_TASK_FILE_BYTES:
             raise forms.ValidationError(f"{upload.name}: larger than {filesizeformat(MAX_TASK_FILE_BYTES)}")
+        return upload
+
+
+class OutcomesUploadForm(forms.Form):
+    """A file of per-task pass/fail verdicts, read as `manage.py import_outcomes` reads it."""
+
+    file = forms.FileField(widget=forms.ClearableFileInput(attrs={"accept": ".csv,.json,.jsonl"}),
+                           help_text="CSV, JSON or JSONL: one row per run and task.")
+    run = forms.CharField(max_length=200, required=False,
+                          help_text="The run's name when the file has no run column; with one, only this run is read.")
+    run_column = forms.CharField(max_length=100, required=False, help_text="Default: run, m, agent, model.")
+    task_column = forms.CharField(max_length=100, required=False, help_text="Default: task_id, task, t, id.")
+    success_column = forms.CharField(max_length=100, required=False, help_text="Default: success, s, pass, result.")
+    benchmark = forms.CharField(max_length=64, initial="webarena")
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        check_upload_size([upload])
         return upload

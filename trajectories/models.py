@@ -153,6 +153,9 @@ class Trajectory(models.Model):
     outcome_reason = models.CharField(max_length=16, choices=EarlyStopReason.choices, blank=True)
     outcome_message = models.TextField(blank=True, help_text="The harness's forced-stop text, verbatim.")
     success = models.BooleanField(null=True, blank=True, help_text="Harness verdict, when known.")
+    success_source = models.CharField(
+        max_length=500, blank=True, help_text="File the harness verdict came from (log, format trace, trajectory)."
+    )
     plan = models.JSONField(default=list, blank=True)
     step_count = models.PositiveIntegerField(default=0)
     content_hash = models.CharField(max_length=64)
@@ -178,6 +181,25 @@ class Trajectory(models.Model):
 
     def __str__(self):
         return f"{self.run} / {self.task}"
+
+
+class HarnessVerdict(models.Model):
+    """What the harness said about one task of a run (from its logs or format traces), kept whether
+    or not the run holds that task's trajectory: a trajectory imported later takes it up."""
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="harness_verdicts")
+    task_id = models.CharField(max_length=64, help_text="Task id within the run's benchmark.")
+    success = models.BooleanField(null=True, blank=True, help_text="PASS / FAIL; unknown for a trace without one.")
+    source = models.CharField(max_length=500, help_text="File the verdict came from.")
+    model_outputs = models.JSONField(default=list, blank=True, help_text="Raw model output per step (format trace).")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["run", "task_id"]
+        constraints = [models.UniqueConstraint(fields=["run", "task_id"], name="harness_verdict_unique_per_run_task")]
+
+    def __str__(self):
+        return f"{self.run} / {self.task_id}"
 
 
 class Screenshot(models.Model):
@@ -209,6 +231,7 @@ class Step(models.Model):
     action_value = models.TextField(blank=True)
     press_enter = models.BooleanField(null=True, blank=True)
     prev_action = models.TextField(blank=True)
+    model_output = models.TextField(blank=True, help_text="The model's raw output, from the harness's format trace.")
     screenshot = models.ForeignKey(
         Screenshot, null=True, blank=True, on_delete=models.SET_NULL, related_name="steps"
     )
@@ -236,8 +259,10 @@ class ImportJob(BackgroundJob):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
-    # Null once an upload that imported nothing has had its empty run removed; the report keeps the name.
-    run = models.ForeignKey(AgentRun, null=True, on_delete=models.SET_NULL, related_name="import_jobs")
+    run = models.ForeignKey(AgentRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="import_jobs",
+                            help_text="Empty once a run created for this upload was removed because nothing was stored.")
+    run_name = models.CharField(max_length=200, blank=True, help_text="The run's name, kept when the run is removed.")
+    new_run = models.BooleanField(default=False, help_text="The run was created for this upload.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     upload = models.FileField(upload_to="uploads/%Y/%m/", blank=True)
     replace = models.BooleanField(default=False)
@@ -254,3 +279,73 @@ class ImportJob(BackgroundJob):
 
     def get_absolute_url(self) -> str:
         return reverse("trajectories:import-job", args=[self.pk])
+
+
+class ResultOrigin(models.TextChoices):
+    """Where a verdict or grade was recorded."""
+
+    WEB = "web", "Web page"
+    API = "api", "API"
+    IMPORT = "import", "File import"
+
+
+class TaskResult(models.Model):
+    """A run's harness verdict on one task, whether or not the run has a trajectory for it.
+
+    Results-only runs (published per-task pass/fail) consist of these rows alone; for a task
+    with a trajectory, the trajectory's `success` stays the harness verdict of record.
+    """
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="task_results")
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="results")
+    success = models.BooleanField(null=True, blank=True, help_text="Harness verdict, when known.")
+    source_name = models.CharField(max_length=500, blank=True, help_text="File the verdict came from.")
+    origin = models.CharField(max_length=16, choices=ResultOrigin.choices, default=ResultOrigin.IMPORT)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["run", "task"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "task"], name="task_result_unique_per_run_task"),
+        ]
+
+    def __str__(self):
+        return f"{self.run} / {self.task}: {self.success}"
+
+
+class OutcomeGrade(models.Model):
+    """One human grader's mark on a run's outcome for one task: 1 correct, 0.5 partially, 0 incorrect.
+
+    A grader is an account (graded on the trajectory page or through the API) or a name read
+    from an imported file; the trajectory is set when the run has one for the task.
+    """
+
+    VALUES = (0.0, 0.5, 1.0)
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="outcome_grades")
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="outcome_grades")
+    trajectory = models.ForeignKey(
+        Trajectory, null=True, blank=True, on_delete=models.CASCADE, related_name="outcome_grades"
+    )
+    grader = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="outcome_grades"
+    )
+    grader_name = models.CharField(max_length=150, help_text="The account's username, or the imported grader's name.")
+    value = models.FloatField()
+    note = models.TextField(blank=True)
+    origin = models.CharField(max_length=16, choices=ResultOrigin.choices, default=ResultOrigin.WEB)
+    source_name = models.CharField(max_length=500, blank=True, help_text="File an imported grade came from.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["run", "task", "grader_name"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "task", "grader_name"], name="outcome_grade_one_per_grader"),
+            models.CheckConstraint(condition=Q(value__in=[0.0, 0.5, 1.0]), name="outcome_grade_value_known"),
+        ]
+        indexes = [models.Index(fields=["run", "task"])]
+
+    def __str__(self):
+        return f"{self.grader_name} on {self.run} / {self.task}: {self.value}"

@@ -3,10 +3,23 @@
 import json
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+
+from accounts.roles import ANNOTATOR, has_role
 
 from .formats.actions import parse_action
-from .models import BENCHMARK_VERSIONS, AgentRun, OutcomeStatus, Step, Task, TaskSubset, Trajectory
+from .models import (
+    BENCHMARK_VERSIONS,
+    AgentRun,
+    HarnessVerdict,
+    OutcomeGrade,
+    OutcomeStatus,
+    Step,
+    Task,
+    TaskResult,
+    TaskSubset,
+    Trajectory,
+)
 
 
 OUTCOME_FIELDS = {status: f"outcome_{status}" for status in OutcomeStatus.values}
@@ -17,6 +30,7 @@ def runs_overview() -> QuerySet[AgentRun]:
     return (
         AgentRun.objects.select_related("uploaded_by")
         .annotate(
+            has_task_results=Exists(TaskResult.objects.filter(run=OuterRef("pk"))),
             trajectory_count=Count("trajectories"),
             passed=Count("trajectories", filter=Q(trajectories__success=True)),
             judged=Count("trajectories", filter=Q(trajectories__success__isnull=False)),
@@ -51,6 +65,16 @@ def run_trajectories(run: AgentRun, filters: TrajectoryFilters) -> QuerySet[Traj
     if filters.search:
         trajectories = trajectories.filter(Q(task__task_id=filters.search) | Q(task__intent__icontains=filters.search))
     return trajectories
+
+
+def verdicts_without_trajectory(run: AgentRun) -> list[HarnessVerdict]:
+    """Harness verdicts the run's files gave for tasks it holds no trajectory of, in task order."""
+    held = run.trajectories.filter(task__benchmark=run.benchmark).values("task__task_id")
+    verdicts = list(HarnessVerdict.objects.filter(run=run, success__isnull=False).exclude(task_id__in=held)
+                    .only("task_id", "success", "source"))
+    return sorted(verdicts, key=lambda verdict: (not verdict.task_id.isdigit(),
+                                                 int(verdict.task_id) if verdict.task_id.isdigit() else 0,
+                                                 verdict.task_id))
 
 
 def run_sites(run: AgentRun) -> list[str]:
@@ -143,3 +167,32 @@ def subsets_of_run(run: AgentRun) -> list[tuple[TaskSubset, int]]:
 def _families_of(run: AgentRun) -> set[str]:
     benchmarks = set(run.trajectories.values_list("task__benchmark", flat=True).distinct())
     return benchmarks | {base for base, versions in BENCHMARK_VERSIONS.items() if benchmarks & set(versions)}
+
+
+@dataclass(frozen=True)
+class Grading:
+    """Human grades of a trajectory's outcome as one user may see them: blind until they have graded."""
+
+    can_grade: bool
+    mine: OutcomeGrade | None
+    grades: list  # every grader's grade, oldest first; empty while blind
+    hidden: int  # grades kept from a grader who has not graded yet
+
+    @property
+    def blind(self) -> bool:
+        return self.hidden > 0
+
+
+def trajectory_grading(trajectory: Trajectory, user) -> Grading:
+    grades = list(OutcomeGrade.objects.filter(run_id=trajectory.run_id, task_id=trajectory.task_id)
+                  .select_related("grader").order_by("created_at", "pk"))
+    can_grade = has_role(user, ANNOTATOR)
+    mine = next((grade for grade in grades if grade.grader_id == user.pk), None) if user.is_authenticated else None
+    if can_grade and mine is None:
+        return Grading(can_grade=True, mine=None, grades=[], hidden=len(grades))
+    return Grading(can_grade=can_grade, mine=mine, grades=grades, hidden=0)
+
+
+def graded_tasks(run: AgentRun, user) -> set[int]:
+    """Task pks of the run that the user has graded (the others' human verdicts stay hidden from a grader)."""
+    return set(OutcomeGrade.objects.filter(run=run, grader_id=user.pk).values_list("task_id", flat=True))

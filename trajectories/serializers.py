@@ -5,7 +5,10 @@ import json
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.files.base import ContentFile
 from rest_framework import serializers
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import JSONParser
 
+from .formats.canonical import TrajectoryFormatError, check_depth
 from .forms import check_upload_size
 from .models import ImportJob, Paradigm
 
@@ -25,6 +28,19 @@ class RunImportSerializer(serializers.Serializer):
     )
     files = serializers.ListField(child=serializers.FileField(), required=False)
     trajectories = serializers.ListField(child=serializers.JSONField(), required=False)
+
+    def validate_trajectories(self, trajectories):
+        """Each document within the nesting limit, so that writing it out as a JSONL line cannot
+        exhaust the stack; the importer checks everything else, line by line."""
+        errors = {}
+        for position, document in enumerate(trajectories):
+            try:
+                check_depth(document)
+            except TrajectoryFormatError as error:
+                errors[position] = f"{error.where}: {error.message}"
+        if errors:
+            raise serializers.ValidationError(errors)
+        return trajectories
 
     def validate(self, data):
         if bool(data.get("files")) == bool(data.get("trajectories")):
@@ -46,12 +62,21 @@ class RunImportSerializer(serializers.Serializer):
 
 
 class ImportJobSerializer(serializers.ModelSerializer):
-    run = serializers.CharField(source="run.name", read_only=True, allow_null=True,
-                                help_text="Null when the upload imported nothing and its empty run was removed "
-                                "(the report still names it).")
+    run = serializers.CharField(source="run_name", read_only=True,
+                                help_text="The run's name, kept when an upload that imported nothing had its empty run removed.")
 
     class Meta:
         model = ImportJob
         fields = ("id", "run", "status", "replace", "total", "processed", "report", "error", "created_at",
                   "finished_at")
         read_only_fields = fields
+
+
+class ImportJSONParser(JSONParser):
+    """JSON bodies nested beyond what the decoder's stack allows are a parse error (400), not a 500."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise ParseError("JSON parse error - nested too deeply") from None

@@ -5,11 +5,12 @@ from . import views
 app_name = "trajectories"
 
 urlpatterns = [
-    path("runs/", views.run_list, name="run-list"),
     path("runs/import/", views.upload, name="upload"),
+    path("runs/import-outcomes/", views.upload_outcomes, name="upload-outcomes"),
     path("tasks/", views.task_list, name="task-list"),
     path("tasks/import/", views.task_import, name="task-import"),
     path("tasks/<int:pk>/", views.task_detail, name="task-detail"),
+    path("trajectories/<int:pk>/grade/", views.grade_trajectory, name="grade"),
     path("screenshots/<str:sha256>", views.screenshot, name="screenshot"),
     path("imports/<int:pk>/", views.import_job, name="import-job"),
     path("imports/<int:pk>/progress", views.import_job_progress, name="import-job-progress"),

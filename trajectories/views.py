@@ -1,42 +1,57 @@
-"""Pages of the trajectories app: runs, tasks, uploads and their import jobs, screenshots.
+"""Pages of the trajectories app: tasks, uploads and their import jobs, outcome grades, screenshots.
 
-The run page and the trajectory viewer show scores too, so they live in `metrics.run_views`."""
+The run list, the run page and the trajectory viewer show scores too, so they live in `metrics.run_views`."""
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.http import FileResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.roles import ADMIN, has_role, role_required
+from accounts.roles import ADMIN, ANNOTATOR, has_role, role_required
 from config import jobs
 
 from . import selectors
 from .formats import webarena_verified
+from .formats.verdict_files import VerdictFileError
 from .formats.webarena_tasks import TaskConfigError
-from .forms import TaskImportForm, UploadForm
-from .models import AgentRun, ImportJob, Screenshot, Task, TaskSubset
+from .forms import OutcomesUploadForm, TaskImportForm, UploadForm
+from .models import AgentRun, ImportJob, ResultOrigin, Screenshot, Task, TaskSubset, Trajectory
 from .permissions import can_import_into
 from .services.import_jobs import create_import_job, enqueue_import_job
 from .services.runs import get_or_create_run
 from .services.subsets import import_subset_bytes
 from .services.tasks import import_task_bytes
+from .services.verdicts import import_outcomes, record_grade
 
 TASKS_PER_PAGE = 100
-
-
-@login_required
-@require_GET
-def run_list(request):
-    return render(request, "trajectories/run_list.html", {"runs": selectors.runs_overview()})
 
 
 def _screenshot_response(row: Screenshot) -> FileResponse:
     response = FileResponse(row.image.open("rb"), content_type=row.content_type)
     response["Content-Security-Policy"] = "default-src 'none'"
     return response
+
+
+@login_required
+@require_POST
+def grade_trajectory(request, pk: int):
+    """A reviewer's or annotator's grade of the trajectory's outcome (1 / 0.5 / 0, with a note)."""
+    trajectory = get_object_or_404(Trajectory, pk=pk)
+    if not has_role(request.user, ANNOTATOR):
+        raise PermissionDenied("grading outcomes needs the annotator or reviewer role")
+    try:
+        record_grade(trajectory, request.user, request.POST.get("grade", ""), request.POST.get("note", ""))
+    except ValueError as error:
+        messages.error(request, f"Grade not saved: {error}.")
+    else:
+        messages.success(request, "Grade saved.")
+    return redirect(reverse("metrics:trajectory-detail", args=[pk]) + "#grading")
 
 
 @login_required
@@ -74,15 +89,33 @@ def upload(request):
         if existing is not None and not can_import_into(request.user, existing):
             form.add_error("run", f"Run {existing.name!r} belongs to another account; choose another name.")
         else:
-            run = get_or_create_run(
-                data["run"], agent=data["agent"], model=data["model"], paradigm=data["paradigm"], user=request.user
-            )
-            job = create_import_job(run, [(item.name, item) for item in data["files"]], replace=data["replace"],
-                                    user=request.user)
-            enqueue_import_job(job)
+            with transaction.atomic():
+                run = get_or_create_run(data["run"], agent=data["agent"], model=data["model"],
+                                        paradigm=data["paradigm"], user=request.user)
+                job = create_import_job(run, [(item.name, item) for item in data["files"]],
+                                        replace=data["replace"], user=request.user, new_run=existing is None)
+                enqueue_import_job(job)
             return redirect("trajectories:import-job", pk=job.pk)
     runs = AgentRun.objects.order_by("name").values_list("name", flat=True)
     return render(request, "trajectories/upload.html", {"form": form, "runs": runs})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def upload_outcomes(request):
+    """Results-only runs from a file of per-task verdicts; the report says what was stored, or why nothing was."""
+    form = OutcomesUploadForm(request.POST or None, request.FILES or None)
+    report = None
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            report = import_outcomes(data["file"].name, data["file"].read(), run=data["run"].strip(),
+                                     run_column=data["run_column"], task_column=data["task_column"],
+                                     success_column=data["success_column"], benchmark=data["benchmark"],
+                                     user=request.user, origin=ResultOrigin.WEB)
+        except VerdictFileError as error:
+            form.add_error("file", f"{error}; nothing was stored.")
+    return render(request, "trajectories/upload_outcomes.html", {"form": form, "report": report})
 
 
 def _visible_job(request, pk: int) -> ImportJob:

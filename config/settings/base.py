@@ -4,6 +4,7 @@ With nothing set, the platform runs on its embedded defaults: a SQLite file unde
 Celery tasks executed in-process, and the offline judge.
 """
 
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -275,6 +276,8 @@ INGEST_MAX_FILES = env.int("INGEST_MAX_FILES", default=5000)  # counting the fil
 INGEST_MAX_UNCOMPRESSED_BYTES = env.int("INGEST_MAX_UNCOMPRESSED_BYTES", default=16 * 1024**3)
 INGEST_MAX_FILE_BYTES = env.int("INGEST_MAX_FILE_BYTES", default=64 * 1024**2)  # one file, or one JSONL line
 INGEST_MAX_COMPRESSION_RATIO = env.float("INGEST_MAX_COMPRESSION_RATIO", default=100.0)
+# Processes that parse the files of one import while the importing process stores them; 1 parses in-process.
+INGEST_WORKERS = env.int("INGEST_WORKERS", default=os.cpu_count() or 1)
 
 LOGGING = {
     "version": 1,

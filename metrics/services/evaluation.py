@@ -279,7 +279,8 @@ def _store_scores(job: EvaluationJob, outcomes: dict, fingerprints: dict) -> Non
     now = timezone.now()
     values = {}
     for unit, outcome in outcomes.items():
-        fields = {**dict.fromkeys(SCORE_FIELDS), "success_source": "", "outcome_status": "", "outcome_reason": ""}
+        fields = {**dict.fromkeys(SCORE_FIELDS), "success_source": "", "check_source": "", "outcome_status": "",
+                  "outcome_reason": ""}
         fields.update({k: v for k, v in outcome.scoring.values.items() if v is not None})
         values[unit] = {**fields, "details": outcome.scoring.details, "error": outcome.error,
                         "inputs_hash": fingerprints[unit], "computed_at": now}

@@ -28,6 +28,8 @@ SCORE_FIELDS = (
     "correct",
     "success",
     "success_source",
+    "check_success",
+    "check_source",
     "plan_step_success",
     "key_node_completion",
     "outcome_status",
@@ -157,9 +159,8 @@ def unit_inputs(trajectory, steps, gold, gold_steps) -> UnitInputs:
     last_url = steps[-1].url if steps else None
     gold_steps = gold_steps if gold is not None else []
     asked_requirements = md.requirements_needing_judge(task.requirements, answer)
-    success_questions = md.task_success_questions(
-        task.eval_config, final_answer=answer, last_url=last_url, harness_success=trajectory.success
-    )
+    # The offline check is asked even when the harness has spoken, so the two verdicts can be set side by side.
+    success_questions = md.task_success_questions(task.eval_config, final_answer=answer, last_url=last_url)
     agent = [judge_step_from_agent(step) for step in steps]
     reference = [judge_step_from_gold(step) for step in gold_steps]
     planned = [JudgeStep(text=text) for text in trajectory.plan or []] if gold is not None else []
@@ -248,12 +249,18 @@ def score_trajectory(unit: UnitInputs, judge, params: Parameters) -> Scoring:
         check.reference: _verdict_score(verdict, f"{check.approach} {check.reference!r}", result)
         for check, verdict in zip(unit.success_questions, judge.verdicts(asks.answer_matches))
     }
+    check = md.task_success(
+        task.eval_config, final_answer=answer, last_url=unit.last_url, answer_scores=answer_scores, tau=params.tau,
+    )
     success = md.task_success(
         task.eval_config, final_answer=answer, last_url=unit.last_url, harness_success=trajectory.success,
         answer_scores=answer_scores, tau=params.tau,
     )
-    result.values.update(success=success.value, success_source=success.source if success.value is not None else "")
-    result.details["success"] = success.to_dict()
+    result.values.update(
+        success=success.value, success_source=success.source if success.value is not None else "",
+        check_success=check.value, check_source=check.source if check.value is not None else "",
+    )
+    result.details["success"] = check.to_dict()
 
     if task.key_nodes:
         semantic_scores = {

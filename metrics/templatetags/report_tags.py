@@ -142,3 +142,9 @@ def length_cells(lengths: dict):
     cells = (int(lengths["pairs"]), _mean_std(lengths["agent_steps"]), _mean_std(lengths["gold_steps"]),
              signed(lengths["mean_difference"], 2), int(lengths["without_gold"]))
     return mark_safe("".join(f'<td class="num">{cell}</td>' for cell in cells))
+
+
+@register.simple_tag
+def summary_cells_inline(summary):
+    """One summary's mean and counts, for a cell that adds more beside them."""
+    return mark_safe(_summary(summary))

@@ -6,7 +6,7 @@ from django.test import RequestFactory
 
 from accounts.http import next_url
 from accounts.roles import REVIEWER
-from tests.factories import AgentRunFactory, UserFactory
+from tests.factories import AgentRunFactory, StepFactory, TrajectoryFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -26,20 +26,18 @@ def test_the_helper_keeps_a_local_path(target):
 
 
 @pytest.mark.parametrize("target", HOSTILE)
-def test_the_evaluate_form_never_leaves_the_site(client, target):
+def test_a_refused_evaluation_never_leaves_the_site(client, target):
+    """The evaluate form takes no `next`: a refused request shows the run's page again, with its errors."""
     user = UserFactory()
     run = AgentRunFactory(uploaded_by=user)
+    StepFactory(trajectory=TrajectoryFactory(run=run), index=1)
     client.force_login(user)
     response = client.post(f"/runs/{run.pk}/evaluate/", {"judge": "no-such-judge", "next": target})
-    assert response.status_code == 302 and response["Location"] == "/evaluations/"
-
-
-def test_the_evaluate_form_goes_back_to_the_page_it_came_from(client):
-    user = UserFactory()
-    run = AgentRunFactory(uploaded_by=user)
-    client.force_login(user)
-    response = client.post(f"/runs/{run.pk}/evaluate/", {"judge": "no-such-judge", "next": f"/runs/{run.pk}/"})
-    assert response["Location"] == f"/runs/{run.pk}/"
+    assert response.status_code == 400 and "Location" not in response
+    assert "Evaluation not started" in response.content.decode()
+    empty = AgentRunFactory(uploaded_by=user)
+    response = client.post(f"/runs/{empty.pk}/evaluate/", {"next": target})
+    assert response.status_code == 302 and response["Location"] == f"/runs/{empty.pk}/"
 
 
 @pytest.mark.parametrize("target", ["javascript:alert(1)", "https://testserver/annotation/", "//evil.example/"])

@@ -235,6 +235,7 @@ def test_calibrate_judge_prints_the_interval_the_page_shows(client, reviewer):
         yes, right = n % 2 == 0, n % 7 != 0
         decision = _decision(0.9 if yes else 0.2, gold=f"g{n}", agent="x", model="rules+minilm")
         audit_decision(decision.pk, reviewer=reviewer, verdict="confirm" if right else "overrule")
+    client.force_login(reviewer)
     html = client.get(reverse("annotation:judge-quality")).content.decode()
     shown = html.split('<tr data-judge="offline:rules+minilm">')[1].split('class="metric kappa-interval">')[1]
     shown = shown.split("</td>")[0]

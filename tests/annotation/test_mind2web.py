@@ -69,9 +69,9 @@ def test_bad_entries_name_the_file_entry_and_field(actions_file):
 
 @pytest.mark.django_db
 def test_the_command_creates_tasks_and_gold_and_a_second_import_changes_nothing(actions_file, capsys):
-    call_command("import_gold", str(actions_file), "--annotator", "mind2web")
+    call_command("import_gold", str(actions_file), "--annotator", "mind2web", "--create-annotator")
     steps = list(GoldStep.objects.order_by("pk").values_list("pk", "text", "action_type", "element_role", "value"))
-    call_command("import_gold", str(actions_file), "--annotator", "mind2web")
+    call_command("import_gold", str(actions_file), "--annotator", "mind2web", "--create-annotator")
     out = capsys.readouterr().out
     assert "3 tasks, 3 gold trajectories, 37 steps (3 created" in out
     assert "mind2web tasks of the file: 3 created" in out and "mind2web tasks of the file: 0 created, 0 updated, 3 unchanged" in out
@@ -89,7 +89,7 @@ def test_a_refused_file_stores_nothing(tmp_path, actions_file):
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps(document))
     with pytest.raises(CommandError):
-        call_command("import_gold", str(broken), "--annotator", "mind2web")
+        call_command("import_gold", str(broken), "--annotator", "mind2web", "--create-annotator")
     assert not Task.objects.filter(benchmark="mind2web").exists() and not GoldTrajectory.objects.exists()
 
 
@@ -97,11 +97,12 @@ def test_a_refused_file_stores_nothing(tmp_path, actions_file):
 def test_web_upload_and_api(client, reviewer, actions_file):
     client.force_login(reviewer)
     upload = SimpleUploadedFile(actions_file.name, actions_file.read_bytes())
-    page = client.post(reverse("annotation:import"), {"file": upload, "status": "approved", "benchmark": "webarena"})
+    page = client.post(reverse("annotation:import"), {"file": upload, "status": "submitted", "benchmark": "webarena"})
     assert b"3 tasks" in page.content and b"37 steps (3 created" in page.content
     api = APIClient()
     api.force_authenticate(reviewer)
-    body = api.post(reverse("api-gold-import"), {"file": actions_file.open("rb")}, format="multipart").json()
+    body = api.post(reverse("api-gold-import"), {"file": actions_file.open("rb"), "status": "submitted"},
+                    format="multipart").json()
     assert (body["benchmark"], body["unchanged"], body["defined_tasks"]["unchanged"]) == ("mind2web", 3, 3)
     bad = SimpleUploadedFile("bad.json", b'[{"website": "w", "task": "t", "actions": [["CLICK", "span", ""]]}]')
     refused = api.post(reverse("api-gold-import"), {"file": bad}, format="multipart")

@@ -15,6 +15,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
 from accounts.services import create_api_token
+from annotation.models import GoldCheckJob, GoldFlag
 from config.celery import app as celery_app
 from config.settings.base import BASE_DIR
 from tests import factories
@@ -83,8 +84,9 @@ def readme_matrix() -> dict[tuple[str, str], tuple[str, ...]]:
 
 @pytest.fixture(scope="module")
 def platform(django_db_setup, django_db_blocker, tmp_path_factory):
-    """Evaluated runs, gold, an import job, a screenshot and a token, the objects named by the URLs
-    owned by none of the walking accounts; committed once, flushed after the module."""
+    """Evaluated runs, gold with a quality flag, a gold check, an import job, a screenshot and a token,
+    the objects named by the URLs owned by none of the walking accounts; committed once, flushed after
+    the module."""
     media = tmp_path_factory.mktemp("media")
     eager = celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = True  # the evaluations are scored here, whatever the broker
@@ -103,11 +105,14 @@ def platform(django_db_setup, django_db_blocker, tmp_path_factory):
         trajectory.steps.filter(index=1).update(screenshot=shot)
         gold = factories.GoldTrajectoryFactory(task=data["tasks"][3], annotator=owner, status="draft")
         factories.GoldStepFactory(gold=gold, index=1)
+        check = GoldCheckJob.objects.create(kind=GoldCheckJob.Kind.QUALITY, benchmark=gold.task.benchmark,
+                                            created_by=owner)
+        flag = GoldFlag.objects.create(gold=gold, kind=GoldFlag.Kind.ONE_STEP, message="One step only.")
         data.update(
             accounts={"anonymous": None, "no role": users["reader"], "annotator": users["annotator"],
                       "reviewer": users["reviewer"], "admin": users["admin"]},
             media=media, run=run, other_run=other_run, task=data["tasks"][0], trajectory=trajectory, shot=shot,
-            gold=gold, job=data["jobs"]["agent-b"], decision=factories.JudgeDecisionFactory(),
+            gold=gold, check=check, flag=flag, job=data["jobs"]["agent-b"], decision=factories.JudgeDecisionFactory(),
             import_job=factories.ImportJobFactory(run=run, created_by=owner),
             token=create_api_token(owner, name="owner's")[0],
         )
@@ -131,16 +136,23 @@ def kwargs_for(name: str, data) -> dict:
         "trajectories:import-job": {"pk": data["import_job"].pk},
         "trajectories:import-job-progress": {"pk": data["import_job"].pk},
         "trajectories:media": {"path": data["shot"].image.name},
+        "trajectories:import-job-retry": {"pk": data["import_job"].pk},
+        "trajectories:task-detail": {"pk": data["task"].pk},
+        "trajectories:grade": {"pk": data["trajectory"].pk},
         "media": {"path": data["shot"].image.name},
         "annotation:task": {"task_pk": data["task"].pk},
         "annotation:gold": {"pk": data["gold"].pk},
         "annotation:review": {"pk": data["gold"].pk},
+        "annotation:set-reference": {"pk": data["gold"].pk},
+        "annotation:dismiss-flag": {"pk": data["flag"].pk},
         "metrics:job": {"pk": data["job"].pk},
         "metrics:cancel": {"pk": data["job"].pk},
         "metrics:rerun": {"pk": data["job"].pk},
         "metrics:start": {"run_pk": data["run"].pk},
         "metrics:compare-task": {"baseline": data["run"].pk, "candidate": data["other_run"].pk,
                                  "task": data["task"].pk},
+        "metrics:verdict-agreement": {"run_pk": data["run"].pk},
+        "metrics:import-grades": {"run_pk": data["run"].pk},
         "metrics:plot": {"name": "distribution", "fmt": "svg"},
         "metrics:export": {"what": "scores", "fmt": "csv"},
         "api-import-job": {"pk": data["import_job"].pk},
@@ -152,10 +164,17 @@ def kwargs_for(name: str, data) -> dict:
         "api-gold-review": {"pk": data["gold"].pk},
         "api-gold-steps": {"pk": data["gold"].pk},
         "api-gold-step": {"pk": data["gold"].pk, "index": 1},
+        "api-gold-reference": {"pk": data["gold"].pk},
+        "api-gold-check": {"pk": data["check"].pk},
+        "api-gold-flag-dismiss": {"pk": data["flag"].pk},
         "api-requirements": {"benchmark": data["task"].benchmark, "task_id": data["task"].task_id},
         "api-judge-config-detail": {"pk": data["judge"].pk},
         "api-judge-decision-detail": {"pk": data["decision"].pk},
         "api-judge-decision-verdict": {"pk": data["decision"].pk},
+        "api-run-verdicts": {"pk": data["run"].pk},
+        "api-run-agreement": {"pk": data["run"].pk},
+        "api-run-grades-import": {"pk": data["run"].pk},
+        "api-trajectory-grades": {"pk": data["trajectory"].pk},
         "api-evaluation": {"pk": data["job"].pk},
         "api-evaluation-cancel": {"pk": data["job"].pk},
         "api-evaluation-rerun": {"pk": data["job"].pk},

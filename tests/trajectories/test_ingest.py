@@ -127,7 +127,7 @@ def test_a_failed_store_leaves_neither_rows_nor_files(webarena_tasks, run, sampl
     def fail(*args, **kwargs):
         raise IntegrityError("step rows refused")
 
-    monkeypatch.setattr(Step.objects, "bulk_create", fail)
+    monkeypatch.setattr("trajectories.services.ingest.insert_steps", fail)
     report = import_paths([samples / "llama3-8b_render_3.html"], run)
     [entry] = report.failed
     assert entry.reason == "could not be stored: step rows refused"
@@ -154,7 +154,7 @@ def test_result_logs_and_run_config_in_the_same_upload(webarena_tasks, run, samp
     results = report.files[-1]
     assert results.status == "imported"
     assert results.notes == ["3 results (2 PASS, 1 FAIL); 2 trajectories updated",
-                             "1 results for tasks without a trajectory in this run: 99"]
+                             "1 verdicts without trajectory in this run, kept for the run page: 99"]
     assert {task: t.success for task, t in _by_task(run).items()} == {"3": False, "6": True}
     run.refresh_from_db()
     assert run.model == "meta-llama/Meta-Llama-3-8B-Instruct"
@@ -172,21 +172,31 @@ def test_jsonl_in_a_zip_with_screenshots_beside_it(webarena_tasks, run, tmp_path
                            "observation": "[12] link 'Reports\x00'"}],
                 "outcome": {"status": "no_stop", "success": False}}
 
-    archive = tmp_path / "mine.zip"
-    with zipfile.ZipFile(archive, "w") as zipped:
-        zipped.writestr("out/shots/a.png", png((9, 9, 9)))
-        zipped.writestr("out/run.jsonl", "\n".join([
-            json.dumps(document("3", "shots/a.png")),
-            json.dumps(document("4", "shots/missing.png")),
-            json.dumps(document("5", "data:image/png;base64," + base64.b64encode(png((9, 9, 9))).decode())),
-        ]))
+    def archive(second_shot):
+        path = tmp_path / "mine.zip"
+        with zipfile.ZipFile(path, "w") as zipped:
+            zipped.writestr("out/shots/a.png", png((9, 9, 9)))
+            zipped.writestr("out/run.jsonl", "\n".join([
+                json.dumps(document("3", "shots/a.png")),
+                json.dumps(document("4", second_shot)),
+                json.dumps(document("5", "data:image/png;base64," + base64.b64encode(png((9, 9, 9))).decode())),
+            ]))
+        return path
 
-    report = import_paths([archive], run)
+    report = import_paths([archive("shots/missing.png")], run)
 
-    assert [(entry.line, entry.status) for entry in report.files] == [(1, "imported"), (2, "failed"),
-                                                                      (3, "imported")]
+    # One bad line: the file is imported whole or not at all.
+    assert [(entry.line, entry.status) for entry in report.files] == [(1, "failed"), (2, "failed"), (3, "failed")]
     assert report.files[1].where == "steps[0].screenshot"
     assert "not found beside the trajectory" in report.files[1].reason
+    assert report.files[2].reason.startswith("not stored: line 2, steps[0].screenshot of this file failed")
+    assert not Trajectory.objects.exists() and not Screenshot.objects.exists() and _stored_files() == []
+    run.refresh_from_db()
+    assert (run.agent, run.paradigm) == ("", "step_by_step")
+
+    report = import_paths([archive("shots/a.png")], run)
+    assert [(entry.line, entry.status) for entry in report.files] == [(1, "imported"), (2, "imported"),
+                                                                      (3, "imported")]
     assert Screenshot.objects.count() == 1  # the same image, once as a file and once inline
     three = _by_task(run)["3"]
     assert three.plan == ["open reports", "read the table"] and three.success is False

@@ -107,7 +107,7 @@ def test_jobs_are_private_to_their_creator(client, user):
 
 
 def test_pages_need_a_login(client):
-    for url in (reverse("trajectories:upload"), reverse("trajectories:run-list")):
+    for url in (reverse("trajectories:upload"), reverse("metrics:run-list")):
         response = client.get(url)
         assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
 
@@ -136,7 +136,7 @@ def test_an_upload_that_imports_nothing_says_so_and_keeps_no_empty_run(client, u
     content = client.get(response["Location"]).content.decode()
     assert "Done, nothing imported" in content and "held no file to import" in content
     assert "was not kept" in content and "Go to the run" not in content
-    assert "nothing-run" not in client.get(reverse("trajectories:run-list")).content.decode()
+    assert "nothing-run" not in client.get(reverse("metrics:run-list")).content.decode()
     assert client.get(reverse("api-import-job", args=[job.pk])).json()["run"] is None
 
 

@@ -23,9 +23,9 @@ def imported(webarena_tasks, run, samples):
 
 def test_run_list_counts_outcomes_and_verdicts(viewer, run, imported):
     AgentRunFactory(name="empty-run")
-    content = viewer.get(reverse("trajectories:run-list")).content.decode()
+    content = viewer.get(reverse("metrics:run-list")).content.decode()
     assert reverse("metrics:run-detail", args=[run.pk]) in content and "empty-run" in content
-    assert "1 / 1" in content  # one PASS among the one trajectory with a verdict
+    assert "harness <b>1.000</b> <span class=\"muted\">(1 of 1)</span>" in content  # one PASS of one verdict
     assert "1 answered" in content and "1 N/A" in content and "1 early stop" in content
 
 

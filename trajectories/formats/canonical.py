@@ -18,6 +18,10 @@ from .actions import forced_stop_reason, parse_action
 SCHEMA_ID = "trajectory/v1"
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "trajectory-v1.schema.json"
 
+# Nesting of objects and arrays, counting the document itself: deeper documents are refused before
+# anything walks them recursively (schema validation, dataclass conversion, JSON encoding).
+MAX_DEPTH = 32
+TASK_ID_MAX_LENGTH = 64  # as the schema's maxLength, and the database's column
 PARADIGMS = ("step_by_step", "tree_search", "full_plan", "other")
 OUTCOME_STATUSES = ("answered", "na", "early_stop", "no_stop", "crashed")
 EARLY_STOP_REASONS = ("repeated_action", "invalid_actions", "max_steps", "other")
@@ -124,7 +128,25 @@ def _validator(part: str = "") -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema)
 
 
+def check_depth(document: object, prefix: str = "") -> None:
+    """Refuse nesting deeper than MAX_DEPTH, naming the field (its first two parts) where it is.
+    Iterative, so that the check itself cannot exhaust the stack."""
+    pending = [(document, 1, ())]
+    while pending:
+        value, depth, path = pending.pop()
+        children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, child in children:
+            if isinstance(child, (dict, list)):
+                if depth + 1 > MAX_DEPTH:
+                    where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in (*path, key)[:2])
+                    where = where.lstrip(".") or "(document)"
+                    raise TrajectoryFormatError(f"nested deeper than {MAX_DEPTH} levels",
+                                                where=f"{prefix}.{where}" if prefix else where)
+                pending.append((child, depth + 1, (*path, key)))
+
+
 def _raise_first_error(validator: jsonschema.Draft202012Validator, document: object, prefix: str = "") -> None:
+    check_depth(document, prefix)
     errors = sorted(validator.iter_errors(document), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
         where = _path(errors[0])

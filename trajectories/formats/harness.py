@@ -3,7 +3,7 @@
 import re
 from dataclasses import dataclass, field
 
-from .canonical import TrajectoryFormatError
+from .canonical import TASK_ID_MAX_LENGTH, TrajectoryFormatError, check_depth
 
 # "2024-05-01 10:00:00,000 - INFO - [Result] (PASS) config_files/3.json"
 _RESULT = re.compile(r"\[Result\]\s*\(?(PASS|FAIL)\)?\s+(\S*?)([^/\\\s]+?)\.json\b")
@@ -13,7 +13,8 @@ _PRIVATE = re.compile(r"key|token|secret|password|credential", re.I)
 
 def parse_results(text: str) -> dict[str, bool]:
     """Task id -> passed, from every `[Result] PASS|FAIL config_files/<id>.json` line (the last one wins)."""
-    return {match.group(3): match.group(1) == "PASS" for match in _RESULT.finditer(text)}
+    return {match.group(3): match.group(1) == "PASS" for match in _RESULT.finditer(text)
+            if len(match.group(3)) <= TASK_ID_MAX_LENGTH}
 
 
 @dataclass
@@ -28,6 +29,7 @@ class HarnessConfig:
 def parse_harness_config(document: object) -> HarnessConfig:
     if not isinstance(document, dict):
         raise TrajectoryFormatError("expected a JSON object of the harness's arguments", where="(document)")
+    check_depth(document)
     arguments = {key: value for key, value in document.items() if not _PRIVATE.search(str(key))}
     model, prompt = arguments.get("model", ""), arguments.get("instruction_path", "")
     return HarnessConfig(

@@ -5,13 +5,17 @@ html2json output); each comes out as its own record, so one bad line or example 
 """
 
 import json
+import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from .actions import extract_planned_action
 from .agent_steps import action_parts
-from .canonical import SCHEMA_ID, Trajectory, TrajectoryFormatError, from_dict
+from .canonical import MAX_DEPTH, SCHEMA_ID, Trajectory, TrajectoryFormatError, from_dict
+from .format_traces import FORMAT as TRACE, HarnessTrace, looks_like_trace, parse_trace
+from .screenshots import Image, take_images
+from .sources import Source
 from .webarena_html2json import FORMAT as HTML2JSON, NOTE as HTML2JSON_NOTE, looks_like_html2json, parse_html2json
 from .webarena_render import FORMAT as RENDER, parse_render
 
@@ -22,14 +26,18 @@ NOT_UTF8 = "not valid UTF-8: undecodable bytes were replaced"
 
 @dataclass
 class Record:
-    """One trajectory read from a file, or the reason it could not be; `key` names it inside the file."""
+    """One trajectory (or harness trace) read from a file, or the reason it could not be; `key` names
+    it inside the file."""
 
     format: str
     trajectory: Trajectory | None = None
+    trace: HarnessTrace | None = None
     error: TrajectoryFormatError | None = None
     line: int | None = None
     key: str = ""
     notes: tuple[str, ...] = ()
+    images: dict[str, Image] = field(default_factory=dict)
+    content_hash: str = ""
 
 
 def decode(data: bytes) -> tuple[str, bool]:
@@ -40,13 +48,36 @@ def decode(data: bytes) -> tuple[str, bool]:
         return data.decode("utf-8-sig", errors="replace"), False
 
 
+# Integers beyond this many digits are refused before Python converts them (its own limit is 4,300
+# digits, raised as a bare ValueError); 20 digits hold every 64-bit integer.
+_MAX_INTEGER_DIGITS = 20
+
+
+def _integer(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_INTEGER_DIGITS:
+        raise TrajectoryFormatError(f"number too large: {text[:20]}... ({len(text)} digits)")
+    return int(text)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise TrajectoryFormatError(f"number too large: {text[:40]}")
+    return value
+
+
+def _no_constant(name: str) -> None:
+    raise TrajectoryFormatError(f"not a JSON number: {name}")
+
+
 def load_json(text: str) -> object:
+    """Strict JSON: finite numbers only (NaN and Infinity cannot be stored in PostgreSQL's JSON)."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_integer, parse_float=_finite, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
         raise TrajectoryFormatError(f"invalid JSON: {error.msg} (column {error.colno})", line=error.lineno) from None
     except RecursionError:
-        raise TrajectoryFormatError("invalid JSON: nested too deeply") from None
+        raise TrajectoryFormatError(f"nested deeper than {MAX_DEPTH} levels") from None
 
 
 def canonical_trajectory(document: object) -> Trajectory:
@@ -60,18 +91,31 @@ def canonical_trajectory(document: object) -> Trajectory:
     return trajectory
 
 
+def _located(error: TrajectoryFormatError, key: str, line: int | None) -> TrajectoryFormatError:
+    """The error with the record's place in its file (`[3]`, `example_7`, line 12) before its field."""
+    inner = "" if error.where == "(document)" and key else error.where
+    where = f"{key}.{inner}" if key and inner and not inner.startswith("[") else f"{key}{inner}"
+    return TrajectoryFormatError(error.message, where=where, line=line or error.line)
+
+
 def _record(format: str, parse, *, line: int | None = None, key: str = "", notes=()) -> Record:
     try:
         return Record(format=format, trajectory=parse(), line=line, key=key, notes=notes)
     except TrajectoryFormatError as error:
-        inner = "" if error.where == "(document)" and key else error.where
-        where = f"{key}.{inner}" if key and inner and not inner.startswith("[") else f"{key}{inner}"
-        located = TrajectoryFormatError(error.message, where=where, line=line or error.line)
-        return Record(format=format, error=located, line=line, key=key, notes=notes)
+        return Record(format=format, error=_located(error, key, line), line=line, key=key, notes=notes)
 
 
-def _json_records(document: object, notes: tuple[str, ...]) -> Iterator[Record]:
-    if isinstance(document, dict) and document.keys() & {"schema", "task", "steps"}:
+def _trace_record(document: list, name: str, notes: tuple[str, ...]) -> Record:
+    try:
+        return Record(format=TRACE, trace=parse_trace(document, name), notes=notes)
+    except TrajectoryFormatError as error:
+        return Record(format=TRACE, error=error, notes=notes)
+
+
+def _json_records(document: object, name: str, notes: tuple[str, ...]) -> Iterator[Record]:
+    if looks_like_trace(document):
+        yield _trace_record(document, name, notes)
+    elif isinstance(document, dict) and document.keys() & {"schema", "task", "steps"}:
         yield _record(CANONICAL_JSON, lambda: canonical_trajectory(document), notes=notes)
     elif isinstance(document, list):
         for position, item in enumerate(document):
@@ -141,4 +185,29 @@ def read_records(name: str, stream: BinaryIO, max_bytes: int) -> Iterator[Record
         yield Record(format=CANONICAL_JSON, error=error, line=error.line, notes=notes)
         return
     del text
-    yield from _json_records(document, notes)
+    yield from _json_records(document, name, notes)
+
+
+def prepare(record: Record, read_sibling) -> Record:
+    """Decode a trajectory's screenshots (leaving their hashes in its steps) and hash its content:
+    the costly part of importing it that needs no database, done wherever the file is read."""
+    if record.trajectory is None:
+        return record
+    try:
+        record.images = take_images(record.trajectory, read_sibling)
+        record.content_hash = record.trajectory.content_hash()
+    except TrajectoryFormatError as error:
+        record.trajectory, record.error = None, _located(error, record.key, record.line)
+    return record
+
+
+def prepared_records(source: Source, max_bytes: int) -> Iterator[Record]:
+    """Every record of the file `source`, prepared for storing, in file order."""
+    with source.open() as stream:
+        for record in read_records(source.name, stream, max_bytes):
+            yield prepare(record, source.read_sibling)
+
+
+def read_file(source: Source, max_bytes: int) -> list[Record]:
+    """`prepared_records` as a list: what a worker process of a parsing pool sends back."""
+    return list(prepared_records(source, max_bytes))

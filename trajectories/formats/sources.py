@@ -10,7 +10,7 @@ make an entry larger than the check saw.
 import posixpath
 import re
 import zipfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,10 +20,13 @@ RUN_DESCRIPTION = "run"
 HARNESS_CONFIG = "harness_config"
 TRAJECTORIES = "trajectories"
 RESULTS = "results"
+LOG_LIST = "log_list"
 SKIPPED = "skipped"
 # Run-level files first, so that trajectories land in a described run; result logs last, so
 # that their verdicts reach the trajectories imported with them.
-_ORDER = {RUN_DESCRIPTION: 0, HARNESS_CONFIG: 1, TRAJECTORIES: 2, RESULTS: 3, SKIPPED: 4}
+_ORDER = {RUN_DESCRIPTION: 0, HARNESS_CONFIG: 1, TRAJECTORIES: 2, RESULTS: 3, LOG_LIST: 3, SKIPPED: 4}
+# The harness's index of its log files (`log_files/log_<time>_<pid>.log`, one per line).
+LOG_LIST_NAME = "log_files.txt"
 TRAJECTORY_SUFFIXES = (".html", ".htm", ".json", ".jsonl")
 RESULT_SUFFIXES = (".log", ".txt")
 # Screenshots referenced from trajectory JSON travel beside it; they are not files of their own.
@@ -42,25 +45,51 @@ class ImportRefused(ValueError):
     """The import as a whole is over a limit: nothing of it is read."""
 
 
-def _no_sibling(relative: str) -> bytes:
-    raise FileNotFoundError(relative)
+_open_archives: dict[Path, zipfile.ZipFile] = {}
+
+
+def _archive(path: Path) -> zipfile.ZipFile:
+    """The open archive at `path`: one handle per process, so that a worker of a parsing pool
+    reads the central directory of an archive once rather than once per entry."""
+    if path not in _open_archives:
+        _open_archives[path] = zipfile.ZipFile(path)
+    return _open_archives[path]
+
+
+def forget_archives() -> None:
+    """In a forked worker: drop the handles inherited from the parent, whose file offsets the two
+    processes would share, so that the worker opens its own."""
+    _open_archives.clear()
+
+
+def _close_archive(path: Path) -> None:
+    archive = _open_archives.pop(path, None)
+    if archive is not None:
+        archive.close()
 
 
 @dataclass
 class Source:
+    """One file of the import: a file in a folder (`path`, under `root`) or an archive entry
+    (`entry` of the zip at `path`). Plain data, so that a worker process can read it too."""
+
     name: str
     kind: str
     size: int = 0
     problem: str = ""
-    opener: Callable[[], BinaryIO] | None = field(default=None, repr=False)
-    sibling_reader: Callable[[str], bytes] = field(default=_no_sibling, repr=False)
+    path: Path | None = None
+    root: Path | None = None
+    entry: str | None = None
+    limits: Limits | None = field(default=None, repr=False)
 
     @property
     def suffix(self) -> str:
         return posixpath.splitext(self.name)[1].lower()
 
     def open(self) -> BinaryIO:
-        return self.opener()
+        if self.entry is not None:
+            return _archive(self.path).open(self.entry)
+        return self.path.open("rb")
 
     def read(self) -> bytes:
         with self.open() as stream:
@@ -68,7 +97,27 @@ class Source:
 
     def read_sibling(self, relative: str) -> bytes:
         """A file named relative to this one (a screenshot), never outside the upload."""
-        return self.sibling_reader(relative)
+        if self.entry is not None:
+            return self._archive_sibling(relative)
+        target = (self.path.parent / relative).resolve()
+        if not target.is_relative_to(self.root):
+            raise ValueError(f"{relative!r} points outside the uploaded folder")
+        if target.stat().st_size > self.limits.max_file_bytes:
+            raise ValueError(f"{relative!r} is larger than the limit for one file")
+        return target.read_bytes()
+
+    def _archive_sibling(self, relative: str) -> bytes:
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(self.entry), relative))
+        if _unsafe_entry(target):
+            raise ValueError(f"{relative!r} points outside the archive")
+        archive = _archive(self.path)
+        info = archive.NameToInfo.get(target)
+        if info is None or info.is_dir():
+            raise FileNotFoundError(relative)
+        problem = entry_problem(info, TRAJECTORIES, self.limits)
+        if problem:
+            raise ValueError(f"{relative!r}: {problem}")
+        return archive.read(info)
 
 
 def _classify(name: str) -> str:
@@ -77,6 +126,8 @@ def _classify(name: str) -> str:
         return RUN_DESCRIPTION
     if base == "config.json":
         return HARNESS_CONFIG
+    if base == LOG_LIST_NAME:
+        return LOG_LIST
     if base.endswith(TRAJECTORY_SUFFIXES):
         return TRAJECTORIES
     if base.endswith(RESULT_SUFFIXES):
@@ -95,21 +146,33 @@ def _natural_key(source: Source) -> tuple:
     return _ORDER[source.kind], [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", source.name)]
 
 
-def _folder_sibling_reader(path: Path, root: Path, max_bytes: int) -> Callable[[str], bytes]:
-    def read(relative: str) -> bytes:
-        target = (path.parent / relative).resolve()
-        if not target.is_relative_to(root):
-            raise ValueError(f"{relative!r} points outside the uploaded folder")
-        if target.stat().st_size > max_bytes:
-            raise ValueError(f"{relative!r} is larger than the limit for one file")
-        return target.read_bytes()
-
-    return read
-
-
 def _unsafe_entry(name: str) -> bool:
     normalized = name.replace("\\", "/")
     return normalized.startswith("/") or re.match(r"[A-Za-z]:", normalized) is not None or ".." in normalized.split("/")
+
+
+def size_problem(name: str, kind: str, size: int, limits: Limits) -> str:
+    # JSONL is read a line at a time; the reader applies the limit to each line instead.
+    if kind == SKIPPED or name.lower().endswith(".jsonl") or size <= limits.max_file_bytes:
+        return ""
+    return f"{size:,} bytes is over the limit of {limits.max_file_bytes:,} bytes for one file"
+
+
+def entry_problem(info: zipfile.ZipInfo, kind: str, limits: Limits) -> str:
+    if _unsafe_entry(info.filename):
+        return "refused: an archive entry with an absolute path or '..'"
+    if info.flag_bits & 0x1:
+        return "refused: encrypted archive entry"
+    if info.compress_size:
+        ratio = info.file_size / info.compress_size
+    else:
+        ratio = float("inf") if info.file_size else 0.0
+    if ratio > limits.max_compression_ratio:
+        return (
+            f"refused: compression ratio {ratio:.0f}:1 is over the limit of "
+            f"{limits.max_compression_ratio:.0f}:1"
+        )
+    return size_problem(info.filename, kind, info.file_size, limits)
 
 
 class Catalogue:
@@ -140,6 +203,12 @@ class Catalogue:
 
     def __len__(self) -> int:
         return len(self.sources)
+
+    def holds(self, listed: str) -> bool:
+        """Whether the file a harness listed (`log_files/log_1.log`) is part of the import, by its
+        name alone: files uploaded one by one through a browser arrive without their folders."""
+        name = posixpath.basename(listed.strip().replace("\\", "/"))
+        return bool(name) and any(posixpath.basename(source.name) == name for source in self.sources)
 
     def _count(self, size: int) -> None:
         self._files += 1
@@ -177,25 +246,22 @@ class Catalogue:
                 name=name,
                 kind=kind,
                 size=size,
-                problem=self._size_problem(name, kind, size),
-                opener=lambda: path.open("rb"),
-                sibling_reader=_folder_sibling_reader(path, root, self.limits.max_file_bytes),
+                problem=size_problem(name, kind, size, self.limits),
+                path=path.resolve(),
+                root=root,
+                limits=self.limits,
             )
         )
 
-    def _size_problem(self, name: str, kind: str, size: int) -> str:
-        # JSONL is read a line at a time; the reader applies the limit to each line instead.
-        if kind == SKIPPED or name.lower().endswith(".jsonl") or size <= self.limits.max_file_bytes:
-            return ""
-        return f"{size:,} bytes is over the limit of {self.limits.max_file_bytes:,} bytes for one file"
-
     def _add_archive(self, path: Path, name: str) -> None:
+        path = path.resolve()
         try:
-            archive = self._stack.enter_context(zipfile.ZipFile(path))
+            archive = _archive(path)
         except (zipfile.BadZipFile, OSError) as error:
             self._count(path.stat().st_size)
             self.sources.append(Source(name=name, kind=TRAJECTORIES, problem=f"not a readable zip archive: {error}"))
             return
+        self._stack.callback(_close_archive, path)
         entries = {info.filename: info for info in archive.infolist() if not info.is_dir()}
         for info in entries.values():
             self._count(info.file_size)
@@ -207,39 +273,9 @@ class Catalogue:
                     name=f"{name}/{info.filename}",
                     kind=kind,
                     size=info.file_size,
-                    problem=self._entry_problem(info, kind),
-                    opener=lambda info=info: archive.open(info),
-                    sibling_reader=self._archive_sibling_reader(archive, entries, info.filename),
+                    problem=entry_problem(info, kind, self.limits),
+                    path=path,
+                    entry=info.filename,
+                    limits=self.limits,
                 )
             )
-
-    def _entry_problem(self, info: zipfile.ZipInfo, kind: str) -> str:
-        if _unsafe_entry(info.filename):
-            return "refused: an archive entry with an absolute path or '..'"
-        if info.flag_bits & 0x1:
-            return "refused: encrypted archive entry"
-        if info.compress_size:
-            ratio = info.file_size / info.compress_size
-        else:
-            ratio = float("inf") if info.file_size else 0.0
-        if ratio > self.limits.max_compression_ratio:
-            return (
-                f"refused: compression ratio {ratio:.0f}:1 is over the limit of "
-                f"{self.limits.max_compression_ratio:.0f}:1"
-            )
-        return self._size_problem(info.filename, kind, info.file_size)
-
-    def _archive_sibling_reader(self, archive: zipfile.ZipFile, entries: dict, name: str) -> Callable[[str], bytes]:
-        def read(relative: str) -> bytes:
-            target = posixpath.normpath(posixpath.join(posixpath.dirname(name), relative))
-            if _unsafe_entry(target):
-                raise ValueError(f"{relative!r} points outside the archive")
-            info = entries.get(target)
-            if info is None:
-                raise FileNotFoundError(relative)
-            problem = self._entry_problem(info, TRAJECTORIES)
-            if problem:
-                raise ValueError(f"{relative!r}: {problem}")
-            return archive.read(info)
-
-        return read

@@ -16,14 +16,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from django.core.files import File
-from django.db import router, transaction
-from django.db.models.deletion import Collector
+from django.db import transaction
 from django.utils import timezone
 
 from config import jobs
 from trajectories.models import AgentRun, ImportJob
 
 from .ingest import import_paths
+from .storable import storable_json, storable_text
 
 logger = logging.getLogger(__name__)
 _STORAGE = ImportJob._meta.get_field("upload").storage
@@ -36,9 +36,10 @@ def job_folder(job: ImportJob) -> str:
 
 @transaction.atomic
 def create_import_job(run: AgentRun, files: Iterable[tuple[str, File]], *, replace: bool = False,
-                      user=None) -> ImportJob:
-    """Store the uploaded files for a new job; `files` are (file name, content) pairs."""
-    job = ImportJob.objects.create(run=run, replace=replace, created_by=user)
+                      user=None, new_run: bool = False) -> ImportJob:
+    """Store the uploaded files for a new job; `files` are (file name, content) pairs. `new_run`:
+    the run was created for this upload, and is removed again if the upload stores nothing."""
+    job = ImportJob.objects.create(run=run, run_name=run.name, new_run=new_run, replace=replace, created_by=user)
     folder = job_folder(job)
     saved = []
     try:
@@ -107,37 +108,41 @@ def run_import_job(job_id: int) -> ImportJob:
             ImportJob.objects.filter(pk=job.pk).update(processed=done, total=total, heartbeat_at=timezone.now())
 
     try:
-        with _local_copies(_uploaded_names(job)) as paths:
+        if job.run is None:
+            raise LookupError(f"run {job.run_name!r} was deleted before the import started")
+        names = _uploaded_names(job)
+        with _local_copies(names) as paths:
             report = import_paths(paths, job.run, replace=job.replace, progress=progress)
     except Exception as error:  # noqa: BLE001 - the job records any failure instead of losing it
         logger.exception("import job %s failed", job.pk)
-        job.status, job.error = ImportJob.Status.FAILED, f"{type(error).__name__}: {error}"
+        job.status, job.error = ImportJob.Status.FAILED, storable_text(f"{type(error).__name__}: {error}")
     else:
-        job.status, job.report = ImportJob.Status.DONE, report.to_dict()
+        job.status, job.report = ImportJob.Status.DONE, storable_json(report.to_dict())
         if imported_nothing(job.report):
-            job.report["nothing_imported"] = nothing_imported_reason(job.report, [path.name for path in paths])
-            job.report["run_removed"] = remove_empty_run(job)
-        _discard_uploads(job)
+            job.report["nothing_imported"] = nothing_imported_reason(job.report, [Path(name).name for name in names])
+    # Nothing re-reads the files of a finished job, failed or not.
+    _discard_uploads(job)
     job.finished_at = timezone.now()
     job.save(update_fields=["status", "report", "error", "finished_at"])
+    _remove_empty_new_run(job)
     job.refresh_from_db()
     return job
 
 
 # Uploads that import nothing -----------------------------------------------------------------
 
-KEPT_STATUSES = ("imported", "unchanged", "replaced")
+_STORED = ("imported", "unchanged", "replaced")
 READABLE_FILES = ("render_<id>.html, trajectory/v1 JSON or JSONL, html2json output, harness logs "
                   "with [Result] lines, config.json or run.json")
 
 
 def imported_nothing(report: dict) -> bool:
     """No trajectory, results log or run description of the upload was stored (or already there)."""
-    return not any(report["counts"].get(status) for status in KEPT_STATUSES)
+    return not any(report["counts"].get(status) for status in _STORED)
 
 
 def nothing_imported_reason(report: dict, uploaded: list[str]) -> str:
-    """What the uploader reads instead of a bare "Done": why nothing came of their files."""
+    """What the uploader reads instead of a bare \"Done\": why nothing came of their files."""
     if report.get("refused"):
         return f"Nothing was imported: {report['refused']}"
     if report["files"]:
@@ -147,24 +152,20 @@ def nothing_imported_reason(report: dict, uploaded: list[str]) -> str:
             f"another kind, such as images on their own). Upload {READABLE_FILES}; zip a results folder whole.")
 
 
-def remove_empty_run(job: ImportJob) -> bool:
-    """Delete the job's run when it holds nothing at all (typically made for this very upload), so that
-    an upload that imported nothing leaves no empty run on the run list and the leaderboard, to be
-    "evaluated" 0 of 0, and its name stays free.
-
-    A run that holds anything (trajectories, evaluations, results, another upload still running)
-    is kept: deleting it would take nothing but the run row and this job's link to it.
-    """
+def _remove_empty_new_run(job: ImportJob) -> None:
+    """A run created for an upload that stored nothing is removed, so that no empty run sits on the
+    run list and the leaderboard to be \"evaluated\" 0 of 0, and its name stays free; the job keeps
+    the name and says why the run is gone."""
+    run = job.run
+    if not job.new_run or run is None:
+        return
+    stored = any(entry["status"] in _STORED for entry in job.report.get("files", []))
     with transaction.atomic():
-        run = AgentRun.objects.select_for_update().filter(pk=job.run_id).first()
-        if run is None or run.metadata:
-            return False
-        if ImportJob.objects.filter(run=run).exclude(pk=job.pk).exists():
-            return False  # another upload into the same run: it may still bring trajectories
-        collector = Collector(using=router.db_for_write(AgentRun))
-        collector.collect([run])
-        if any(model is not AgentRun and instances for model, instances in collector.data.items()):
-            return False
+        if stored or run.trajectories.exists() or run.harness_verdicts.exists() or run.import_jobs.exclude(
+                pk=job.pk).exists():
+            return
+        if job.report:
+            job.report = {**job.report, "run_id": None, "run_removed": True}
+        job.run = None
+        job.save(update_fields=["run", "report"])
         run.delete()
-    job.run = None
-    return True

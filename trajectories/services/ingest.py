@@ -1,8 +1,9 @@
 """Import of agent trajectories into a run: the one write path behind the command line, the
 upload page, the API and the demo data.
 
-Files are read one at a time and each trajectory is stored in its own transaction, so memory
-does not grow with the run and a bad file costs only itself. A trajectory is identified by the
+Files are parsed by a pool of worker processes (see `reading`) and stored one at a time, each
+file in its own transaction: memory does not grow with the run, and a bad file costs only itself
+(all of itself: a JSONL file with one bad line stores none). A trajectory is identified by the
 hash of its content (screenshots by the hash of their bytes): importing the same file again
 changes nothing, and a different trajectory for a task the run already has is refused unless
 the caller asks to replace it.
@@ -14,19 +15,21 @@ import zlib
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.db import IntegrityError, reset_queries, transaction
-from django.utils import timezone
+from django.db import DataError, IntegrityError, connection, reset_queries, transaction
 
-from trajectories.formats.canonical import TaskRef, Trajectory as ParsedTrajectory, TrajectoryFormatError
+from trajectories.formats.canonical import MAX_DEPTH, TaskRef, Trajectory as ParsedTrajectory, TrajectoryFormatError
+from trajectories.formats.format_traces import FORMAT as TRACE
 from trajectories.formats.harness import parse_harness_config, parse_results
-from trajectories.formats.readers import NOT_UTF8, Record, decode, load_json, read_records
-from trajectories.formats.screenshots import REFERENCE_PREFIX, Image, take_images
+from trajectories.formats.readers import NOT_UTF8, Record, decode, load_json
+from trajectories.formats.screenshots import REFERENCE_PREFIX
 from trajectories.formats.sources import (
     HARNESS_CONFIG,
+    LOG_LIST,
     RESULTS,
     RUN_DESCRIPTION,
     SKIPPED,
@@ -36,16 +39,20 @@ from trajectories.formats.sources import (
     Limits,
     Source,
 )
-from trajectories.models import AgentRun, Step, Task, Trajectory
+from trajectories.models import AgentRun, HarnessVerdict, Step, Task, Trajectory
 
+from .reading import read_sources
 from .runs import describe_run, parse_run_description, record_harness_config
+from .storable import storable_text as _text
 from .screenshots import discard_files, screenshot_ids, unstored, write_files
+from .harness_verdicts import record_verdicts, recorded_verdict, take_up
 
 IMPORTED, UNCHANGED, REPLACED, FAILED, SKIPPED_STATUS = "imported", "unchanged", "replaced", "failed", "skipped"
 STATUSES = (IMPORTED, UNCHANGED, REPLACED, FAILED, SKIPPED_STATUS)
-_KINDS = {TRAJECTORIES: "trajectory", RESULTS: "results", RUN_DESCRIPTION: "run_description",
+_KINDS = {TRAJECTORIES: "trajectory", RESULTS: "results", LOG_LIST: "results", RUN_DESCRIPTION: "run_description",
           HARNESS_CONFIG: "harness_config", SKIPPED: "other"}
 _LISTED_TASKS = 20
+_SCREENSHOT_WRITERS = 4
 
 
 @dataclass
@@ -106,6 +113,7 @@ class ImportReport:
             "ok": self.ok,
             "refused": self.refused,
             "counts": self.counts(),
+            "run_removed": False,
             "files": [asdict(entry) for entry in self.files],
         }
 
@@ -127,23 +135,34 @@ def import_paths(
     progress: Callable[[int, int], None] | None = None,
 ) -> ImportReport:
     """Import files, folders and zip archives of trajectories (any mix of the supported formats),
-    result logs and run descriptions into `run`; `progress(done, total)` is called per file."""
+    result logs, format traces and run descriptions into `run`; `progress(done, total)` is called
+    per file. Each file is stored whole or not at all."""
     report = ImportReport(run=run.name, run_id=run.pk)
     try:
         catalogue = Catalogue([Path(path) for path in paths], ingest_limits())
     except ImportRefused as error:
         report.refused = f"import refused, nothing was read: {error}"
         return report
-    with catalogue, _RunImport(run, replace, report) as run_import:
+    with catalogue, _RunImport(run, replace, report, catalogue) as run_import, contextlib.closing(
+            read_sources(catalogue.sources, settings.INGEST_MAX_FILE_BYTES)) as contents:
         total = len(catalogue)
         if progress:
             progress(0, total)
-        for done, source in enumerate(catalogue, start=1):
-            run_import.add(source)
-            if done == total:
-                run_import.finish()
-            if progress:
-                progress(done, total)
+        # One file behind the reading: the screenshot files of the next file are being written
+        # while this one's rows are stored.
+        waiting = None
+        for done, (source, content) in enumerate(contents):
+            run_import.write_screenshots_ahead(content)
+            if waiting is not None:
+                run_import.add(*waiting)
+                if progress:
+                    progress(done, total)
+            waiting = (source, content)
+        if waiting is not None:
+            run_import.add(*waiting)
+        run_import.finish()
+        if progress:
+            progress(total, total)
     return report
 
 
@@ -156,104 +175,171 @@ class _Unchanged(Exception):
         self.trajectory_id = trajectory_id
 
 
-@dataclass
-class _Pending:
-    """A trajectory whose screenshot files are being written while the next one is read."""
-
-    entry: FileReport
-    task: Task
-    parsed: ParsedTrajectory
-    images: dict[str, Image]
-    content_hash: str
-    files: Future
+class _FileFailed(Exception):
+    """An entry of the file could not be stored: the file's transaction is rolled back."""
 
 
 class _RunImport:
-    """The import of one batch of sources into a run.
+    """The import of one batch of sources into a run: one transaction per file, so that a file
+    with one bad trajectory (a JSONL line, an element of a list) stores none of them."""
 
-    Writing a trajectory's screenshot files (disk-bound) overlaps with reading and parsing the
-    next one (CPU-bound): the files go to a writer thread, and the trajectory's rows are stored
-    once its files are written, while the following trajectory's files are being written.
-    """
-
-    def __init__(self, run: AgentRun, replace: bool, report: ImportReport):
-        self.run, self.replace, self.report = run, replace, report
-        self.tasks: dict[tuple[str, str], Task | None] = {}
+    def __init__(self, run: AgentRun, replace: bool, report: ImportReport, catalogue: Catalogue):
+        self.run, self.replace, self.report, self.catalogue = run, replace, report, catalogue
+        self.tasks: dict[str, dict[str, Task]] = {}
         self.max_bytes = settings.INGEST_MAX_FILE_BYTES
-        self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="screenshot-files")
-        self.pending: _Pending | None = None
+        self.traces: list[tuple[Source, Record]] = []
         # What the run holds, by task: (trajectory id, content hash). A first check only; the
         # transaction that stores a trajectory checks again.
         self.held = {task: (pk, digest) for pk, task, digest in
                      Trajectory.objects.filter(run=run).values_list("id", "task_id", "content_hash")}
+        # Tasks with a kept harness verdict (from an earlier upload), for trajectories to take up.
+        self.verdict_tasks = set(HarnessVerdict.objects.filter(run=run).values_list("task_id", flat=True))
+        # Screenshot files are written on threads (creating a file waits for the disk, not the
+        # CPU), ahead of the rows that refer to them: record id -> its files being written.
+        self.writer = ThreadPoolExecutor(max_workers=_SCREENSHOT_WRITERS, thread_name_prefix="screenshot-files")
+        self.writing: dict[int, Future] = {}
 
     def __enter__(self) -> "_RunImport":
         return self
 
-    def __exit__(self, exc_type, *exc) -> None:
-        try:
-            if exc_type is None:
-                self.finish()
-            elif self.pending is not None:
-                with contextlib.suppress(Exception):
-                    discard_files(self.pending.files.result().values())
-        finally:
-            self.writer.shutdown(wait=True)
+    def __exit__(self, *exc) -> None:
+        for record_id in list(self.writing):
+            self._drop_files(record_id)
+        self.writer.shutdown(wait=True)
 
-    def add(self, source: Source) -> None:
+    def write_screenshots_ahead(self, content) -> None:
+        """Start writing the new screenshots of a file already read, unless its trajectories will
+        not be stored (they are what the run holds, or may not replace it)."""
+        if not isinstance(content, list):
+            return
+        for record in content:
+            if record.trajectory is None or not record.images:
+                continue
+            task = self._task(record.trajectory.task)
+            existing = self.held.get(task.pk) if task is not None else None
+            if task is None or (existing and (existing[1] == record.content_hash or not self.replace)):
+                continue
+            self.writing[id(record)] = self.writer.submit(write_files, unstored(record.images))
+
+    def _files(self, record: Record) -> dict[str, str]:
+        future = self.writing.pop(id(record), None)
+        return future.result() if future is not None else write_files(unstored(record.images))
+
+    def _drop_files(self, record_id: int) -> None:
+        future = self.writing.pop(record_id, None)
+        if future is not None:
+            with contextlib.suppress(OSError):
+                discard_files(future.result().values())
+
+    def add(self, source: Source, content) -> None:
+        """Import one source; `content` is what `read_sources` read of it."""
         kind = _KINDS[source.kind]
-        if source.kind != TRAJECTORIES:
-            self.finish()  # results and run descriptions apply to what is stored
         if source.problem:
             self.report.files.append(FileReport(file=source.name, status=FAILED, kind=kind, reason=source.problem))
             return
         handler = {
             TRAJECTORIES: self._trajectories,
             RESULTS: self._results,
+            LOG_LIST: self._log_list,
             RUN_DESCRIPTION: self._run_description,
             HARNESS_CONFIG: self._harness_config,
             SKIPPED: self._skipped,
         }[source.kind]
         try:
-            handler(source)
+            if isinstance(content, BaseException):
+                raise content
+            handler(source, content)
         except TrajectoryFormatError as error:
             self.report.files.append(FileReport(file=source.name, status=FAILED, kind=kind).fail(error))
-        except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as error:
+        except (OSError, EOFError, zipfile.BadZipFile, zlib.error, BrokenProcessPool) as error:
             self.report.files.append(
                 FileReport(file=source.name, status=FAILED, kind=kind, reason=f"could not be read: {error}")
             )
-
-    def finish(self) -> None:
-        """Store the trajectory still waiting for its files."""
-        if self.pending is not None:
-            pending, self.pending = self.pending, None
-            self._store(pending)
+        except RecursionError:
+            self.report.files.append(FileReport(file=source.name, status=FAILED, kind=kind,
+                                                reason=f"nested deeper than {MAX_DEPTH} levels"))
+        finally:
             # With DEBUG on, Django keeps the SQL of every query, page text included: a run's
             # import must not grow with the run.
             reset_queries()
 
-    def _skipped(self, source: Source) -> None:
+    def finish(self) -> None:
+        """Apply the format traces, once every trajectory they may belong to is stored."""
+        traces, self.traces = self.traces, []
+        for source, record in traces:
+            self.report.files.append(self._trace(source, record))
+
+    def _skipped(self, source: Source, content=None) -> None:
         reason = ("archives inside archives are not opened" if source.suffix == ".zip"
                   else "not a trajectory, result log or run description file")
         self.report.files.append(FileReport(file=source.name, status=SKIPPED_STATUS, kind="other", reason=reason))
 
-    def _trajectories(self, source: Source) -> None:
-        found = False
-        with source.open() as stream:
-            for record in read_records(source.name, stream, self.max_bytes):
-                found = True
-                self.report.files.append(self._import_record(source, record))
-        if not found:
-            raise TrajectoryFormatError("no trajectories in the file")
+    def _trajectories(self, source: Source, records) -> None:
+        entries: list[FileReport] = []
+        written: list[str] = []
+        stored: dict[int, tuple[int, str]] = {}
+        failure: FileReport | None = None
+        # A file of one trajectory needs no savepoint: if storing it fails, so does the file.
+        alone = isinstance(records, list) and len(records) == 1
+        try:
+            with transaction.atomic():
+                for record in records:
+                    if record.format == TRACE:
+                        self.traces.append((source, record))
+                        return
+                    if failure is None:
+                        entry = self._store(source, record, written, stored, alone=alone)
+                    else:
+                        entry = self._entry(source, record)
+                        if record.error is not None:
+                            entry.fail(record.error)
+                    entries.append(entry)
+                    if entry.status == FAILED and failure is None:
+                        failure = entry
+                if not entries:
+                    raise TrajectoryFormatError("no trajectories in the file")
+                if failure is not None:
+                    raise _FileFailed
+        except _FileFailed:
+            self.run.refresh_from_db()
+            discard_files(written)
+            where = ", ".join(part for part in (f"line {failure.line}" if failure.line else "",
+                                                "" if failure.where == "(document)" else failure.where) if part)
+            for entry in entries:
+                if entry is not failure and entry.status != UNCHANGED:
+                    entry.status, entry.trajectory_id = FAILED, None
+                    entry.reason = entry.reason or (f"not stored: {where or 'an entry'} of this file failed, "
+                                                    "and a file is imported whole or not at all")
+        except BaseException:
+            # The file could not be read to its end (a JSONL file read as it is stored): nothing
+            # of it was kept.
+            self.run.refresh_from_db()
+            discard_files(written)
+            for entry in entries:
+                if entry.status in (IMPORTED, REPLACED):
+                    entry.status, entry.trajectory_id = FAILED, None
+                    entry.reason = "not stored: the file could not be read to its end"
+            raise
+        else:
+            self.held.update(stored)
+        finally:
+            self.report.files.extend(entries)
+            if isinstance(records, list):  # files written ahead for what was not stored after all
+                for record in records:
+                    self._drop_files(id(record))
 
-    def _import_record(self, source: Source, record: Record) -> FileReport:
-        """Check and prepare one trajectory; its rows are stored by `_store`, after its files."""
-        entry = FileReport(file=source.name, status=FAILED, format=record.format, line=record.line,
-                           where=record.key, notes=list(record.notes))
+    def _entry(self, source: Source, record: Record) -> FileReport:
+        return FileReport(file=source.name, status=FAILED, format=record.format, line=record.line,
+                          where=record.key, notes=list(record.notes),
+                          task_id=record.trajectory.task.task_id if record.trajectory else "")
+
+    def _store(self, source: Source, record: Record, written: list[str], stored: dict, *,
+               alone: bool = False) -> FileReport:
+        """Check and store one trajectory of the file, inside the file's transaction."""
+        entry = self._entry(source, record)
         if record.error is not None:
             return entry.fail(record.error)
         parsed = record.trajectory
-        entry.task_id = parsed.task.task_id
         task = self._task(parsed.task)
         if task is None:
             entry.reason = (f"task {parsed.task.benchmark}/{parsed.task.task_id} is not imported "
@@ -262,92 +348,121 @@ class _RunImport:
         if parsed.task.intent and " ".join(parsed.task.intent.split()) != " ".join(task.intent.split()):
             entry.notes.append(f"the file's intent differs from task {task}'s: {parsed.task.intent!r}")
         try:
-            images = take_images(parsed, source.read_sibling)
             _check_lengths(parsed)
         except TrajectoryFormatError as error:
             return entry.fail(error)
         describe_run(self.run, parsed.run)
 
-        content_hash = parsed.content_hash()
-        existing = self.held.get(task.pk)
-        if existing and existing[1] == content_hash:
+        existing = stored.get(task.pk) or self.held.get(task.pk)
+        if existing and existing[1] == record.content_hash:
             entry.status, entry.trajectory_id = UNCHANGED, existing[0]
             return entry
         if existing and not self.replace:
             entry.reason = self._refusal(task)
             return entry
-        files = self.writer.submit(write_files, unstored(images))
-        pending = _Pending(entry=entry, task=task, parsed=parsed, images=images, content_hash=content_hash,
-                           files=files)
-        self.finish()
-        self.pending = pending
+        try:
+            files = self._files(record)
+        except OSError as error:
+            entry.reason = f"screenshots could not be stored: {error}"
+            return entry
+        written.extend(files.values())
+        try:
+            with transaction.atomic(savepoint=not alone):
+                row, replaced = self._rows(entry, task, record, files, held=existing is not None)
+        except _Unchanged as unchanged:
+            entry.status, entry.trajectory_id = UNCHANGED, unchanged.trajectory_id
+            return entry
+        except (_Refused, IntegrityError, DataError) as error:
+            entry.reason = str(error) if isinstance(error, _Refused) else f"could not be stored: {error}"
+            return entry
+        entry.status = REPLACED if replaced else IMPORTED
+        entry.trajectory_id = row.pk
+        stored[task.pk] = (row.pk, record.content_hash)
         return entry
+
+    def _rows(self, entry: FileReport, task: Task, record: Record, written: dict[str, str], *, held: bool):
+        """The trajectory's rows. The check against what the run holds is repeated under a row lock
+        when it holds the task's trajectory; a concurrent import of a task it did not hold meets
+        the (run, task) unique constraint instead, so the run stays consistent either way."""
+        parsed = record.trajectory
+        current = Trajectory.objects.select_for_update().filter(run=self.run, task=task).first() if held else None
+        if current is not None and current.content_hash == record.content_hash:
+            raise _Unchanged(current.pk)
+        if current is not None and not self.replace:
+            raise _Refused(self._refusal(task))
+        ids, unused = screenshot_ids(record.images, written)
+        if current is not None:
+            current.delete()
+        kept = recorded_verdict(self.run, task.task_id) if task.task_id in self.verdict_tasks else None
+        success, success_source, outputs = take_up(kept, parsed, entry.file)
+        row = Trajectory.objects.create(
+            run=self.run,
+            task=task,
+            final_answer=_text(parsed.final_answer),
+            outcome_status=parsed.outcome.status,
+            outcome_reason=parsed.outcome.reason or "",
+            outcome_message=_text(parsed.outcome.message),
+            success=success,
+            success_source=success_source[-500:],
+            plan=[_text(item) for item in parsed.plan],
+            step_count=len(parsed.steps),
+            content_hash=record.content_hash,
+            source_name=entry.file[-500:],
+            source_format=entry.format,
+        )
+        outputs = outputs or [""] * len(parsed.steps)
+        insert_steps([_step_row(row, step, ids, output) for step, output in zip(parsed.steps, outputs)])
+        if unused:
+            transaction.on_commit(lambda: discard_files(unused))
+        return row, current is not None
 
     def _refusal(self, task: Task) -> str:
         return (f"run {self.run.name!r} already has a different trajectory for task {task}; "
                 "import with replace (--replace) to replace it")
 
     def _task(self, ref: TaskRef) -> Task | None:
-        key = (ref.benchmark, ref.task_id)
-        if key not in self.tasks:
-            self.tasks[key] = (
-                Task.objects.filter(benchmark=ref.benchmark, task_id=ref.task_id)
-                .only("id", "benchmark", "task_id", "intent")
-                .first()
-            )
-        return self.tasks[key]
+        """The task, from the benchmark's tasks read in one query the first time it is named."""
+        if ref.benchmark not in self.tasks:
+            self.tasks[ref.benchmark] = {
+                task.task_id: task for task in
+                Task.objects.filter(benchmark=ref.benchmark).only("id", "benchmark", "task_id", "intent")
+            }
+        return self.tasks[ref.benchmark].get(ref.task_id)
 
-    def _store(self, pending: _Pending) -> None:
-        """One transaction per trajectory; the check against what the run holds is repeated inside
-        it, so two files for the same task in one upload, or two concurrent uploads, stay consistent."""
-        entry, parsed, task = pending.entry, pending.parsed, pending.task
-        try:
-            written = pending.files.result()
-        except OSError as error:
-            entry.reason = f"screenshots could not be stored: {error}"
-            return
-        try:
-            with transaction.atomic():
-                current = Trajectory.objects.select_for_update().filter(run=self.run, task=task).first()
-                if current is not None and current.content_hash == pending.content_hash:
-                    raise _Unchanged(current.pk)
-                if current is not None and not self.replace:
-                    raise _Refused(self._refusal(task))
-                ids, unused = screenshot_ids(pending.images, written)
-                if current is not None:
-                    current.delete()
-                row = Trajectory.objects.create(
-                    run=self.run,
-                    task=task,
-                    final_answer=_text(parsed.final_answer),
-                    outcome_status=parsed.outcome.status,
-                    outcome_reason=parsed.outcome.reason or "",
-                    outcome_message=_text(parsed.outcome.message),
-                    success=parsed.outcome.success,
-                    plan=[_text(item) for item in parsed.plan],
-                    step_count=len(parsed.steps),
-                    content_hash=pending.content_hash,
-                    source_name=entry.file[-500:],
-                    source_format=entry.format,
-                )
-                Step.objects.bulk_create([_step_row(row, step, ids) for step in parsed.steps], batch_size=50)
-        except _Unchanged as unchanged:
-            discard_files(written.values())
-            entry.status, entry.trajectory_id = UNCHANGED, unchanged.trajectory_id
-            return
-        except (_Refused, IntegrityError) as error:
-            discard_files(written.values())
-            entry.reason = str(error) if isinstance(error, _Refused) else f"could not be stored: {error}"
-            return
-        except BaseException:
-            discard_files(written.values())
-            raise
-        discard_files(unused)
-        entry.status = REPLACED if current is not None else IMPORTED
-        entry.trajectory_id = row.pk
-        self.held[task.pk] = (row.pk, pending.content_hash)
+    def _trace(self, source: Source, record: Record) -> FileReport:
+        """A format trace: the task's harness verdict, and its model outputs for the task's steps."""
+        entry = FileReport(file=source.name, status=SKIPPED_STATUS, kind="harness_verdict", format=TRACE,
+                           notes=list(record.notes))
+        if record.error is not None:
+            entry.reason = f"not a trajectory: prompt/response trace, not read: {record.error}"
+            return entry
+        trace = record.trace
+        entry.task_id = trace.task_id
+        applied = record_verdicts(self.run, {trace.task_id: trace.success}, source.name,
+                                  {trace.task_id: trace.model_outputs})
+        verdict = {True: "PASS", False: "FAIL", None: "no verdict"}[trace.success]
+        entry.notes.append(f"harness verdict {verdict}" + (f" ({trace.verdict_field})" if trace.verdict_field else "")
+                           + f"; {len(trace.model_outputs)} model outputs")
+        task = self._task(TaskRef(task_id=trace.task_id, benchmark=self.run.benchmark))
+        if task is not None and trace.intent and " ".join(trace.intent.split()) != " ".join(task.intent.split()):
+            entry.notes.append(f"the trace's intent differs from task {task}'s: {trace.intent!r}")
+        for _, earlier, earlier_source in applied.overruled:
+            entry.notes.append(f"replaces the verdict {'PASS' if earlier else 'FAIL'} from {earlier_source}")
+        for _, steps in applied.attached:
+            entry.notes.append(f"model outputs attached to the trajectory's {steps} steps, by order")
+        for _, outputs, steps in applied.unaligned:
+            entry.notes.append(f"{outputs} model outputs for {steps} steps: not attached to the steps")
+        if applied.without_trajectory:
+            entry.reason = ("verdict without trajectory: the run has no trajectory of this task; the verdict is "
+                            "kept and shown on the run page" if trace.success is not None else
+                            "not a trajectory: prompt/response trace, without a verdict or a trajectory of its task")
+            return entry
+        held = self.held.get(task.pk) if task is not None else None
+        entry.trajectory_id = held[0] if held else None
+        entry.status = IMPORTED if applied.updated else UNCHANGED
+        return entry
 
-    def _results(self, source: Source) -> None:
+    def _results(self, source: Source, content=None) -> None:
         text, valid = decode(source.read())
         verdicts = parse_results(text)
         entry = FileReport(file=source.name, status=UNCHANGED, kind="results", format="webarena_results",
@@ -356,34 +471,39 @@ class _RunImport:
             entry.status, entry.reason = SKIPPED_STATUS, "no [Result] PASS|FAIL lines"
             self.report.files.append(entry)
             return
-        with transaction.atomic():
-            rows = list(
-                Trajectory.objects.select_for_update()
-                .filter(run=self.run, task__benchmark=self.run.benchmark, task__task_id__in=list(verdicts))
-                .select_related("task")
-            )
-            changed = [row for row in rows if row.success != verdicts[row.task.task_id]]
-            now = timezone.now()
-            for row in changed:
-                row.success, row.updated_at = verdicts[row.task.task_id], now
-            Trajectory.objects.bulk_update(changed, ["success", "updated_at"], batch_size=500)
+        applied = record_verdicts(self.run, verdicts, source.name)
         passed = sum(verdicts.values())
         entry.notes.append(f"{len(verdicts)} results ({passed} PASS, {len(verdicts) - passed} FAIL); "
-                           f"{len(changed)} trajectories updated")
-        missing = sorted(set(verdicts) - {row.task.task_id for row in rows}, key=_natural)
+                           f"{len(applied.updated)} trajectories updated")
+        missing = sorted(applied.without_trajectory, key=_natural)
         if missing:
             listed = ", ".join(missing[:_LISTED_TASKS]) + (" ..." if len(missing) > _LISTED_TASKS else "")
-            entry.notes.append(f"{len(missing)} results for tasks without a trajectory in this run: {listed}")
-        if changed:
+            entry.notes.append(f"{len(missing)} verdicts without trajectory in this run, kept for the run page: "
+                               f"{listed}")
+        if applied.overruled:
+            entry.notes.append(f"{len(applied.overruled)} verdicts differ from an earlier file's; this file's are kept")
+        if applied.updated or applied.records_changed:
             entry.status = IMPORTED
         self.report.files.append(entry)
 
-    def _run_description(self, source: Source) -> None:
+    def _log_list(self, source: Source, content=None) -> None:
+        listed = [line.strip() for line in decode(source.read())[0].splitlines() if line.strip()]
+        present = [name for name in listed if self.catalogue.holds(name)]
+        if present:
+            reason = (f"an index of harness logs: {len(present)} of the {len(listed)} it lists are in the upload "
+                      "and are read on their own")
+        else:
+            reason = (f"log file not in the folder: none of the {len(listed)} harness logs it lists is in the "
+                      "upload; add them to read their [Result] PASS|FAIL lines")
+        self.report.files.append(FileReport(file=source.name, status=SKIPPED_STATUS, kind="results",
+                                            format="webarena_log_list", reason=reason))
+
+    def _run_description(self, source: Source, content=None) -> None:
         changed = describe_run(self.run, parse_run_description(source.read()))
         self.report.files.append(FileReport(file=source.name, status=IMPORTED if changed else UNCHANGED,
                                             kind="run_description", format="trajectory_v1_run"))
 
-    def _harness_config(self, source: Source) -> None:
+    def _harness_config(self, source: Source, content=None) -> None:
         config = parse_harness_config(load_json(decode(source.read())[0]))
         changed = record_harness_config(self.run, config)
         self.report.files.append(FileReport(file=source.name, status=IMPORTED if changed else UNCHANGED,
@@ -392,11 +512,6 @@ class _RunImport:
 
 def _natural(task_id: str) -> tuple:
     return (0, int(task_id), "") if task_id.isdigit() else (1, 0, task_id)
-
-
-def _text(value: str | None) -> str | None:
-    """PostgreSQL text cannot hold NUL characters; page text occasionally does."""
-    return value.replace("\x00", "\ufffd") if value and "\x00" in value else value
 
 
 _STEP_LIMITS = {name: Step._meta.get_field(name).max_length for name in ("action_type", "element_id")}
@@ -413,7 +528,7 @@ def _check_lengths(parsed: ParsedTrajectory) -> None:
                 )
 
 
-def _step_row(trajectory: Trajectory, step, screenshot_ids: dict[str, int]) -> Step:
+def _step_row(trajectory: Trajectory, step, screenshot_ids: dict[str, int], model_output: str) -> Step:
     parts = step.action_parts
     screenshot = step.screenshot.removeprefix(REFERENCE_PREFIX) if step.screenshot else None
     return Step(
@@ -430,5 +545,26 @@ def _step_row(trajectory: Trajectory, step, screenshot_ids: dict[str, int]) -> S
         action_value=_text(parts.value),
         press_enter=parts.press_enter,
         prev_action=_text(step.prev_action),
+        model_output=_text(model_output),
         screenshot_id=screenshot_ids[screenshot] if screenshot else None,
     )
+
+
+_STEP_COLUMNS = [field for field in Step._meta.concrete_fields if not field.primary_key]
+
+
+def insert_steps(steps: list[Step]) -> None:
+    """Insert agent steps in the caller's transaction: with COPY on PostgreSQL (one round trip
+    and no SQL to build for page-sized text), else in batches."""
+    if not steps:
+        return
+    if connection.vendor != "postgresql":
+        Step.objects.bulk_create(steps, batch_size=50)
+        return
+    columns = ", ".join(connection.ops.quote_name(field.column) for field in _STEP_COLUMNS)
+    with connection.cursor() as cursor, cursor.copy(
+        f"COPY {connection.ops.quote_name(Step._meta.db_table)} ({columns}) FROM STDIN"
+    ) as copy:
+        for step in steps:
+            copy.write_row([field.get_db_prep_save(getattr(step, field.attname), connection)
+                            for field in _STEP_COLUMNS])

@@ -9,6 +9,8 @@ from trajectories.formats.harness import HarnessConfig
 from trajectories.formats.readers import decode, load_json
 from trajectories.models import AgentRun, Paradigm
 
+from .storable import storable_json, storable_text
+
 RUN_DESCRIPTION_FILE = "run.json"
 
 
@@ -36,7 +38,7 @@ def describe_run(run: AgentRun, info: RunInfo) -> bool:
     """
     changed = []
     for field in ("agent", "model"):
-        value = getattr(info, field).strip()
+        value = storable_text(getattr(info, field).strip())
         if value and not getattr(run, field):
             setattr(run, field, value)
             changed.append(field)
@@ -44,7 +46,7 @@ def describe_run(run: AgentRun, info: RunInfo) -> bool:
         run.paradigm = info.paradigm
         changed.append("paradigm")
     meta = run.metadata.get("meta", {})
-    added = {key: value for key, value in info.meta.items() if key not in meta}
+    added = {key: value for key, value in storable_json(info.meta).items() if key not in meta}
     if added:
         run.metadata = {**run.metadata, "meta": {**meta, **added}}
         changed.append("metadata")
@@ -56,11 +58,12 @@ def describe_run(run: AgentRun, info: RunInfo) -> bool:
 def record_harness_config(run: AgentRun, config: HarnessConfig) -> bool:
     """Keep the harness's arguments (model, prompt file, ...) with the run; True when it changed."""
     changed = []
+    arguments = storable_json(config.arguments)
     if config.model and not run.model:
-        run.model = config.model
+        run.model = storable_text(config.model)
         changed.append("model")
-    if run.metadata.get("harness_config") != config.arguments:
-        run.metadata = {**run.metadata, "harness_config": config.arguments}
+    if run.metadata.get("harness_config") != arguments:
+        run.metadata = {**run.metadata, "harness_config": arguments}
         changed.append("metadata")
     if changed:
         run.save(update_fields=[*changed, "updated_at"])

@@ -1,0 +1,208 @@
+"""REST endpoints of verdicts: every source per task, grader agreement, grading, grade and outcome imports.
+
+The same services and selectors as the pages: `trajectories.services.verdicts` writes,
+`metrics.verdicts` reads. A grader does not see others' marks on a task before grading it.
+"""
+
+from dataclasses import asdict
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.roles import ANNOTATOR, has_role
+from config.api_schema import ErrorSerializer
+from metrics.verdict_views import MAX_GRADES_FILE_BYTES, can_import_grades
+from metrics.verdicts import agreement_report, one_run
+from trajectories.formats.verdict_files import VerdictFileError
+from trajectories.models import AgentRun, ResultOrigin, Trajectory
+from trajectories.selectors import graded_tasks, trajectory_grading
+from trajectories.services.verdicts import import_grades, import_outcomes, record_grade
+
+TASK_VERDICT_FIELDS = {
+    "task_id": serializers.CharField(),
+    "site": serializers.CharField(),
+    "trajectory_id": serializers.IntegerField(allow_null=True),
+    "harness": serializers.BooleanField(allow_null=True, help_text="The harness's verdict."),
+    "harness_source": serializers.CharField(help_text="File it came from."),
+    "check": serializers.BooleanField(allow_null=True, help_text="The offline check (string/url match)."),
+    "check_source": serializers.CharField(help_text="string_match, url_match, ..."),
+    "judge": serializers.BooleanField(allow_null=True, help_text="An LLM judge's 'final answer correct'."),
+    "human": serializers.FloatField(allow_null=True, help_text="Graders' mean grade (1 / 0.5 / 0)."),
+    "human_success": serializers.BooleanField(allow_null=True, help_text="Mean grade above 0.5."),
+    "graders": serializers.IntegerField(),
+    "human_hidden": serializers.BooleanField(help_text="Hidden: you grade and have not graded this task."),
+    "disagreements": serializers.ListField(child=serializers.CharField(), help_text="e.g. harness-check"),
+}
+
+
+def _file(request, name: str = "file"):
+    upload = request.FILES.get(name)
+    if upload is None:
+        raise ValidationError({name: "send the file as multipart form data"})
+    if upload.size > MAX_GRADES_FILE_BYTES:
+        raise ValidationError({name: f"{upload.name}: larger than {MAX_GRADES_FILE_BYTES // 1024 // 1024} MB"})
+    return upload
+
+
+def _refused(error: VerdictFileError) -> Response:
+    return Response({"detail": f"{error}; nothing was stored.", "code": "import_refused"},
+                    status=status.HTTP_400_BAD_REQUEST)
+
+
+@extend_schema(tags=["verdicts"], responses=inline_serializer("RunVerdicts", fields={
+    "run": serializers.CharField(), "results_only": serializers.BooleanField(),
+    "uniform": serializers.BooleanField(allow_null=True),
+    "rates": serializers.ListField(child=serializers.DictField(), help_text="[{source, label, mean, passed, count}]"),
+    "disagreements": serializers.DictField(child=serializers.IntegerField()),
+    "tasks": inline_serializer("TaskVerdicts", fields=TASK_VERDICT_FIELDS, many=True),
+}))
+class RunVerdictsView(APIView):
+    """Every verdict on every task of a run: harness, offline check (latest evaluation), LLM judge, graders."""
+
+    def get(self, request, pk: int):
+        run = get_object_or_404(AgentRun, pk=pk)
+        verdicts = one_run(run)
+        blind = has_role(request.user, ANNOTATOR)
+        graded = graded_tasks(run, request.user) if blind else set()
+        tasks = []
+        for task in verdicts.tasks.values():
+            hidden = blind and bool(task.grades) and task.task_pk not in graded
+            combined = task.verdicts
+            tasks.append({
+                "task_id": task.task_id, "site": task.site, "trajectory_id": task.trajectory_id,
+                "harness": task.harness, "harness_source": task.harness_source, "check": task.check,
+                "check_source": task.check_source, "judge": task.judge,
+                "human": None if hidden else combined.human, "human_success": None if hidden else task.human,
+                "graders": combined.graders, "human_hidden": hidden,
+                "disagreements": ["-".join(pair) for pair in combined.disagreements()
+                                  if not (hidden and "human" in pair)],
+            })
+        return Response({
+            "run": run.name, "results_only": verdicts.results_only, "uniform": verdicts.uniform,
+            "rates": verdicts.rates(),
+            "disagreements": {name: len(found) for name, found in verdicts.disagreements().items()},
+            "tasks": tasks,
+        })
+
+
+def _table(table) -> dict:
+    return {
+        "group": table.group or None, "tasks": table.tasks, "graded": table.graded, "graders": list(table.graders),
+        "alpha": table.alpha,
+        "pairs": [{**asdict(pair), "percent": pair.percent} for pair in table.pairs],
+        "sources": [{"source": row.source, "label": row.label, **row.agreement.to_dict()} for row in table.sources],
+    }
+
+
+@extend_schema(tags=["verdicts"], responses=inline_serializer("VerdictAgreement", fields={
+    "run": serializers.CharField(),
+    "overall": serializers.DictField(help_text="{tasks, graded, graders, alpha (Krippendorff, ordinal), pairs: "
+                                              "[{first, second, items, agreed, percent}], sources: [{source, label, "
+                                              "accuracy, precision, recall, kappa, true_positive, ...}]}"),
+    "by_site": serializers.ListField(child=serializers.DictField()),
+}))
+class VerdictAgreementView(APIView):
+    """Agreement of human graders (Krippendorff's alpha, pairwise) and of each automatic verdict with their
+    consensus, over the run and per site."""
+
+    def get(self, request, pk: int):
+        run = get_object_or_404(AgentRun, pk=pk)
+        overall, by_site = agreement_report(run)
+        return Response({"run": run.name, "overall": _table(overall), "by_site": [_table(t) for t in by_site]})
+
+
+class GradeSerializer(serializers.Serializer):
+    grade = serializers.ChoiceField(choices=["1", "0.5", "0"], help_text="1 correct, 0.5 partially correct, "
+                                                                         "0 incorrect.")
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+
+GRADES_SCHEMA = inline_serializer("OutcomeGrades", fields={
+    "hidden": serializers.IntegerField(help_text="Grades kept from you until you grade."),
+    "grades": serializers.ListField(child=serializers.DictField(), help_text="[{grader, grade, note, origin}]"),
+})
+
+
+@extend_schema(tags=["verdicts"])
+class TrajectoryGradesView(APIView):
+    """GET the human grades of a trajectory's outcome (blind until you grade); POST your grade."""
+
+    parser_classes = [JSONParser, FormParser, MultiPartParser]
+
+    def _grades(self, trajectory, user) -> dict:
+        grading = trajectory_grading(trajectory, user)
+        return {"hidden": grading.hidden, "grades": [
+            {"grader": grade.grader_name, "grade": grade.value, "note": grade.note, "origin": grade.origin}
+            for grade in grading.grades
+        ]}
+
+    @extend_schema(responses=GRADES_SCHEMA)
+    def get(self, request, pk: int):
+        return Response(self._grades(get_object_or_404(Trajectory, pk=pk), request.user))
+
+    @extend_schema(request=GradeSerializer, responses={200: GRADES_SCHEMA, 403: ErrorSerializer})
+    def post(self, request, pk: int):
+        trajectory = get_object_or_404(Trajectory, pk=pk)
+        if not has_role(request.user, ANNOTATOR):
+            raise PermissionDenied("grading outcomes needs the annotator or reviewer role")
+        serializer = GradeSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        record_grade(trajectory, request.user, serializer.validated_data["grade"], serializer.validated_data["note"],
+                     origin=ResultOrigin.API)
+        return Response(self._grades(trajectory, request.user))
+
+
+@extend_schema(tags=["verdicts"], request={"multipart/form-data": inline_serializer(
+    "GradesUpload", fields={"file": serializers.FileField()})},
+    responses={200: OpenApiResponse(description="The import report."), 400: ErrorSerializer, 403: ErrorSerializer})
+class GradesImportView(APIView):
+    """Import graders' marks of the run's tasks from CSV, JSON or JSONL (as `manage.py import_grades`)."""
+
+    parser_classes = [MultiPartParser]
+
+    def post(self, request, pk: int):
+        run = get_object_or_404(AgentRun, pk=pk)
+        if not can_import_grades(request.user, run):
+            raise PermissionDenied("importing grades needs the reviewer role or the run's ownership")
+        upload = _file(request)
+        try:
+            report = import_grades(run, upload.name, upload.read(), origin=ResultOrigin.API)
+        except VerdictFileError as error:
+            return _refused(error)
+        return Response(report.to_dict())
+
+
+class OutcomesUploadSerializer(serializers.Serializer):
+    file = serializers.FileField()
+    run = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    run_column = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
+    task_column = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
+    success_column = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
+    benchmark = serializers.CharField(required=False, default="webarena", max_length=64)
+
+
+@extend_schema(tags=["verdicts"], request={"multipart/form-data": OutcomesUploadSerializer},
+               responses={200: OpenApiResponse(description="The import report, one entry per run."),
+                          400: ErrorSerializer})
+class OutcomesImportView(APIView):
+    """Create or update results-only runs from per-task verdicts (as `manage.py import_outcomes`)."""
+
+    parser_classes = [MultiPartParser]
+
+    def post(self, request):
+        serializer = OutcomesUploadSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        upload = _file(request)
+        try:
+            report = import_outcomes(upload.name, upload.read(), run=data["run"], run_column=data["run_column"],
+                                     task_column=data["task_column"], success_column=data["success_column"],
+                                     benchmark=data["benchmark"], user=request.user, origin=ResultOrigin.API)
+        except VerdictFileError as error:
+            return _refused(error)
+        return Response(report.to_dict())

@@ -1,0 +1,338 @@
+"""Reads of every verdict source, task by task: harness, offline check, human graders, LLM judge.
+
+The harness's verdict on a task is its trajectory's `success`, else the run's task result
+(results-only runs have nothing else). The offline check's and the judge's come from the run's
+latest finished evaluation (`metrics.leaderboard.latest_evaluations`); the human verdict is the
+graders' consensus (`trajectories.verdicts`). A few queries per call, whatever the number of runs.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db.models import Avg, Count, Exists, OuterRef, Q, Value
+from django.db.models.functions import Coalesce, NullIf
+
+from metrics.aggregation import Summary, compare_paired, site_group, summarize
+from metrics.leaderboard import Evaluation, latest_evaluations
+from metrics.models import TrajectoryScore
+from trajectories.models import AgentRun, OutcomeGrade, TaskResult, Trajectory
+from trajectories.verdicts import (
+    CHECK, COMBINED, HARNESS, HUMAN, SOURCE_LABELS, SOURCE_PAIRS, SOURCES, Verdicts, binary_agreement, consensus,
+    consensus_success, krippendorff_alpha_ordinal, pair_name, pairwise_agreement, uniform_counts, uniform_verdicts,
+)
+
+JUDGE = "judge"
+
+
+@dataclass
+class TaskVerdicts:
+    """Every verdict on one task of one run, with what they came from."""
+
+    task_pk: int
+    task_id: str
+    number: int | None
+    site: str
+    trajectory_id: int | None = None
+    harness: bool | None = None
+    harness_source: str = ""  # the file the harness verdict came from
+    check: bool | None = None
+    check_source: str = ""  # string_match, url_match, ...
+    judge: bool | None = None  # the LLM judge's "final answer correct", where the evaluation has one
+    grades: dict[str, float] = field(default_factory=dict)  # {grader: value}
+
+    @property
+    def verdicts(self) -> Verdicts:
+        return Verdicts(harness=self.harness, check=self.check, human=consensus(self.grades.values()),
+                        graders=len(self.grades))
+
+    @property
+    def human(self) -> bool | None:
+        return consensus_success(consensus(self.grades.values()))
+
+    @property
+    def human_detail(self) -> str:
+        if not self.grades:
+            return ""
+        count = len(self.grades)
+        return f"mean grade {consensus(self.grades.values()):.2f} of {count} grader{'s' if count > 1 else ''}"
+
+
+@dataclass
+class RunVerdicts:
+    run_id: int
+    evaluation: Evaluation | None
+    judge_name: str
+    tasks: dict[int, TaskVerdicts]
+    results_only: bool
+
+    def values(self, source: str, site: str = "") -> dict[int, bool | None]:
+        """{task pk: success by `source`} (tasks of one site group when given)."""
+        return {pk: (task.judge if source == JUDGE else task.verdicts.success(source))
+                for pk, task in self.tasks.items() if not site or task.site == site}
+
+    def summary(self, source: str, site: str = "") -> Summary:
+        """The success rate by one source, over the tasks it has spoken on."""
+        return summarize(value for value in self.values(source, site).values() if value is not None)
+
+    def disagreements(self) -> dict[str, list[TaskVerdicts]]:
+        """{"harness-check": [tasks where those two differ], ...} for the three pairs of sources."""
+        found = {name: [] for name in SOURCE_PAIRS}
+        for task in self.tasks.values():
+            for a, b in task.verdicts.disagreements():
+                found[pair_name(a, b)].append(task)
+        return found
+
+    def rates(self) -> list[dict]:
+        """[{source, label, mean, passed, count}] of the sources that have spoken on some task, harness first."""
+        sources = [(source, SOURCE_LABELS[source]) for source in SOURCES]
+        if self.judge_name:
+            sources.append((JUDGE, f"LLM judge {self.judge_name}"))
+        rates = []
+        for source, label in sources:
+            known = [value for value in self.values(source).values() if value is not None]
+            if known:
+                rates.append({"source": source, "label": label, "mean": sum(known) / len(known),
+                              "passed": sum(known), "count": len(known)})
+        return rates
+
+    @property
+    def uniform(self) -> bool | None:
+        """The one harness verdict of a results-only run whose hundreds of tasks all got it."""
+        return uniform_verdicts(list(self.values(HARNESS).values())) if self.results_only else None
+
+
+def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = None,
+                 evaluations: dict[int, Evaluation] | None = None, task_pks=None) -> dict[int, RunVerdicts]:
+    """{run id: its tasks' verdicts} (only tasks `task_pks` when given), in five queries. The evaluation per
+    run is its latest finished one (with `judge` when named), unless `evaluations` gives them already or
+    `job_ids` picks others."""
+    run_ids = list(run_ids)
+    only = {} if task_pks is None else {"task_id__in": list(task_pks)}
+    if evaluations is None:
+        evaluations = latest_evaluations(run_ids, judge=judge)
+    chosen = {run_id: evaluation.job_id for run_id, evaluation in evaluations.items()}
+    chosen.update(job_ids or {})
+    tables: dict[int, dict[int, TaskVerdicts]] = defaultdict(dict)
+    task_info: dict[int, tuple] = {}
+
+    def entry(run_id: int, task_pk: int) -> TaskVerdicts:
+        table = tables[run_id]
+        if task_pk not in table:
+            task_id, number, sites = task_info[task_pk]
+            table[task_pk] = TaskVerdicts(task_pk, task_id, number, site_group({"sites": sites}))
+        return table[task_pk]
+
+    # The harness verdict's own file (a format trace, a log) when the import recorded one, else the trajectory's.
+    trajectories = list(Trajectory.objects.filter(run_id__in=run_ids, **only).annotate(
+        harness_file=Coalesce(NullIf("success_source", Value("")), "source_name"),
+    ).values_list("run_id", "task_id", "pk", "success", "harness_file", "task__task_id", "task__number", "task__sites"))
+    results = list(TaskResult.objects.filter(run_id__in=run_ids, **only).values_list(
+        "run_id", "task_id", "success", "source_name", "task__task_id", "task__number", "task__sites"))
+    grades = list(OutcomeGrade.objects.filter(run_id__in=run_ids, **only).values_list(
+        "run_id", "task_id", "grader_name", "value", "task__task_id", "task__number", "task__sites"))
+    for row in trajectories:
+        task_info.setdefault(row[1], row[5:])
+    for row in results:
+        task_info.setdefault(row[1], row[4:])
+    for row in grades:
+        task_info.setdefault(row[1], row[4:])
+    for run_id, task_pk, pk, success, source_name, *_ in trajectories:
+        task = entry(run_id, task_pk)
+        task.trajectory_id, task.harness, task.harness_source = pk, success, source_name if success is not None else ""
+    for run_id, task_pk, success, source_name, *_ in results:
+        task = entry(run_id, task_pk)
+        if task.harness is None and success is not None:
+            task.harness, task.harness_source = success, source_name
+    for run_id, task_pk, grader, value, *_ in grades:
+        entry(run_id, task_pk).grades[grader] = value
+    judge_names = {}
+    if chosen:
+        scores = TrajectoryScore.objects.filter(job_id__in=set(chosen.values()), trajectory__run_id__in=run_ids,
+                                                error="", **{f"trajectory__{key}": value for key, value in only.items()}
+                                                ).values_list(
+            "job_id", "trajectory__run_id", "trajectory__task_id", "check_success", "check_source", "correct",
+            "job__judge_config__name", "job__judge_config__backend")
+        for job_id, run_id, task_pk, check, check_source, correct, judge_name, backend in scores:
+            if chosen.get(run_id) != job_id or task_pk not in tables[run_id]:
+                continue
+            task = tables[run_id][task_pk]
+            task.check, task.check_source = check, check_source or ""
+            if backend == "openai":  # the LLM judge's verdict on the final answer
+                task.judge = correct
+                judge_names[run_id] = judge_name
+    has_trajectories = {row[0] for row in trajectories}
+    return {
+        run_id: RunVerdicts(run_id=run_id, evaluation=evaluations.get(run_id), judge_name=judge_names.get(run_id, ""),
+                            tasks=dict(sorted(tables.get(run_id, {}).items(),
+                                              key=lambda item: (item[1].number is None, item[1].number or 0,
+                                                                item[1].task_id))),
+                            results_only=run_id not in has_trajectories and bool(tables.get(run_id)))
+        for run_id in run_ids
+    }
+
+
+def one_run(run: AgentRun, **kwargs) -> RunVerdicts:
+    return run_verdicts([run.pk], **kwargs)[run.pk]
+
+
+def trajectory_verdicts(trajectory: Trajectory, job_id: int | None = None) -> TaskVerdicts:
+    """The verdicts on one trajectory's task, from the evaluation the page shows when given."""
+    table = run_verdicts([trajectory.run_id], job_ids={trajectory.run_id: job_id} if job_id else None,
+                         task_pks=[trajectory.task_id])
+    return table[trajectory.run_id].tasks.get(trajectory.task_id) or TaskVerdicts(
+        trajectory.task_id, trajectory.task.task_id, trajectory.task.number,
+        site_group({"sites": trajectory.task.sites}), trajectory_id=trajectory.pk)
+
+
+# Agreement of graders and automatic verdicts -------------------------------------------------
+
+@dataclass(frozen=True)
+class SourceAgreement:
+    source: str
+    label: str
+    agreement: object  # trajectories.verdicts.BinaryAgreement
+
+
+@dataclass(frozen=True)
+class AgreementTable:
+    """Graders among themselves and each automatic verdict against their consensus, over one group of tasks."""
+
+    group: str
+    tasks: int
+    graded: int
+    graders: tuple[str, ...]
+    alpha: float | None
+    pairs: tuple
+    sources: tuple[SourceAgreement, ...]
+
+
+def agreement_table(verdicts: RunVerdicts, group: str = "") -> AgreementTable:
+    tasks = [task for task in verdicts.tasks.values() if not group or task.site == group]
+    graded = [task for task in tasks if task.grades]
+    marks: dict[str, dict[int, float]] = defaultdict(dict)
+    for task in graded:
+        for grader, value in task.grades.items():
+            marks[grader][task.task_pk] = value
+    sources = [(HARNESS, SOURCE_LABELS[HARNESS]), (CHECK, SOURCE_LABELS[CHECK])]
+    if verdicts.judge_name:
+        sources.append((JUDGE, f"LLM judge {verdicts.judge_name} (final answer correct)"))
+    return AgreementTable(
+        group=group, tasks=len(tasks), graded=len(graded), graders=tuple(sorted(marks)),
+        alpha=krippendorff_alpha_ordinal(list(task.grades.values()) for task in graded),
+        pairs=tuple(pairwise_agreement(marks)),
+        sources=tuple(
+            SourceAgreement(source, label, binary_agreement(
+                (task.judge if source == JUDGE else task.verdicts.success(source), task.human) for task in graded))
+            for source, label in sources
+        ),
+    )
+
+
+def agreement_report(run: AgentRun) -> tuple[AgreementTable, list[AgreementTable]]:
+    """The run overall and per site group (groups with graded tasks only)."""
+    verdicts = one_run(run)
+    sites = sorted({task.site for task in verdicts.tasks.values() if task.grades})
+    return agreement_table(verdicts), [agreement_table(verdicts, site) for site in sites]
+
+
+# Leaderboard and comparison ------------------------------------------------------------------
+
+def paired_success(baseline: AgentRun, candidate: AgentRun, *, judge: str = "") -> list[tuple[str, str, object]]:
+    """[(source, label, PairedComparison)] of success by each source over the tasks both runs have a verdict on;
+    works for results-only runs, which have no evaluation."""
+    tables = run_verdicts([baseline.pk, candidate.pk], judge=judge)
+    return [
+        (source, SOURCE_LABELS[source], compare_paired(tables[baseline.pk].values(source),
+                                                       tables[candidate.pk].values(source), resamples=1000))
+        for source in (COMBINED, *SOURCES)
+    ]
+
+
+# Counts for many runs at once --------------------------------------------------------------
+
+@dataclass
+class SourceCounts:
+    """Per run and site group: {source: [passed, with a verdict]}, counted in the database."""
+
+    by_site: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    results_only: bool = False
+
+    def add(self, site: str, source: str, passed: int, count: int) -> None:
+        cell = self.by_site.setdefault(site, {}).setdefault(source, [0, 0])
+        cell[0] += passed
+        cell[1] += count
+
+    def cell(self, source: str, site: str = "") -> tuple[int, int]:
+        """(passed, with a verdict) by one source, over every site group or one."""
+        passed = count = 0
+        for group, sources in self.by_site.items():
+            if not site or group == site:
+                cell_passed, cell_count = sources.get(source, (0, 0))
+                passed, count = passed + cell_passed, count + cell_count
+        return passed, count
+
+    def summary(self, source: str, site: str = "") -> Summary:
+        passed, count = self.cell(source, site)
+        return summarize([True] * passed + [False] * (count - passed))
+
+    def sites(self) -> set[str]:
+        return set(self.by_site)
+
+    @property
+    def uniform(self) -> bool | None:
+        return uniform_counts(*self.cell(HARNESS)) if self.results_only else None
+
+    def rates(self) -> list[dict]:
+        """As `RunVerdicts.rates`, without the LLM judge."""
+        rates = []
+        for source in SOURCES:
+            passed, count = self.cell(source)
+            if count:
+                rates.append({"source": source, "label": SOURCE_LABELS[source], "mean": passed / count,
+                              "passed": passed, "count": count})
+        return rates
+
+
+def success_counts(run_ids, evaluations: dict[int, Evaluation], with_trajectories: set[int]) -> dict[int, SourceCounts]:
+    """The success rates of `RunVerdicts.summary` for many runs, counted by the database (four queries,
+    a row per run and site group) instead of read task by task: what the leaderboard and runs list need.
+    `with_trajectories` are the runs that have trajectories (the others with verdicts are results-only).
+    The same rules: the harness verdict is the trajectory's, else the task result's; the offline check
+    comes from the run's evaluation in `evaluations`; a task's graders succeed when their mean is above 0.5.
+    """
+    run_ids = list(run_ids)
+    counts = {run_id: SourceCounts() for run_id in run_ids}
+
+    def site(sites) -> str:
+        return site_group({"sites": sites})
+
+    judged = Trajectory.objects.filter(run_id=OuterRef("run_id"), task_id=OuterRef("task_id"), success__isnull=False)
+    passed = Count("pk", filter=Q(success=True))
+    for rows in (
+        Trajectory.objects.filter(run_id__in=run_ids, success__isnull=False),
+        TaskResult.objects.filter(run_id__in=run_ids, success__isnull=False).exclude(Exists(judged)),
+    ):
+        for run_id, sites, n, yes in (rows.order_by().values("run_id", "task__sites")
+                                      .annotate(n=Count("pk"), yes=passed).values_list("run_id", "task__sites", "n",
+                                                                                        "yes")):
+            counts[run_id].add(site(sites), HARNESS, yes, n)
+    jobs = {evaluation.job_id: run_id for run_id, evaluation in evaluations.items() if run_id in counts}
+    checks = (TrajectoryScore.objects.filter(job_id__in=list(jobs), error="", check_success__isnull=False)
+              .order_by().values("job_id", "trajectory__run_id", "trajectory__task__sites")
+              .annotate(n=Count("trajectory", distinct=True),
+                        yes=Count("trajectory", distinct=True, filter=Q(check_success=True)))
+              .values_list("job_id", "trajectory__run_id", "trajectory__task__sites", "n", "yes"))
+    for job_id, run_id, sites, n, yes in checks:
+        if jobs.get(job_id) == run_id:
+            counts[run_id].add(site(sites), CHECK, yes, n)
+    graded = (OutcomeGrade.objects.filter(run_id__in=run_ids).order_by().values("run_id", "task_id", "task__sites")
+              .annotate(mean=Avg("value")).values_list("run_id", "task__sites", "mean"))
+    for run_id, sites, mean in graded:
+        counts[run_id].add(site(sites), HUMAN, int(bool(consensus_success(mean))), 1)
+    for run_id, run_counts in counts.items():
+        run_counts.results_only = run_id not in with_trajectories and bool(run_counts.by_site)
+        if run_id not in evaluations:  # no offline check: METRICS.md's success is the harness's
+            for sources in run_counts.by_site.values():
+                if HARNESS in sources:
+                    sources[COMBINED] = list(sources[HARNESS])
+    return counts

@@ -1,0 +1,270 @@
+"""Read per-task verdict files: harness outcomes (results-only runs) and human outcome grades.
+
+Both come as CSV, a JSON list of objects (or one object holding such a list) or JSONL. Rows
+are plain dicts keyed by column name; every error names the file, the line and the column.
+
+Outcomes: one row per (run, task) with a pass/fail verdict, e.g. a published leaderboard's
+`{"t": task_id, "m": agent, "s": 0 | 1}` records. Grades: either *wide* (one row per task, one
+column per grader with the grader's note in the column beside it, as AgentOccam's human
+assessment CSV) or *long* (one row per task and grader: task, grader, grade, note).
+"""
+
+import csv
+import io
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from trajectories.verdicts import grade_value
+
+TASK_COLUMNS = ("task_id", "task id", "task", "t", "id")
+RUN_COLUMNS = ("run", "m", "agent", "model", "run_name")
+SUCCESS_COLUMNS = ("success", "s", "pass", "passed", "result", "score", "reward", "verdict")
+GRADER_COLUMNS = ("grader", "annotator", "rater")
+GRADE_COLUMNS = ("grade", "value", "mark", "score")
+NOTE_COLUMNS = ("note", "comment")
+# Columns of a wide grades file that summarise the graders rather than being one.
+SUMMARY_COLUMNS = ("average", "mean", "avg", "consensus", "total", "sum")
+TRUE_WORDS = {"1", "1.0", "true", "pass", "passed", "yes", "success", "y", "t"}
+FALSE_WORDS = {"0", "0.0", "false", "fail", "failed", "no", "failure", "n", "f"}
+
+
+class VerdictFileError(ValueError):
+    """A file that cannot be read as verdicts; says where: a line number (CSV, JSONL) or "item N" (JSON)."""
+
+    def __init__(self, source: str, message: str, line: int | str | None = None):
+        self.source, self.line = source, line
+        super().__init__(f"{source}, {_where(line)}: {message}" if line else f"{source}: {message}")
+
+
+def _where(line: int | str) -> str:
+    return line if isinstance(line, str) else f"line {line}"
+
+
+@dataclass(frozen=True)
+class OutcomeRecord:
+    run: str
+    task_id: str
+    success: bool
+    line: int | str
+
+
+@dataclass(frozen=True)
+class GradeRecord:
+    task_id: str
+    grader: str
+    value: float
+    note: str
+    line: int | str
+
+
+def _text(data: bytes, source: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise VerdictFileError(source, f"not UTF-8 text (byte {error.start})") from None
+
+
+def _json_rows(document, source: str) -> list[tuple[str, dict]]:
+    if isinstance(document, dict):
+        lists = [value for value in document.values() if isinstance(value, list)]
+        if len(lists) != 1:
+            raise VerdictFileError(source, "expected a list of objects, or an object holding one such list")
+        document = lists[0]
+    if not isinstance(document, list):
+        raise VerdictFileError(source, "expected a list of objects")
+    rows = []
+    for index, item in enumerate(document, start=1):
+        if not isinstance(item, dict):
+            raise VerdictFileError(source, "not an object", f"item {index}")
+        rows.append((f"item {index}", item))
+    return rows
+
+
+def read_rows(source: str, data: bytes) -> tuple[list[str], list[tuple[int | str, dict]]]:
+    """(column names, [(line number, or "item N" in a JSON list, row)]) of a CSV, JSON or JSONL file."""
+    text = _text(data, source)
+    stripped = text.lstrip()
+    if not stripped:
+        raise VerdictFileError(source, "the file is empty")
+    lower = source.lower()
+    if lower.endswith(".jsonl") or (stripped[0] == "{" and "\n{" in stripped.strip() and not lower.endswith(".json")):
+        rows = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise VerdictFileError(source, f"invalid JSON: {error.msg}", number) from None
+            if not isinstance(item, dict):
+                raise VerdictFileError(source, "expected one JSON object per line", number)
+            rows.append((number, item))
+    elif stripped[0] in "[{":
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise VerdictFileError(source, f"invalid JSON: {error.msg} (column {error.colno})", error.lineno) from None
+        except RecursionError:
+            raise VerdictFileError(source, "invalid JSON: nested too deeply") from None
+        rows = _json_rows(document, source)
+    else:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        if not reader.fieldnames:
+            raise VerdictFileError(source, "no header row")
+        rows = []
+        for row in reader:
+            if None in row:
+                raise VerdictFileError(source, "more cells than header columns", reader.line_num)
+            if any((value or "").strip() for value in row.values()):
+                rows.append((reader.line_num, {key: (value or "").strip() for key, value in row.items()}))
+        return [name.strip() for name in reader.fieldnames], rows
+    columns = list(dict.fromkeys(key for _, row in rows for key in row))
+    return columns, rows
+
+
+def _find(columns: Sequence[str], wanted: str | None, candidates: Sequence[str], what: str, source: str,
+          required: bool = True) -> str | None:
+    """The column named `wanted`, else the first column whose name is one of `candidates` (any case)."""
+    if wanted:
+        if wanted not in columns:
+            raise VerdictFileError(source, f"no column {wanted!r} for the {what}; columns: {', '.join(columns)}")
+        return wanted
+    by_name = {column.strip().lower(): column for column in columns}
+    for candidate in candidates:
+        if candidate in by_name:
+            return by_name[candidate]
+    if required:
+        raise VerdictFileError(
+            source, f"no {what} column (looked for {', '.join(candidates)}); name it with the option "
+                    f"for the {what} column. Columns: {', '.join(columns)}")
+    return None
+
+
+def _task_id(value, source: str, line: int, column: str) -> str:
+    if isinstance(value, bool) or value in (None, ""):
+        raise VerdictFileError(source, f"{column}: no task id", line)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip()
+
+
+def parse_success(value, source: str = "", line: int | None = None, column: str = "success") -> bool:
+    """A pass/fail verdict from 1/0, true/false, PASS/FAIL, yes/no (any case)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    word = str(value).strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise VerdictFileError(source, f"{column}: {value!r} is not a pass/fail verdict (1/0, true/false, pass/fail)",
+                           line)
+
+
+def parse_outcomes(source: str, data: bytes, *, run: str = "", run_column: str = "", task_column: str = "",
+                   success_column: str = "") -> list[OutcomeRecord]:
+    """Per-task verdicts, one record per row. With a run column, `run` keeps only that run's rows;
+    without one, `run` names the run of every row (and is then required)."""
+    columns, rows = read_rows(source, data)
+    run_key = _find(columns, run_column, RUN_COLUMNS, "run", source, required=bool(run_column) or not run)
+    task_key = _find(columns, task_column, TASK_COLUMNS, "task", source)
+    success_key = _find(columns, success_column, SUCCESS_COLUMNS, "success", source)
+    records, seen = [], {}
+    for line, row in rows:
+        row_run = str(row.get(run_key, "")).strip() if run_key else run
+        if not row_run:
+            raise VerdictFileError(source, f"{run_key}: no run name", line)
+        if run_key and run and row_run != run:
+            continue
+        task_id = _task_id(row.get(task_key), source, line, task_key)
+        if success_key not in row:
+            raise VerdictFileError(source, f"{success_key}: missing", line)
+        success = parse_success(row[success_key], source, line, success_key)
+        key = (row_run, task_id)
+        if key in seen:
+            raise VerdictFileError(
+                source, f"task {task_id} of run {row_run!r} given twice (first on {_where(seen[key])})", line)
+        seen[key] = line
+        records.append(OutcomeRecord(row_run, task_id, success, line))
+    if not records:
+        raise VerdictFileError(source, f"no verdicts for run {run!r}" if run else "no verdicts")
+    return records
+
+
+def _grader_name(header: str) -> str:
+    """"Alice (Correct: 1; Partially Correct: 0.5; Incorrect: 0)" -> "Alice"."""
+    return re.sub(r"\s*\(.*\)\s*$", "", header).strip()
+
+
+def _is_note(header: str) -> bool:
+    return any(header.strip().lower().endswith(word) for word in NOTE_COLUMNS + ("notes", "comments"))
+
+
+def _wide_grades(source, columns, rows, task_key) -> list[GradeRecord]:
+    graders: list[tuple[str, str, str | None]] = []  # (name, grade column, note column)
+    for index, column in enumerate(columns):
+        if column == task_key or _is_note(column) or column.strip().lower() in SUMMARY_COLUMNS:
+            continue
+        following = columns[index + 1] if index + 1 < len(columns) else None
+        note = following if following is not None and _is_note(following) else None
+        name = _grader_name(column)
+        if not name:
+            raise VerdictFileError(source, f"column {column!r}: no grader name", 1)
+        graders.append((name, column, note))
+    if not graders:
+        raise VerdictFileError(source, "no grader columns beside the task column")
+    records = []
+    for line, row in rows:
+        task_id = _task_id(row.get(task_key), source, line, task_key)
+        for name, column, note_column in graders:
+            raw = row.get(column)
+            if raw in (None, ""):
+                continue
+            try:
+                value = grade_value(raw)
+            except ValueError as error:
+                raise VerdictFileError(source, f"{column}: {error}", line) from None
+            note = str(row.get(note_column) or "").strip() if note_column else ""
+            records.append(GradeRecord(task_id, name, value, note, line))
+    return records
+
+
+def _long_grades(source, columns, rows, task_key, grader_key) -> list[GradeRecord]:
+    grade_key = _find(columns, None, GRADE_COLUMNS, "grade", source)
+    note_key = _find(columns, None, NOTE_COLUMNS, "note", source, required=False)
+    records = []
+    for line, row in rows:
+        task_id = _task_id(row.get(task_key), source, line, task_key)
+        grader = str(row.get(grader_key) or "").strip()
+        if not grader:
+            raise VerdictFileError(source, f"{grader_key}: no grader name", line)
+        try:
+            value = grade_value(row.get(grade_key))
+        except ValueError as error:
+            raise VerdictFileError(source, f"{grade_key}: {error}", line) from None
+        note = str(row.get(note_key) or "").strip() if note_key else ""
+        records.append(GradeRecord(task_id, grader, value, note, line))
+    return records
+
+
+def parse_grades(source: str, data: bytes) -> list[GradeRecord]:
+    """Graders' marks per task, from a wide or a long file (a `grader` column makes it long)."""
+    columns, rows = read_rows(source, data)
+    task_key = _find(columns, None, TASK_COLUMNS, "task", source)
+    grader_key = _find(columns, None, GRADER_COLUMNS, "grader", source, required=False)
+    records = (_long_grades(source, columns, rows, task_key, grader_key) if grader_key
+               else _wide_grades(source, columns, rows, task_key))
+    seen = {}
+    for record in records:
+        key = (record.task_id, record.grader)
+        if key in seen:
+            raise VerdictFileError(source, f"grader {record.grader!r} graded task {record.task_id} twice (first on "
+                                           f"{_where(seen[key])})", record.line)
+        seen[key] = record.line
+    if not records:
+        raise VerdictFileError(source, "no grades")
+    return records

@@ -1,0 +1,31 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from trajectories.formats.verdict_files import VerdictFileError
+from trajectories.models import AgentRun
+from trajectories.services.verdicts import import_grades
+
+
+class Command(BaseCommand):
+    help = (
+        "Import human outcome grades (1 correct, 0.5 partially correct, 0 incorrect) of one run's tasks: CSV with "
+        "one column per grader and their note beside it (AgentOccam's human assessment), or rows of task, grader, "
+        "grade, note in CSV, JSON or JSONL. Imported whole or not at all; re-running updates the grades."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--run", required=True, help="Name of the run the grades are about")
+
+    def handle(self, *args, file, run, **options):
+        if not file.is_file():
+            raise CommandError(f"{file}: no such file")
+        agent_run = AgentRun.objects.filter(name=run).first()
+        if agent_run is None:
+            raise CommandError(f"--run: no run named {run!r}")
+        try:
+            report = import_grades(agent_run, file.name, file.read_bytes())
+        except VerdictFileError as error:
+            raise CommandError(f"{error}; nothing was stored.") from None
+        self.stdout.write(self.style.SUCCESS(str(report)))

@@ -1,0 +1,35 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from trajectories.formats.verdict_files import VerdictFileError
+from trajectories.services.verdicts import import_outcomes
+
+
+class Command(BaseCommand):
+    help = (
+        "Import per-task harness verdicts (pass/fail) as results-only runs: CSV, JSON or JSONL, one row per run "
+        "and task, e.g. a published leaderboard's {\"t\", \"m\", \"s\"} records (one run per m). "
+        "The file is imported whole or not at all; re-running updates the verdicts in place."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--run", default="", help="Run name when the file has no run column; with one, "
+                                                      "import only this run's rows")
+        parser.add_argument("--run-column", default="", help="Column naming the run (default: run, m, agent, ...)")
+        parser.add_argument("--task-column", default="", help="Column of the task id (default: task_id, t, ...)")
+        parser.add_argument("--success-column", default="",
+                            help="Column of the verdict (default: success, s, pass, ...)")
+        parser.add_argument("--benchmark", default="webarena", help="Benchmark of the tasks (default: webarena)")
+
+    def handle(self, *args, file, run, run_column, task_column, success_column, benchmark, **options):
+        if not file.is_file():
+            raise CommandError(f"{file}: no such file")
+        try:
+            report = import_outcomes(file.name, file.read_bytes(), run=run, run_column=run_column,
+                                     task_column=task_column, success_column=success_column, benchmark=benchmark)
+        except VerdictFileError as error:
+            raise CommandError(f"{error}; nothing was stored.") from None
+        for run_report, line in zip(report.runs, str(report).splitlines()):
+            self.stdout.write(self.style.WARNING(line) if run_report.uniform is not None else self.style.SUCCESS(line))

@@ -1,0 +1,172 @@
+"""Writes of verdicts: harness outcomes of results-only runs, and human outcome grades.
+
+Each file is one unit of work: every row is read and every task resolved before anything is
+stored, then all of it is stored in one transaction or none of it.
+"""
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+
+from django.db import transaction
+
+from trajectories.formats.verdict_files import VerdictFileError, parse_grades, parse_outcomes
+from trajectories.models import AgentRun, OutcomeGrade, ResultOrigin, Task, TaskResult, Trajectory
+from trajectories.permissions import can_import_into
+from trajectories.services.runs import get_or_create_run
+from trajectories.verdicts import grade_value, uniform_verdicts
+
+
+def _tasks(benchmark: str, task_ids, source: str) -> dict[str, Task]:
+    found = {task.task_id: task for task in Task.objects.filter(benchmark=benchmark, task_id__in=set(task_ids))}
+    missing = sorted(set(task_ids) - set(found), key=lambda t: (len(t), t))
+    if missing:
+        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+        raise VerdictFileError(source, f"no {benchmark} task {shown}: import the task configs first "
+                                       f"(manage.py import_tasks)")
+    return found
+
+
+@dataclass
+class RunOutcomes:
+    run: str
+    run_id: int
+    created: bool
+    tasks: int
+    passed: int
+    new: int
+    updated: int
+    uniform: bool | None  # every verdict the same over many tasks: likely scraped wrongly
+
+
+@dataclass
+class OutcomeImportReport:
+    source: str
+    runs: list[RunOutcomes] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def __str__(self):
+        lines = []
+        for run in self.runs:
+            line = (f"{self.source}: run {run.run!r} {'created' if run.created else 'updated'}: {run.tasks} task "
+                    f"verdicts ({run.passed} pass; {run.new} new, {run.updated} changed)")
+            if run.uniform is not None:
+                line += (f". Warning: every verdict is {'pass' if run.uniform else 'fail'}; check the file was "
+                         f"read right")
+            lines.append(line)
+        return "\n".join(lines)
+
+
+def import_outcomes(source: str, data: bytes, *, run: str = "", run_column: str = "", task_column: str = "",
+                    success_column: str = "", benchmark: str = "webarena", user=None,
+                    origin: str = ResultOrigin.IMPORT) -> OutcomeImportReport:
+    """Create or update results-only runs from a file of per-task verdicts.
+
+    With a `user`, runs that exist must be theirs (or they must be an admin); the command line
+    (no user) may update any run.
+    """
+    records = parse_outcomes(source, data, run=run, run_column=run_column, task_column=task_column,
+                             success_column=success_column)
+    tasks = _tasks(benchmark, [record.task_id for record in records], source)
+    by_run: dict[str, list] = {}
+    for record in records:
+        by_run.setdefault(record.run, []).append(record)
+    if user is not None:
+        for existing in AgentRun.objects.filter(name__in=list(by_run)):
+            if not can_import_into(user, existing):
+                raise VerdictFileError(source, f"run {existing.name!r} belongs to another account")
+    report = OutcomeImportReport(source=source)
+    with transaction.atomic():
+        for name, rows in by_run.items():
+            created = not AgentRun.objects.filter(name=name).exists()
+            agent_run = get_or_create_run(name, agent=name if created else "", user=user)
+            if created:
+                agent_run.benchmark = benchmark
+                agent_run.save(update_fields=["benchmark", "updated_at"])
+            stored = {result.task_id: result for result in TaskResult.objects.filter(run=agent_run)}
+            to_create, to_update = [], []
+            for record in rows:
+                task = tasks[record.task_id]
+                result = stored.get(task.pk)
+                if result is None:
+                    to_create.append(TaskResult(run=agent_run, task=task, success=record.success,
+                                                source_name=source, origin=origin))
+                elif result.success != record.success or result.source_name != source:
+                    result.success, result.source_name, result.origin = record.success, source, origin
+                    to_update.append(result)
+            TaskResult.objects.bulk_create(to_create, batch_size=500)
+            TaskResult.objects.bulk_update(to_update, ["success", "source_name", "origin"], batch_size=500)
+            verdicts = [record.success for record in rows]
+            report.runs.append(RunOutcomes(
+                run=name, run_id=agent_run.pk, created=created, tasks=len(rows), passed=sum(verdicts),
+                new=len(to_create), updated=len(to_update), uniform=uniform_verdicts(verdicts),
+            ))
+    return report
+
+
+@dataclass
+class GradeImportReport:
+    source: str
+    run: str
+    grades: int = 0
+    new: int = 0
+    updated: int = 0
+    graders: dict = field(default_factory=dict)  # {grader: grades}
+    tasks: int = 0
+    without_trajectory: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def __str__(self):
+        graders = ", ".join(f"{name} ({count})" for name, count in self.graders.items())
+        return (f"{self.source}: {self.grades} grades of {self.tasks} tasks in run {self.run!r} by {graders} "
+                f"({self.new} new, {self.updated} changed; {self.without_trajectory} tasks have no trajectory "
+                f"and are kept with the run's task results)")
+
+
+def import_grades(run: AgentRun, source: str, data: bytes, *, origin: str = ResultOrigin.IMPORT) -> GradeImportReport:
+    """Graders' marks per task for one run; a task without a trajectory gets a task result row
+    (verdict unknown) so its grades are listed with the run."""
+    records = parse_grades(source, data)
+    tasks = _tasks(run.benchmark, [record.task_id for record in records], source)
+    trajectories = dict(Trajectory.objects.filter(run=run, task__in=tasks.values()).values_list("task_id", "pk"))
+    report = GradeImportReport(source=source, run=run.name, grades=len(records),
+                               graders=dict(Counter(record.grader for record in records)),
+                               tasks=len({record.task_id for record in records}))
+    with transaction.atomic():
+        stored = {(grade.task_id, grade.grader_name): grade for grade in OutcomeGrade.objects.filter(run=run)}
+        to_create, to_update = [], []
+        for record in records:
+            task = tasks[record.task_id]
+            grade = stored.get((task.pk, record.grader))
+            if grade is None:
+                to_create.append(OutcomeGrade(
+                    run=run, task=task, trajectory_id=trajectories.get(task.pk), grader_name=record.grader,
+                    value=record.value, note=record.note, origin=origin, source_name=source,
+                ))
+            elif (grade.value, grade.note) != (record.value, record.note):
+                grade.value, grade.note, grade.origin, grade.source_name = record.value, record.note, origin, source
+                to_update.append(grade)
+        OutcomeGrade.objects.bulk_create(to_create, batch_size=500)
+        OutcomeGrade.objects.bulk_update(to_update, ["value", "note", "origin", "source_name", "updated_at"],
+                                         batch_size=500)
+        without = {task.pk for task in tasks.values()} - set(trajectories)
+        have_results = set(TaskResult.objects.filter(run=run, task_id__in=without).values_list("task_id", flat=True))
+        TaskResult.objects.bulk_create([TaskResult(run=run, task_id=task_id, success=None, source_name=source,
+                                                   origin=origin) for task_id in sorted(without - have_results)])
+    report.new, report.updated, report.without_trajectory = len(to_create), len(to_update), len(without)
+    return report
+
+
+def record_grade(trajectory: Trajectory, user, value, note: str = "", *,
+                 origin: str = ResultOrigin.WEB) -> OutcomeGrade:
+    """The user's grade of the trajectory's outcome (a second grade replaces their first)."""
+    value = grade_value(value)
+    grade, _ = OutcomeGrade.objects.update_or_create(
+        run_id=trajectory.run_id, task_id=trajectory.task_id, grader_name=user.get_username(),
+        defaults={"trajectory": trajectory, "grader": user, "value": value, "note": (note or "").strip(),
+                  "origin": origin, "source_name": ""},
+    )
+    return grade
