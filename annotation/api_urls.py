@@ -6,7 +6,6 @@ urlpatterns = [
     path("gold/", api.GoldListCreate.as_view(), name="api-gold-list"),
     path("gold/import/", api.GoldImport.as_view(), name="api-gold-import"),
     path("gold/<int:pk>/", api.GoldDetail.as_view(), name="api-gold-detail"),
-    path("gold/import/", api.GoldImport.as_view(), name="api-gold-import"),
     path("gold/quality/", api.GoldQuality.as_view(), name="api-gold-quality"),
     path("gold/checks/<int:pk>/", api.GoldCheckJobDetail.as_view(), name="api-gold-check"),
     path("gold/flags/<int:pk>/dismiss/", api.GoldFlagDismiss.as_view(), name="api-gold-flag-dismiss"),

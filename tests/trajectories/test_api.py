@@ -95,7 +95,8 @@ def test_an_upload_that_imports_nothing_says_so_and_leaves_no_run(api):
     assert response.status_code == 200 and body["run_removed"] is True
     assert body["nothing_imported"].startswith("Nothing was imported: screenshot.png held no file to import")
     assert not AgentRun.objects.filter(name="nothing").exists()
-    assert api.get(reverse("api-import-job", args=[ImportJob.objects.get().pk])).json()["run"] is None
+    job = api.get(reverse("api-import-job", args=[ImportJob.objects.get().pk])).json()
+    assert job["run"] == "nothing" and job["report"]["run_removed"] is True  # the name outlives the run
 
 
 def test_authentication_is_required_and_jobs_are_private(api):

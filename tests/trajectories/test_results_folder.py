@@ -9,9 +9,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from accounts.services import create_api_token
 from tests.factories import UserFactory
 from trajectories.models import AgentRun, HarnessVerdict, Trajectory
 from trajectories.services.ingest import import_paths
@@ -160,7 +160,7 @@ def _zipped(results) -> bytes:
 
 def test_a_zip_of_the_folder_through_the_api(webarena_tasks, results):
     api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=UserFactory()).key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {create_api_token(UserFactory())[1]}")
     response = api.post(reverse("api-run-import"), {"run": "zipped", "files": [
         SimpleUploadedFile("results.zip", _zipped(results), content_type="application/zip")]}, format="multipart")
     body = response.json()
