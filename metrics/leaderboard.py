@@ -190,8 +190,10 @@ def leaderboard(filters: LeaderboardFilters) -> Leaderboard:
     if filters.paradigm:
         runs = runs.filter(paradigm=filters.paradigm)
     subset = chosen_subset(filters)
-    if subset is not None:
-        runs = runs.filter(Exists(Trajectory.objects.filter(subset.task_filter("task__"), run=OuterRef("pk"))))
+    if subset is not None:  # runs with trajectories, or results-only verdicts, on the subset's tasks
+        on_tasks = subset.task_filter("task__")
+        runs = runs.filter(Exists(Trajectory.objects.filter(on_tasks, run=OuterRef("pk")))
+                           | Exists(TaskResult.objects.filter(on_tasks, run=OuterRef("pk"))))
     rows = {
         run["pk"]: LeaderboardRow(
             run_id=run["pk"], name=run["name"], agent=run["agent"], model=run["model"], paradigm=run["paradigm"],
@@ -222,14 +224,14 @@ def leaderboard(filters: LeaderboardFilters) -> Leaderboard:
             row.lengths = data
         elif metric in METRICS:
             row.metrics[metric] = _summary(mean, std, count, null_count)
-    _success_by_source(rows, evaluations, filters)
+    _success_by_source(rows, evaluations, filters, subset)
     ordered = sort_rows(list(rows.values()), filters.sort, filters.descending)
     numbered = [row for row in ordered if row.evaluation or row.results_only]
     return Leaderboard(filters=filters, rows=numbered + [row for row in ordered if row not in numbered])
 
 
 def _success_by_source(rows: dict[int, LeaderboardRow], evaluations: dict[int, Evaluation],
-                       filters: LeaderboardFilters) -> None:
+                       filters: LeaderboardFilters, subset: TaskSubset | None) -> None:
     """Every row's success rate by each verdict source; the success column shows the chosen one.
 
     METRICS.md's combined success of an evaluated run stays its stored aggregate; a results-only
@@ -237,7 +239,7 @@ def _success_by_source(rows: dict[int, LeaderboardRow], evaluations: dict[int, E
     """
     from metrics.verdicts import success_counts  # reads the leaderboard's choice of evaluation
 
-    counts = success_counts(rows, evaluations, {run_id for run_id, row in rows.items() if row.trajectories})
+    counts = success_counts(rows, evaluations, {run_id for run_id, row in rows.items() if row.trajectories}, subset)
     for run_id, row in rows.items():
         run_counts = counts[run_id]
         row.success_sources = {source: run_counts.summary(source, filters.site) for source in SOURCE_LABELS}

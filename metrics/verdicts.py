@@ -15,7 +15,7 @@ from django.db.models.functions import Coalesce, NullIf
 from metrics.aggregation import Summary, compare_paired, site_group, summarize
 from metrics.leaderboard import Evaluation, latest_evaluations
 from metrics.models import TrajectoryScore
-from trajectories.models import AgentRun, OutcomeGrade, TaskResult, Trajectory
+from trajectories.models import AgentRun, OutcomeGrade, TaskResult, TaskSubset, Trajectory
 from trajectories.verdicts import (
     CHECK, COMBINED, HARNESS, HUMAN, SOURCE_LABELS, SOURCE_PAIRS, SOURCES, Verdicts, binary_agreement, consensus,
     consensus_success, krippendorff_alpha_ordinal, pair_name, pairwise_agreement, uniform_counts, uniform_verdicts,
@@ -293,14 +293,17 @@ class SourceCounts:
         return rates
 
 
-def success_counts(run_ids, evaluations: dict[int, Evaluation], with_trajectories: set[int]) -> dict[int, SourceCounts]:
+def success_counts(run_ids, evaluations: dict[int, Evaluation], with_trajectories: set[int],
+                   subset: TaskSubset | None = None) -> dict[int, SourceCounts]:
     """The success rates of `RunVerdicts.summary` for many runs, counted by the database (four queries,
     a row per run and site group) instead of read task by task: what the leaderboard and runs list need.
     `with_trajectories` are the runs that have trajectories (the others with verdicts are results-only).
     The same rules: the harness verdict is the trajectory's, else the task result's; the offline check
     comes from the run's evaluation in `evaluations`; a task's graders succeed when their mean is above 0.5.
+    With a `subset`, only its tasks count.
     """
     run_ids = list(run_ids)
+    on_tasks = subset.task_filter("task__") if subset is not None else Q()
     counts = {run_id: SourceCounts() for run_id in run_ids}
 
     def site(sites) -> str:
@@ -309,15 +312,16 @@ def success_counts(run_ids, evaluations: dict[int, Evaluation], with_trajectorie
     judged = Trajectory.objects.filter(run_id=OuterRef("run_id"), task_id=OuterRef("task_id"), success__isnull=False)
     passed = Count("pk", filter=Q(success=True))
     for rows in (
-        Trajectory.objects.filter(run_id__in=run_ids, success__isnull=False),
-        TaskResult.objects.filter(run_id__in=run_ids, success__isnull=False).exclude(Exists(judged)),
+        Trajectory.objects.filter(on_tasks, run_id__in=run_ids, success__isnull=False),
+        TaskResult.objects.filter(on_tasks, run_id__in=run_ids, success__isnull=False).exclude(Exists(judged)),
     ):
         for run_id, sites, n, yes in (rows.order_by().values("run_id", "task__sites")
                                       .annotate(n=Count("pk"), yes=passed).values_list("run_id", "task__sites", "n",
                                                                                         "yes")):
             counts[run_id].add(site(sites), HARNESS, yes, n)
     jobs = {evaluation.job_id: run_id for run_id, evaluation in evaluations.items() if run_id in counts}
-    checks = (TrajectoryScore.objects.filter(job_id__in=list(jobs), error="", check_success__isnull=False)
+    on_scored_tasks = subset.task_filter("trajectory__task__") if subset is not None else Q()
+    checks = (TrajectoryScore.objects.filter(on_scored_tasks, job_id__in=list(jobs), error="", check_success__isnull=False)
               .order_by().values("job_id", "trajectory__run_id", "trajectory__task__sites")
               .annotate(n=Count("trajectory", distinct=True),
                         yes=Count("trajectory", distinct=True, filter=Q(check_success=True)))
@@ -325,7 +329,7 @@ def success_counts(run_ids, evaluations: dict[int, Evaluation], with_trajectorie
     for job_id, run_id, sites, n, yes in checks:
         if jobs.get(job_id) == run_id:
             counts[run_id].add(site(sites), CHECK, yes, n)
-    graded = (OutcomeGrade.objects.filter(run_id__in=run_ids).order_by().values("run_id", "task_id", "task__sites")
+    graded = (OutcomeGrade.objects.filter(on_tasks, run_id__in=run_ids).order_by().values("run_id", "task_id", "task__sites")
               .annotate(mean=Avg("value")).values_list("run_id", "task__sites", "mean"))
     for run_id, sites, mean in graded:
         counts[run_id].add(site(sites), HUMAN, int(bool(consensus_success(mean))), 1)

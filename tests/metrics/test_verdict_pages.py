@@ -138,6 +138,18 @@ def test_results_only_run_on_the_leaderboard(client, voices, results_only):
     assert "jace" in by_site
 
 
+def test_results_only_run_on_a_subset_counts_the_subsets_tasks_only(client, voices, results_only):
+    from trajectories.models import TaskResult, TaskSubset
+
+    passed = list(TaskResult.objects.filter(run=results_only, success=True).values_list("task__task_id", flat=True))
+    failed = list(TaskResult.objects.filter(run=results_only, success=False).values_list("task__task_id", flat=True))
+    TaskSubset.objects.create(name="three-tasks", benchmark="webarena", task_ids=passed[:2] + failed[:1])
+    client.force_login(voices["gina"])
+    page = text(client.get(reverse("metrics:leaderboard") + "?subset=three-tasks"))
+    row = page.split("jace", 1)[1]
+    assert "results only" in row and "0.667 n=3" in row
+
+
 def test_run_page_of_a_results_only_run(client, results_only):
     client.force_login(grader("rev", "reviewer"))  # a reviewer may evaluate any run, but not this one
     page = text(client.get(reverse("metrics:run-detail", args=[results_only.pk])))
