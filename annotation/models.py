@@ -3,7 +3,7 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
-from config.jobs import BackgroundJob
+from config.jobs import BackgroundJob, JobStatus
 from trajectories.models import Task
 
 
@@ -152,11 +152,7 @@ class GoldCheckJob(BackgroundJob):
         QUALITY = "quality", "Gold quality checks"
         AGREEMENT = "agreement", "Annotator agreement"
 
-    class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+    Status = JobStatus
 
     kind = models.CharField(max_length=16, choices=Kind.choices)
     benchmark = models.CharField(max_length=64, blank=True, help_text="Blank: every benchmark.")

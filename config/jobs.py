@@ -36,6 +36,13 @@ class WorkersUnreachable(Exception):
         )
 
 
+class JobStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
 class BackgroundJob(models.Model):
     """What every job row carries so that its message can be tracked and sent again."""
 

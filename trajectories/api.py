@@ -5,7 +5,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import PermissionDenied, ValidationError
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
@@ -46,8 +46,6 @@ IMPORT_REPORT_SCHEMA = inline_serializer("ImportReport", {
     "files": FILE_REPORTS_SCHEMA,
     "nothing_imported": serializers.CharField(
         required=False, help_text="Present when nothing was imported: why, as a sentence."),
-    "run_removed": serializers.BooleanField(
-        required=False, help_text="Present with `nothing_imported`: the run held nothing else and was removed."),
 })
 
 

@@ -3,7 +3,7 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
-from config.jobs import BackgroundJob
+from config.jobs import BackgroundJob, JobStatus
 
 
 class Paradigm(models.TextChoices):
@@ -253,11 +253,7 @@ class ImportJob(BackgroundJob):
     dispatch_task = "trajectories.tasks.run_import_job_task"
     job_kind = "import"
 
-    class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+    Status = JobStatus
 
     run = models.ForeignKey(AgentRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="import_jobs",
                             help_text="Empty once a run created for this upload was removed because nothing was stored.")

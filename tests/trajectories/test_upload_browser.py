@@ -1,7 +1,6 @@
 """Uploads that import nothing, in Debian's Chromium at 1366 and 800 px: the job page says what happened
 and no empty run is left on the run list or the leaderboard."""
 
-import io
 import zipfile
 
 import pytest
