@@ -7,9 +7,9 @@ import pytest
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from accounts.services import create_api_token
 from tests.factories import UserFactory
 from trajectories.models import AgentRun, ImportJob, Trajectory
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def api():
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=UserFactory()).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {create_api_token(UserFactory())[1]}")
     return client
 
 
@@ -116,7 +116,7 @@ def test_a_failed_upload_leaves_no_empty_run_and_no_files(webarena_tasks, api):
 
     # The name is free again, for anyone.
     other = APIClient()
-    other.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=UserFactory()).key}")
+    other.credentials(HTTP_AUTHORIZATION=f"Token {create_api_token(UserFactory())[1]}")
     response = other.post(reverse("api-run-import"), {"run": "nothing-stored", "trajectories": [_document("6")]},
                           format="json")
     assert response.status_code == 200 and response.json()["counts"]["imported"] == 1
