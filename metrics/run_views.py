@@ -67,7 +67,6 @@ def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = N
          "can_grade": has_role(request.user, ANNOTATOR), "graded": selectors.graded_tasks(run, request.user),
          "disagree": disagree if disagree in disagreements else "", "without_trajectory": without_trajectory,
          "can_import": can_import_into(request.user, run), "evaluations": run_evaluations(run),
-         "verdicts_without_trajectory": selectors.verdicts_without_trajectory(run),
          "evaluate_form": evaluate_form},
         status=status,
     )

@@ -126,7 +126,9 @@ def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = N
     trajectories = list(Trajectory.objects.filter(run_id__in=run_ids, **only).annotate(
         harness_file=Coalesce(NullIf("success_source", Value("")), "source_name"),
     ).values_list("run_id", "task_id", "pk", "success", "harness_file", "task__task_id", "task__number", "task__sites"))
-    results = list(TaskResult.objects.filter(run_id__in=run_ids, **only).values_list(
+    # A task result without a verdict (grades of a task without a trajectory, a trace's model outputs
+    # alone) adds nothing to the task's verdicts.
+    results = list(TaskResult.objects.filter(run_id__in=run_ids, success__isnull=False, **only).values_list(
         "run_id", "task_id", "success", "source_name", "task__task_id", "task__number", "task__sites"))
     grades = list(OutcomeGrade.objects.filter(run_id__in=run_ids, **only).values_list(
         "run_id", "task_id", "grader_name", "value", "task__task_id", "task__number", "task__sites"))
@@ -141,7 +143,7 @@ def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = N
         task.trajectory_id, task.harness, task.harness_source = pk, success, source_name if success is not None else ""
     for run_id, task_pk, success, source_name, *_ in results:
         task = entry(run_id, task_pk)
-        if task.harness is None and success is not None:
+        if task.harness is None:
             task.harness, task.harness_source = success, source_name
     for run_id, task_pk, grader, value, *_ in grades:
         entry(run_id, task_pk).grades[grader] = value

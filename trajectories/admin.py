@@ -2,7 +2,6 @@ from django.contrib import admin
 
 from .models import (
     AgentRun,
-    HarnessVerdict,
     ImportJob,
     OutcomeGrade,
     Screenshot,
@@ -71,14 +70,6 @@ class StepAdmin(admin.ModelAdmin):
     search_fields = ("action", "planned_action")
 
 
-@admin.register(HarnessVerdict)
-class HarnessVerdictAdmin(admin.ModelAdmin):
-    list_display = ("run", "task_id", "success", "source", "updated_at")
-    list_filter = ("success", "run")
-    search_fields = ("task_id", "run__name", "source")
-    raw_id_fields = ("run",)
-
-
 @admin.register(Screenshot)
 class ScreenshotAdmin(admin.ModelAdmin):
     list_display = ("sha256", "content_type", "size", "created_at")
@@ -95,7 +86,7 @@ class ImportJobAdmin(admin.ModelAdmin):
 class TaskResultAdmin(admin.ModelAdmin):
     list_display = ("run", "task", "success", "source_name", "origin", "updated_at")
     list_filter = ("origin", "success")
-    search_fields = ("run__name", "task__task_id")
+    search_fields = ("run__name", "task__task_id", "source_name")
     raw_id_fields = ("run", "task")
 
 

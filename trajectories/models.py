@@ -183,25 +183,6 @@ class Trajectory(models.Model):
         return f"{self.run} / {self.task}"
 
 
-class HarnessVerdict(models.Model):
-    """What the harness said about one task of a run (from its logs or format traces), kept whether
-    or not the run holds that task's trajectory: a trajectory imported later takes it up."""
-
-    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="harness_verdicts")
-    task_id = models.CharField(max_length=64, help_text="Task id within the run's benchmark.")
-    success = models.BooleanField(null=True, blank=True, help_text="PASS / FAIL; unknown for a trace without one.")
-    source = models.CharField(max_length=500, help_text="File the verdict came from.")
-    model_outputs = models.JSONField(default=list, blank=True, help_text="Raw model output per step (format trace).")
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        ordering = ["run", "task_id"]
-        constraints = [models.UniqueConstraint(fields=["run", "task_id"], name="harness_verdict_unique_per_run_task")]
-
-    def __str__(self):
-        return f"{self.run} / {self.task_id}"
-
-
 class Screenshot(models.Model):
     """A screenshot stored once per distinct image, however many steps show it."""
 
@@ -286,10 +267,13 @@ class ResultOrigin(models.TextChoices):
 
 
 class TaskResult(models.Model):
-    """A run's harness verdict on one task, whether or not the run has a trajectory for it.
+    """A run's harness verdict on one task, whether or not the run has a trajectory for it: from a
+    per-task results file, the API, the harness's logs (`[Result]` lines) or its format traces
+    (with the model's raw output per step).
 
     Results-only runs (published per-task pass/fail) consist of these rows alone; for a task
-    with a trajectory, the trajectory's `success` stays the harness verdict of record.
+    with a trajectory, the trajectory's `success` stays the harness verdict of record, and a
+    trajectory imported after its verdict takes the verdict and model outputs up.
     """
 
     run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="task_results")
@@ -297,6 +281,7 @@ class TaskResult(models.Model):
     success = models.BooleanField(null=True, blank=True, help_text="Harness verdict, when known.")
     source_name = models.CharField(max_length=500, blank=True, help_text="File the verdict came from.")
     origin = models.CharField(max_length=16, choices=ResultOrigin.choices, default=ResultOrigin.IMPORT)
+    model_outputs = models.JSONField(default=list, blank=True, help_text="Raw model output per step (format trace).")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -11,7 +11,6 @@ from .formats.actions import parse_action
 from .models import (
     BENCHMARK_VERSIONS,
     AgentRun,
-    HarnessVerdict,
     OutcomeGrade,
     OutcomeStatus,
     Step,
@@ -65,16 +64,6 @@ def run_trajectories(run: AgentRun, filters: TrajectoryFilters) -> QuerySet[Traj
     if filters.search:
         trajectories = trajectories.filter(Q(task__task_id=filters.search) | Q(task__intent__icontains=filters.search))
     return trajectories
-
-
-def verdicts_without_trajectory(run: AgentRun) -> list[HarnessVerdict]:
-    """Harness verdicts the run's files gave for tasks it holds no trajectory of, in task order."""
-    held = run.trajectories.filter(task__benchmark=run.benchmark).values("task__task_id")
-    verdicts = list(HarnessVerdict.objects.filter(run=run, success__isnull=False).exclude(task_id__in=held)
-                    .only("task_id", "success", "source"))
-    return sorted(verdicts, key=lambda verdict: (not verdict.task_id.isdigit(),
-                                                 int(verdict.task_id) if verdict.task_id.isdigit() else 0,
-                                                 verdict.task_id))
 
 
 def run_sites(run: AgentRun) -> list[str]:

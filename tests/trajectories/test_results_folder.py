@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from accounts.services import create_api_token
 from tests.factories import UserFactory
-from trajectories.models import AgentRun, HarnessVerdict, Trajectory
+from trajectories.models import AgentRun, TaskResult, Trajectory
 from trajectories.services.ingest import import_paths
 
 pytestmark = pytest.mark.django_db
@@ -92,13 +92,16 @@ def test_top_level_traces_a_pass_and_a_verdict_without_trajectory(webarena_tasks
     assert trace_6.status == "skipped" and trace_6.reason.startswith("verdict without trajectory")
     three = _by_task(run)["3"]
     assert (three.success, three.success_source) == (True, "results/format_traces/3.json")
-    kept = HarnessVerdict.objects.get(run=run, task_id="6")
-    assert (kept.success, kept.source, len(kept.model_outputs)) == (False, "results/format_traces/6.json", 3)
+    kept = TaskResult.objects.get(run=run, task__benchmark="webarena", task__task_id="6")
+    assert (kept.success, kept.source_name, len(kept.model_outputs)) == (False, "results/format_traces/6.json", 3)
 
     client.force_login(UserFactory())
     page = client.get(reverse("metrics:run-detail", args=[run.pk])).content.decode()
-    assert "Harness verdicts without a trajectory" in page and "webarena/6" in page
-    assert "results/format_traces/6.json" in page
+    without = page.split('id="task-results"', 1)[1]
+    assert "Tasks without a trajectory" in without and "webarena/6" in without
+    assert "<code>results/format_traces/6.json</code>" in without
+    # The verdict without trajectory counts in the run's harness success.
+    assert 'data-source="harness">harness <b>0.500</b> <span class="muted">(1 of 2)</span>' in page
 
     # The render file that comes later takes the kept verdict and model outputs up.
     report = import_paths([results / "render_6.html"], run)
@@ -108,7 +111,7 @@ def test_top_level_traces_a_pass_and_a_verdict_without_trajectory(webarena_tasks
     assert [step.model_output for step in six.steps.order_by("index")] == [
         record["output"] for record in _trace(results, "6")[:-1]]
     page = client.get(reverse("metrics:run-detail", args=[run.pk])).content.decode()
-    assert "Harness verdicts without a trajectory" not in page
+    assert "Tasks without a trajectory" not in page
 
 
 def test_harness_logs_in_the_folder_are_read_and_the_index_says_so(webarena_tasks, run, results, tmp_path):
@@ -245,3 +248,59 @@ def test_a_killed_parsing_process_fails_the_files_it_held_and_the_rest_import(we
         ("z_llama3-8b_render_3.html", "failed"), ("z_llama3-8b_render_6.html", "imported")]
     assert "a parsing process ended abruptly" in report.files[0].reason
     assert list(Trajectory.objects.filter(run=run).values_list("task__task_id", flat=True)) == ["6"]
+
+
+def test_verdicts_on_tasks_not_imported_are_skipped_with_the_reason(webarena_tasks, run, results, tmp_path):
+    folder = _folder(tmp_path, results, {"9999": _trace(results, "6")})
+    (folder / "log_files").mkdir()
+    (folder / "log_files" / "run.log").write_text(
+        "2024-05-04 17:09:40,001 - INFO - [Result] (PASS) config_files/3.json\n"
+        "2024-05-04 17:10:40,001 - INFO - [Result] (FAIL) config_files/9999.json\n"
+        "2024-05-04 17:11:40,001 - INFO - [Result] (PASS) config_files/9998.json\n")
+
+    report = import_paths([folder], run)
+
+    assert report.ok
+    [trace] = [entry for entry in report.files if entry.file == "results/format_traces/9999.json"]
+    assert (trace.status, trace.task_id) == ("skipped", "9999")
+    assert trace.reason == ("task webarena/9999 is not imported (run manage.py import_tasks): its harness verdict "
+                            "is not kept; import this file again once the task is")
+    # The log's known verdict is kept; the others get an entry of their own, skipped, naming them.
+    log, unknown = [entry for entry in report.files if entry.file == "results/log_files/run.log"]
+    assert log.status == "imported" and log.notes[0] == "1 results (1 PASS, 0 FAIL); 1 trajectories updated"
+    assert unknown.status == "skipped" and unknown.reason == (
+        "2 tasks are not imported (run manage.py import_tasks): their harness verdicts are not kept; import this "
+        "file again once they are: webarena/9998, webarena/9999")
+    assert list(TaskResult.objects.filter(run=run).values_list("task__task_id", "success")) == [("3", True)]
+    assert _by_task(run)["3"].success is True
+
+
+def test_a_log_of_unknown_tasks_only_is_one_skipped_entry(webarena_tasks, run, tmp_path):
+    log = tmp_path / "log_files" / "run.log"
+    log.parent.mkdir()
+    log.write_text("2024-05-04 17:10:40,001 - INFO - [Result] (FAIL) config_files/9999.json\n")
+    report = import_paths([log.parent], run)
+    assert [(entry.status, entry.reason.split(":")[0]) for entry in report.files] == [
+        ("skipped", "task webarena/9999 is not imported (run manage.py import_tasks)")]
+    assert report.ok and not TaskResult.objects.filter(run=run).exists()
+
+
+def test_a_published_verdict_is_taken_up_by_a_trajectory_and_replaced_by_the_harness_trace(webarena_tasks, results):
+    """A per-task results file, the harness's traces and the trajectories keep one verdict per task."""
+    from trajectories.services.verdicts import import_outcomes
+
+    import_outcomes("published.csv", b"run,task_id,success\nlater,6,1\n")
+    run = AgentRun.objects.get(name="later")
+
+    assert import_paths([results / "render_6.html"], run).counts()["imported"] == 1
+    six = _by_task(run)["6"]
+    assert (six.success, six.success_source) == (True, "published.csv")
+
+    report = import_paths([results / "format_traces"], run)
+    trace = next(entry for entry in report.files if entry.file == "format_traces/task_6/6.json")
+    assert trace.status == "imported" and "replaces the verdict PASS from published.csv" in trace.notes
+    [result] = TaskResult.objects.filter(run=run, task__task_id="6")
+    assert (result.success, result.source_name, result.origin, len(result.model_outputs)) == (
+        False, "format_traces/task_6/6.json", "import", 3)
+    six.refresh_from_db()
+    assert (six.success, six.success_source) == (False, "format_traces/task_6/6.json")

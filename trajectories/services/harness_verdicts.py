@@ -1,9 +1,11 @@
 """Harness verdicts (PASS / FAIL from the harness's logs and format traces) and the model outputs
 that come with the traces.
 
-Every verdict is kept per run and task (`HarnessVerdict`), whether or not the run holds the
+Every verdict is kept as the run's task result (`TaskResult`), whether or not the run holds the
 task's trajectory, and mirrored into `Trajectory.success` with the file it came from, so that a
-trajectory imported after its verdict takes the verdict up.
+trajectory imported after its verdict takes the verdict up. A verdict on a task id that is no
+imported task of the run's benchmark has nothing to be kept against: it is returned as unknown
+for the import to report.
 """
 
 from dataclasses import dataclass, field
@@ -12,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from trajectories.formats.format_traces import align_outputs
-from trajectories.models import AgentRun, HarnessVerdict, Step, Trajectory
+from trajectories.models import AgentRun, ResultOrigin, Step, Task, TaskResult, Trajectory
 
 from .storable import storable_json
 
@@ -23,6 +25,8 @@ class VerdictsApplied:
 
     updated: list[str] = field(default_factory=list)  # trajectories whose verdict or model outputs changed
     without_trajectory: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)  # no imported task of the run's benchmark: not kept
+    kept: set[int] = field(default_factory=set)  # tasks (pks) with a kept verdict or model outputs
     # (task id, earlier verdict, its file) where another file had said otherwise
     overruled: list[tuple[str, bool, str]] = field(default_factory=list)
     unaligned: list[tuple[str, int, int]] = field(default_factory=list)  # (task id, outputs, steps)
@@ -46,37 +50,47 @@ def _set_model_outputs(row: Trajectory, outputs: list[str]) -> bool:
 @transaction.atomic
 def record_verdicts(run: AgentRun, verdicts: dict[str, bool | None], source: str,
                     model_outputs: dict[str, list[str]] | None = None) -> VerdictsApplied:
-    """Keep the verdicts of the file `source` for the run's tasks (None: the file has none) and set
-    them on the run's trajectories of those tasks, with the model outputs by step where they align."""
+    """Keep the verdicts of the file `source` for the run's tasks (None: the file has none) as the
+    run's task results and set them on the run's trajectories of those tasks, with the model outputs
+    by step where they align. Task ids of no imported task of the run's benchmark are left out."""
     model_outputs = {task_id: storable_json(outputs) for task_id, outputs in (model_outputs or {}).items()}
     applied = VerdictsApplied()
     source = source[-500:]
+    tasks = {task.task_id: task for task in
+             Task.objects.filter(benchmark=run.benchmark, task_id__in=list(verdicts)).only("id", "task_id")}
+    applied.unknown = [task_id for task_id in verdicts if task_id not in tasks]
+    verdicts = {task_id: success for task_id, success in verdicts.items() if task_id in tasks}
     held = {row.task_id: row for row in
-            HarnessVerdict.objects.select_for_update().filter(run=run, task_id__in=list(verdicts))}
+            TaskResult.objects.select_for_update().filter(run=run, task__in=list(tasks.values()))}
     now, new, changed = timezone.now(), [], []
     for task_id, success in verdicts.items():
-        record = held.get(task_id)
+        task = tasks[task_id]
+        record = held.get(task.pk)
         outputs = model_outputs.get(task_id)
         if record is None:
-            new.append(HarnessVerdict(run=run, task_id=task_id, success=success, source=source,
-                                      model_outputs=outputs or []))
+            if success is not None or outputs:
+                new.append(TaskResult(run=run, task=task, success=success, source_name=source,
+                                      origin=ResultOrigin.IMPORT, model_outputs=outputs or []))
+                applied.kept.add(task.pk)
             continue
-        if None not in (success, record.success) and record.success != success and record.source != source:
-            applied.overruled.append((task_id, record.success, record.source))
-        before = (record.success, record.source, record.model_outputs)
+        applied.kept.add(task.pk)
+        if None not in (success, record.success) and record.success != success and record.source_name != source:
+            applied.overruled.append((task_id, record.success, record.source_name))
+        before = (record.success, record.source_name, record.origin, record.model_outputs)
         if success is not None:
-            record.success, record.source = success, source
+            record.success, record.source_name, record.origin = success, source, ResultOrigin.IMPORT
         if outputs is not None:
             record.model_outputs = outputs
-        if (record.success, record.source, record.model_outputs) != before:
+        if (record.success, record.source_name, record.origin, record.model_outputs) != before:
             record.updated_at = now
             changed.append(record)
-    HarnessVerdict.objects.bulk_create(new, batch_size=500)
-    HarnessVerdict.objects.bulk_update(changed, ["success", "source", "model_outputs", "updated_at"], batch_size=500)
+    TaskResult.objects.bulk_create(new, batch_size=500)
+    TaskResult.objects.bulk_update(changed, ["success", "source_name", "origin", "model_outputs", "updated_at"],
+                                   batch_size=500)
     applied.records_changed = bool(new or changed)
 
     trajectories = Trajectory.objects.select_for_update(of=("self",)).select_related("task").filter(
-        run=run, task__benchmark=run.benchmark, task__task_id__in=list(verdicts))
+        run=run, task__in=list(tasks.values()))
     rows = {row.task.task_id: row for row in trajectories}
     applied.without_trajectory = [task_id for task_id in verdicts if task_id not in rows]
     updated_rows = []
@@ -99,12 +113,12 @@ def record_verdicts(run: AgentRun, verdicts: dict[str, bool | None], source: str
     return applied
 
 
-def recorded_verdict(run: AgentRun, task_id: str) -> HarnessVerdict | None:
+def recorded_verdict(run: AgentRun, task: Task) -> TaskResult | None:
     """The harness verdict kept for a task of the run, for a trajectory being imported."""
-    return HarnessVerdict.objects.filter(run=run, task_id=task_id).first()
+    return TaskResult.objects.filter(run=run, task=task).first()
 
 
-def take_up(record: HarnessVerdict | None, trajectory, own_source: str) -> tuple[bool | None, str, list[str] | None]:
+def take_up(record: TaskResult | None, trajectory, own_source: str) -> tuple[bool | None, str, list[str] | None]:
     """(success, the file it came from, model output by step) of a parsed trajectory being stored:
     its own file's verdict when it states one, else the verdict kept for its task."""
     outcome = trajectory.outcome
@@ -114,5 +128,5 @@ def take_up(record: HarnessVerdict | None, trajectory, own_source: str) -> tuple
     if outcome.success is not None:
         return outcome.success, own_source, outputs
     if record is not None and record.success is not None:
-        return record.success, record.source, outputs
+        return record.success, record.source_name, outputs
     return None, "", outputs

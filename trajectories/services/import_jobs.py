@@ -161,7 +161,7 @@ def _remove_empty_new_run(job: ImportJob) -> None:
         return
     stored = any(entry["status"] in _STORED for entry in job.report.get("files", []))
     with transaction.atomic():
-        if stored or run.trajectories.exists() or run.harness_verdicts.exists() or run.import_jobs.exclude(
+        if stored or run.trajectories.exists() or run.task_results.exists() or run.import_jobs.exclude(
                 pk=job.pk).exists():
             return
         if job.report:

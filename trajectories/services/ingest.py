@@ -39,7 +39,7 @@ from trajectories.formats.sources import (
     Limits,
     Source,
 )
-from trajectories.models import AgentRun, HarnessVerdict, Step, Task, Trajectory
+from trajectories.models import AgentRun, Step, Task, TaskResult, Trajectory
 
 from .reading import read_sources
 from .runs import describe_run, parse_run_description, record_harness_config
@@ -192,8 +192,8 @@ class _RunImport:
         # transaction that stores a trajectory checks again.
         self.held = {task: (pk, digest) for pk, task, digest in
                      Trajectory.objects.filter(run=run).values_list("id", "task_id", "content_hash")}
-        # Tasks with a kept harness verdict (from an earlier upload), for trajectories to take up.
-        self.verdict_tasks = set(HarnessVerdict.objects.filter(run=run).values_list("task_id", flat=True))
+        # Tasks (pks) with a kept harness verdict (an earlier upload, a results file), for trajectories to take up.
+        self.verdict_tasks = set(TaskResult.objects.filter(run=run).values_list("task_id", flat=True))
         # Screenshot files are written on threads (creating a file waits for the disk, not the
         # CPU), ahead of the rows that refer to them: record id -> its files being written.
         self.writer = ThreadPoolExecutor(max_workers=_SCREENSHOT_WRITERS, thread_name_prefix="screenshot-files")
@@ -393,7 +393,7 @@ class _RunImport:
         ids, unused = screenshot_ids(record.images, written)
         if current is not None:
             current.delete()
-        kept = recorded_verdict(self.run, task.task_id) if task.task_id in self.verdict_tasks else None
+        kept = recorded_verdict(self.run, task) if task.pk in self.verdict_tasks else None
         success, success_source, outputs = take_up(kept, parsed, entry.file)
         row = Trajectory.objects.create(
             run=self.run,
@@ -438,13 +438,17 @@ class _RunImport:
             return entry
         trace = record.trace
         entry.task_id = trace.task_id
-        applied = record_verdicts(self.run, {trace.task_id: trace.success}, source.name,
-                                  {trace.task_id: trace.model_outputs})
         verdict = {True: "PASS", False: "FAIL", None: "no verdict"}[trace.success]
         entry.notes.append(f"harness verdict {verdict}" + (f" ({trace.verdict_field})" if trace.verdict_field else "")
                            + f"; {len(trace.model_outputs)} model outputs")
         task = self._task(TaskRef(task_id=trace.task_id, benchmark=self.run.benchmark))
-        if task is not None and trace.intent and " ".join(trace.intent.split()) != " ".join(task.intent.split()):
+        if task is None:
+            entry.reason = _unknown_tasks(self.run.benchmark, [trace.task_id])
+            return entry
+        applied = record_verdicts(self.run, {trace.task_id: trace.success}, source.name,
+                                  {trace.task_id: trace.model_outputs})
+        self.verdict_tasks |= applied.kept
+        if trace.intent and " ".join(trace.intent.split()) != " ".join(task.intent.split()):
             entry.notes.append(f"the trace's intent differs from task {task}'s: {trace.intent!r}")
         for _, earlier, earlier_source in applied.overruled:
             entry.notes.append(f"replaces the verdict {'PASS' if earlier else 'FAIL'} from {earlier_source}")
@@ -457,7 +461,7 @@ class _RunImport:
                             "kept and shown on the run page" if trace.success is not None else
                             "not a trajectory: prompt/response trace, without a verdict or a trajectory of its task")
             return entry
-        held = self.held.get(task.pk) if task is not None else None
+        held = self.held.get(task.pk)
         entry.trajectory_id = held[0] if held else None
         entry.status = IMPORTED if applied.updated else UNCHANGED
         return entry
@@ -472,6 +476,15 @@ class _RunImport:
             self.report.files.append(entry)
             return
         applied = record_verdicts(self.run, verdicts, source.name)
+        self.verdict_tasks |= applied.kept
+        # Verdicts on tasks the database does not hold get an entry of their own, skipped.
+        unknown = [FileReport(file=source.name, status=SKIPPED_STATUS, kind="results", format="webarena_results",
+                              reason=_unknown_tasks(self.run.benchmark, applied.unknown))] if applied.unknown else []
+        for task_id in applied.unknown:
+            del verdicts[task_id]
+        if not verdicts:
+            self.report.files.extend(unknown)
+            return
         passed = sum(verdicts.values())
         entry.notes.append(f"{len(verdicts)} results ({passed} PASS, {len(verdicts) - passed} FAIL); "
                            f"{len(applied.updated)} trajectories updated")
@@ -484,7 +497,7 @@ class _RunImport:
             entry.notes.append(f"{len(applied.overruled)} verdicts differ from an earlier file's; this file's are kept")
         if applied.updated or applied.records_changed:
             entry.status = IMPORTED
-        self.report.files.append(entry)
+        self.report.files.extend([entry, *unknown])
 
     def _log_list(self, source: Source, content=None) -> None:
         listed = [line.strip() for line in decode(source.read())[0].splitlines() if line.strip()]
@@ -512,6 +525,18 @@ class _RunImport:
 
 def _natural(task_id: str) -> tuple:
     return (0, int(task_id), "") if task_id.isdigit() else (1, 0, task_id)
+
+
+def _unknown_tasks(benchmark: str, task_ids: list[str]) -> str:
+    """Why harness verdicts on tasks the database does not hold were not kept."""
+    ordered = sorted(task_ids, key=_natural)
+    listed = ", ".join(f"{benchmark}/{task_id}" for task_id in ordered[:_LISTED_TASKS])
+    listed += " ..." if len(ordered) > _LISTED_TASKS else ""
+    if len(ordered) == 1:
+        return (f"task {listed} is not imported (run manage.py import_tasks): its harness verdict is not kept; "
+                "import this file again once the task is")
+    return (f"{len(ordered)} tasks are not imported (run manage.py import_tasks): their harness verdicts are not "
+            f"kept; import this file again once they are: {listed}")
 
 
 _STEP_LIMITS = {name: Step._meta.get_field(name).max_length for name in ("action_type", "element_id")}
