@@ -1,6 +1,7 @@
 import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -124,6 +125,13 @@ class Workers:
         """Send and receive through another broker (e.g. a Redis the test stops and starts)."""
         use_broker(url, monkeypatch)
         self.env["CELERY_BROKER_URL"] = url
+
+    def wait_until(self, condition, seconds: float) -> None:
+        """Poll `condition` until it holds; fails with the workers' output when `seconds` run out."""
+        deadline = time.monotonic() + seconds
+        while not condition():
+            assert time.monotonic() < deadline, self.output()
+            time.sleep(0.2)
 
     def output(self) -> str:
         texts = []

@@ -148,3 +148,20 @@ class TrajectoryScoreFactory(factory.django.DjangoModelFactory):
 
     job = factory.SubFactory(EvaluationJobFactory)
     trajectory = factory.SubFactory(TrajectoryFactory)
+
+
+def run_with_one_step_gold(name: str, trajectories: int):
+    """A run of two-step trajectories on new tasks, each task with one-step approved gold; committed
+    at once, for tests whose worker processes read a real database."""
+    from django.db import transaction
+
+    run, annotator = AgentRunFactory(name=name), UserFactory()
+    with transaction.atomic():
+        for number in range(trajectories):
+            task = TaskFactory()
+            gold = GoldTrajectoryFactory(task=task, annotator=annotator, status="approved")
+            GoldStepFactory(gold=gold, index=1, text=f"Click on the 'Item {number}' link")
+            trajectory = TrajectoryFactory(run=run, task=task, final_answer=None, outcome_status="no_stop")
+            for index in (1, 2):
+                StepFactory(trajectory=trajectory, index=index, action=f"click [{number}{index}]")
+    return run

@@ -8,22 +8,12 @@ import time
 
 import pytest
 from django.contrib.auth.models import Group
-from django.db import transaction
 from rest_framework.test import APIClient
 
 from judges.local_llm import LocalLLMServer
 from metrics.models import EvaluationJob, TrajectoryScore
 from metrics.services import evaluation
-from tests.factories import (
-    AgentRunFactory,
-    GoldStepFactory,
-    GoldTrajectoryFactory,
-    JudgeConfigFactory,
-    StepFactory,
-    TaskFactory,
-    TrajectoryFactory,
-    UserFactory,
-)
+from tests.factories import JudgeConfigFactory, UserFactory, run_with_one_step_gold
 from trajectories.models import ImportJob, Trajectory
 from trajectories.services.tasks import import_task_file
 
@@ -68,26 +58,6 @@ def redis_server(tmp_path):
         server.stop()
 
 
-def _wait(condition, seconds, workers):
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, workers.output()
-        time.sleep(0.2)
-
-
-def _run_with_gold(name, trajectories):
-    run, annotator = AgentRunFactory(name=name), UserFactory()
-    with transaction.atomic():  # one commit: the workers' database is a real one
-        for number in range(trajectories):
-            task = TaskFactory()
-            gold = GoldTrajectoryFactory(task=task, annotator=annotator, status="approved")
-            GoldStepFactory(gold=gold, index=1, text=f"Click on the 'Item {number}' link")
-            trajectory = TrajectoryFactory(run=run, task=task, final_answer=None, outcome_status="no_stop")
-            for index in (1, 2):
-                StepFactory(trajectory=trajectory, index=index, action=f"click [{number}{index}]")
-    return run
-
-
 def _one_score_per_trajectory(job):
     job.refresh_from_db()
     scored = list(TrajectoryScore.objects.filter(job=job).values_list("trajectory_id", flat=True))
@@ -101,9 +71,9 @@ def test_jobs_created_while_the_broker_is_down_start_when_it_is_back(celery_work
                                                                     monkeypatch):
     celery_workers.use_broker(redis_server.url, monkeypatch)
     celery_workers.start()
-    _wait(lambda: "ready" in celery_workers.output(), 60, celery_workers)
+    celery_workers.wait_until(lambda: "ready" in celery_workers.output(), 60)
     import_task_file(shared_data / "webarena" / "test.raw.json")
-    run = _run_with_gold("outage", 3)
+    run = run_with_one_step_gold("outage", 3)
     reviewer = UserFactory(username="rita")
     reviewer.groups.add(Group.objects.get(name="reviewer"))
     api = APIClient()
@@ -120,8 +90,8 @@ def test_jobs_created_while_the_broker_is_down_start_when_it_is_back(celery_work
     assert (job.status, job.dispatched_at, upload_job.status) == ("pending", None, "pending")
 
     redis_server.start()
-    _wait(lambda: EvaluationJob.objects.get(pk=job.pk).status == "done", 90, celery_workers)
-    _wait(lambda: ImportJob.objects.get(pk=upload_job.pk).status == "done", 90, celery_workers)
+    celery_workers.wait_until(lambda: EvaluationJob.objects.get(pk=job.pk).status == "done", 90)
+    celery_workers.wait_until(lambda: ImportJob.objects.get(pk=upload_job.pk).status == "done", 90)
     _one_score_per_trajectory(job)
     assert run.trajectories.count() == 3
     assert Trajectory.objects.filter(run__name="uploaded").count() == 1
@@ -133,16 +103,17 @@ def test_a_broker_restart_in_the_middle_of_a_job_loses_nothing(celery_workers, r
     with LocalLLMServer(delay=0.3) as server:
         judge = JudgeConfigFactory(name="slow-llm", backend="openai", model="scripted", base_url=server.base_url,
                                    options={"requests_per_minute": 0})
-        run = _run_with_gold("restarted", 3 * evaluation.CHUNK_SIZE)
+        run = run_with_one_step_gold("restarted", 3 * evaluation.CHUNK_SIZE)
         job = evaluation.create_evaluation(runs=[run], judge_config=judge)
         evaluation.start_evaluation(job)
         celery_workers.start()
-        _wait(lambda: TrajectoryScore.objects.filter(job=job).exists(), 120, celery_workers)
+        celery_workers.wait_until(lambda: TrajectoryScore.objects.filter(job=job).exists(), 120)
 
         redis_server.stop()
         time.sleep(2)
         assert EvaluationJob.objects.get(pk=job.pk).status == EvaluationJob.Status.RUNNING
         redis_server.start()
-        _wait(lambda: EvaluationJob.objects.get(pk=job.pk).status == EvaluationJob.Status.DONE, 240, celery_workers)
+        celery_workers.wait_until(lambda: EvaluationJob.objects.get(pk=job.pk).status == EvaluationJob.Status.DONE,
+                                  240)
 
     _one_score_per_trajectory(job)

@@ -1,53 +1,26 @@
 """A worker killed in the middle of an evaluation: restarted workers finish the job exactly once."""
 
 import signal
-import time
-
-from django.db import transaction
 
 from judges.local_llm import LocalLLMServer
 from metrics.models import EvaluationJob, TrajectoryScore
 from metrics.services import evaluation
-from tests.factories import (
-    AgentRunFactory,
-    GoldStepFactory,
-    GoldTrajectoryFactory,
-    JudgeConfigFactory,
-    StepFactory,
-    TaskFactory,
-    TrajectoryFactory,
-    UserFactory,
-)
+from tests.factories import JudgeConfigFactory, run_with_one_step_gold
 
 # Chunks are scored and stored whole: three of them, so that the kill lands between two.
 TRAJECTORIES = 3 * evaluation.CHUNK_SIZE
-
-
-def _wait(condition, seconds, workers):
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, workers.output()
-        time.sleep(0.2)
 
 
 def test_killed_worker_job_completes_with_one_score_per_trajectory(celery_workers):
     with LocalLLMServer(delay=0.3) as server:
         judge = JudgeConfigFactory(name="slow-llm", backend="openai", model="scripted", base_url=server.base_url,
                                    options={"requests_per_minute": 0})
-        run, annotator = AgentRunFactory(), UserFactory()
-        with transaction.atomic():  # one commit: the workers' database is a real one
-            for number in range(TRAJECTORIES):
-                task = TaskFactory()
-                gold = GoldTrajectoryFactory(task=task, annotator=annotator, status="approved")
-                GoldStepFactory(gold=gold, index=1, text=f"Click on the 'Item {number}' link")
-                trajectory = TrajectoryFactory(run=run, task=task, final_answer=None, outcome_status="no_stop")
-                for index in (1, 2):
-                    StepFactory(trajectory=trajectory, index=index, action=f"click [{number}{index}]")
+        run = run_with_one_step_gold("killed", TRAJECTORIES)
         job = evaluation.create_evaluation(runs=[run], judge_config=judge)
         evaluation.start_evaluation(job)
 
         first = celery_workers.start()
-        _wait(lambda: TrajectoryScore.objects.filter(job=job).exists(), 120, celery_workers)
+        celery_workers.wait_until(lambda: TrajectoryScore.objects.filter(job=job).exists(), 120)
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=30)
         job.refresh_from_db()
@@ -55,7 +28,8 @@ def test_killed_worker_job_completes_with_one_score_per_trajectory(celery_worker
         assert job.status == EvaluationJob.Status.RUNNING and scored_when_killed < TRAJECTORIES
 
         celery_workers.start()
-        _wait(lambda: EvaluationJob.objects.get(pk=job.pk).status == EvaluationJob.Status.DONE, 180, celery_workers)
+        celery_workers.wait_until(lambda: EvaluationJob.objects.get(pk=job.pk).status == EvaluationJob.Status.DONE,
+                                  180)
 
     job.refresh_from_db()
     assert (job.total, job.done, job.failed) == (TRAJECTORIES, TRAJECTORIES, 0)
