@@ -75,3 +75,4 @@ CONFLICT_RESPONSE = OpenApiResponse(
     }),
     description="Saved by someone else since you read it, or not allowed in its current status.",
 )
+

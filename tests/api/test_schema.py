@@ -101,3 +101,17 @@ def test_swagger_ui_renders_the_schema_without_internet(page, live_server):
     expect(page.locator(".swagger-ui .info .title")).to_contain_text("Trajscope API", timeout=20_000)
     expect(page.locator("#operations-results-leaderboard_retrieve")).to_be_visible(timeout=20_000)
     assert outside == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_schema_answers_concurrent_requests(live_server):
+    """Several browsers opening /api/docs/ at once on a threaded server all get the schema."""
+    from concurrent.futures import ThreadPoolExecutor
+    from urllib.request import urlopen
+
+    def fetch(_):
+        with urlopen(f"{live_server.url}/api/schema/", timeout=60) as response:
+            return response.status
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        assert list(pool.map(fetch, range(6))) == [200] * 6
