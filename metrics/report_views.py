@@ -5,6 +5,7 @@ The numbers come from `metrics.leaderboard`, `metrics.comparison`, `metrics.plot
 """
 
 from functools import wraps
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
@@ -60,7 +61,12 @@ def leaderboard_page(request):
     filters = form.filters()
     board = leaderboard.leaderboard(filters)
     sort_links = {key: _query(request, sort=_sort_value(filters, key)) for key in leaderboard.SORT_KEYS}
-    plot_query = _query(request, metric=None, site_metric=None, distribution=None, kind=None)
+    # The charts show what the table shows: the filters applied, never a value the table ignored.
+    plot_query = urlencode({key: value for key, value in (
+        ("benchmark", filters.benchmark), ("site", filters.site), ("paradigm", filters.paradigm),
+        ("judge", filters.judge), ("subset", filters.subset), ("success_source", filters.success_source),
+        ("sort", ("-" if filters.descending else "") + filters.sort),
+    ) if value})
     judge_marks = leaderboard.judge_marks(board)
     labels = {**METRIC_LABELS, "success": f"Success ({SOURCE_LABELS[filters.success_source]})"}
     # The tables depend only on the query and on what each row shows, evaluations and judge marks included.
