@@ -1,4 +1,4 @@
-"""The 403 and 404 pages in the site's layout, with its navigation and a way back.
+"""The 403, 404 and 405 pages in the site's layout, with its navigation and a way back.
 
 Django renders them through `handler403` / `handler404`, except that with DEBUG on it shows its
 own technical page for a 404; the middleware below answers with the site's page in every mode
@@ -62,6 +62,11 @@ class SiteErrorPagesMiddleware:
                 and not request.path.startswith(API_PREFIX)):
             # No URL matched: with DEBUG on, Django answered with its technical page.
             return page_not_found(request)
+        if response.status_code == 405 and not response.content and not request.path.startswith(API_PREFIX):
+            # A form's address opened as a page: Django's answer is empty, the browser shows a blank page.
+            page = render(request, "405.html", {"back": _back(request), "path": request.path}, status=405)
+            page["Allow"] = response["Allow"]
+            return page
         return response
 
     def process_exception(self, request, exception):

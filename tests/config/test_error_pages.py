@@ -74,3 +74,13 @@ def test_a_form_refused_by_the_csrf_check(debug):
     assert response.status_code == 403
     content = _site_page(response)
     assert "has expired or is from another site; reload the page and send it again." in content
+
+
+def test_a_form_address_opened_as_a_page_says_so(debug, logged_in):
+    from tests.factories import AgentRunFactory
+
+    run = AgentRunFactory()
+    response = logged_in.get(f"/runs/{run.pk}/evaluate/")
+    assert response.status_code == 405 and response["Allow"] == "POST"
+    assert "takes a form sent from another page" in _site_page(response)
+    assert logged_in.get("/api/evaluations/1/cancel/").status_code == 405  # the API keeps its own answer
