@@ -13,9 +13,18 @@ from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
+from trajectories.models import EarlyStopReason, OutcomeStatus, Paradigm
+
 register = template.Library()
 
 DASH = "—"
+_LABELS = {**dict(OutcomeStatus.choices), **dict(EarlyStopReason.choices), **dict(Paradigm.choices)}
+
+
+@register.filter
+def label(key):
+    """The display name of a stored outcome, early-stop reason or paradigm (the key itself otherwise)."""
+    return _LABELS.get(key, key)
 
 
 @register.filter

@@ -134,7 +134,7 @@ def test_page_shows_runs_filters_tables_and_downloads(runs, user_client):
     assert "n=4 · 1 null" in html  # alpha's step success: 4 values, task 401 null
     assert 'id="site-breakdown"' in html and "gitlab+reddit" in html
     assert reverse("metrics:plot", args=["sites", "svg"]) in html
-    assert "early_stop" in html and "Agent steps n" in html
+    assert "Early stop" in html and "early_stop" not in html and "Agent steps n" in html
     assert response.context["board"].filters == LeaderboardFilters(sort="step_success", descending=True)
 
 
