@@ -312,11 +312,15 @@ AUDITED_KINDS = tuple(_SIDES)
 
 
 NEAR_THRESHOLD, DISAGREEMENT, RANDOM_SAMPLE = "near_threshold", "disagreement", "random_sample"
+FURTHER = "further_from_threshold"
 AUDIT_REASONS = {
     NEAR_THRESHOLD: "near the threshold",
     DISAGREEMENT: "backends disagree",
     RANDOM_SAMPLE: "random sample",
+    FURTHER: "next by closeness to the threshold",
 }
+# A score this close to tau is "near the threshold"; farther ones only fill the page's last slots.
+NEAR_MARGIN = 0.15
 
 
 @dataclass
@@ -390,12 +394,12 @@ def _judge_label(decision: JudgeDecision) -> str:
 def audit_queue(filters: AuditFilters, limit: int = 25) -> tuple[list[AuditItem], int]:
     """Unreviewed judge verdicts worth a human's look, and how many there are to review.
 
-    Three parts, each item labelled with its `reason`: scores nearest tau first (up to 2/5 of
-    the page), then questions two judges (backend and model) answered on opposite sides of tau
+    Three parts, each item labelled with its `reason`: scores within NEAR_MARGIN of tau, nearest
+    first (up to 2/5 of the page), then questions two judges (backend and model) answered on opposite sides of tau
     (up to 2/5), then the audit's random sample (`judges.selectors.in_audit_sample`: one question
     in five, chosen and ordered by a hash of the question), whose confirmations give the
     judge-quality page an estimate without the bias of hard cases. Slots left go to the next
-    scores nearest tau. A question a human already answered, on any judge's decision, is not asked again.
+    scores nearest tau, labelled as further from it when they are. A question a human already answered, on any judge's decision, is not asked again.
     """
     decisions = JudgeDecision.objects.filter(score__isnull=False, human_score__isnull=True, kind__in=AUDITED_KINDS)
     if filters.kind:
@@ -418,24 +422,28 @@ def audit_queue(filters: AuditFilters, limit: int = 25) -> tuple[list[AuditItem]
                        if judge != _judge_label(item.decision)]
     chosen: list[AuditItem] = []
 
-    def take(candidates, reason: str, count: int) -> None:
+    def take(candidates, reason, count: int) -> None:
+        """`reason` is a label, or a function of the item giving one."""
         for item in candidates:
             if count <= 0:
                 return
             if not item.reason:
-                item.reason = reason
+                item.reason = reason(item) if callable(reason) else reason
                 chosen.append(item)
                 count -= 1
 
+    def closeness(item) -> str:
+        return NEAR_THRESHOLD if abs(item.score - filters.tau) <= NEAR_MARGIN else FURTHER
+
     near = sorted(items, key=lambda item: abs(item.score - filters.tau))
-    take(near, NEAR_THRESHOLD, limit * 2 // 5)
+    take([item for item in near if closeness(item) == NEAR_THRESHOLD], NEAR_THRESHOLD, limit * 2 // 5)
     disagreeing = [item for item in items if any((score >= filters.tau) != item.judge_says(filters.tau)
                                                  for _, score in item.others)]
     take(sorted(disagreeing, key=lambda item: -max(abs(item.score - score) for _, score in item.others)),
          DISAGREEMENT, limit * 2 // 5)
     sample = [item for item in items if in_audit_sample(item.inputs_hash)]
     take(sorted(sample, key=lambda item: audit_sample_key(item.inputs_hash)), RANDOM_SAMPLE, limit - len(chosen))
-    take(near, NEAR_THRESHOLD, limit - len(chosen))
+    take(near, closeness, limit - len(chosen))
     return chosen, len(items)
 
 

@@ -40,7 +40,7 @@ def judge_audit(request):
     return render(request, "metrics/judge_audit.html", {
         "items": items, "pending": pending, "filters": filters, "reviewed": reviewed,
         "kinds": [(kind, DecisionKind(kind).label) for kind in selectors.AUDITED_KINDS],
-        "backends": JudgeBackend.choices,
+        "backends": JudgeBackend.choices, "near_margin": selectors.NEAR_MARGIN,
     })
 
 

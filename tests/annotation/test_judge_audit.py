@@ -81,13 +81,16 @@ def test_the_queue_puts_the_most_uncertain_first_and_skips_answered_questions(re
 
     items, pending = audit_queue(AuditFilters(tau=0.7))
 
-    distances = [round(abs(item.score - 0.7), 2) for item in items]
-    assert distances == [0.05, 0.3, 0.3, 0.3, 0.7]
-    assert [item.decision.pk for item in items][:2] == [unsure.pk, middling.pk]
-    assert sure.pk in {item.decision.pk for item in items[2:4]}
+    assert sorted(round(abs(item.score - 0.7), 2) for item in items) == [0.05, 0.3, 0.3, 0.3, 0.7]
+    assert items[0].decision.pk == unsure.pk and items[0].reason == "near_threshold"
+    # Scores farther from tau than NEAR_MARGIN only fill the page (after the random sample), nearest first.
+    assert all(item.reason in ("further_from_threshold", "random_sample") for item in items[1:])
+    further = [item for item in items if item.reason == "further_from_threshold"]
+    assert [abs(item.score - 0.7) for item in further] == sorted(abs(item.score - 0.7) for item in further)
+    assert {middling.pk, sure.pk} <= {item.decision.pk for item in items}
     assert pending == 5  # three pair decisions and the best cell of each of two gold steps
     assert items[0].context == [] and with_uses(items)[0].context == ["gpt4-run · task 3"]  # the page adds uses
-    cells = [(item.gold_step, item.agent_step, item.score) for item in items if item.gold_step]
+    cells = sorted((item.gold_step, item.agent_step, item.score) for item in items if item.gold_step)
     # Gold step 2 resembles no agent step: its candidate is the agent step at the same position.
     assert cells == [(1, 2, 1.0), (2, 2, 0.0)]
     only_exact, count = audit_queue(AuditFilters(backend="exact", kind="trajectory_match"))
@@ -243,3 +246,10 @@ def test_calibrate_judge_prints_the_interval_the_page_shows(client, reviewer):
     call_command("calibrate_judge", "--judge", "offline", stdout=out)
     printed = [line for line in out.getvalue().splitlines() if line.startswith("all ")][0].split()[-2:]
     assert shown == " ".join(printed) and shown.startswith("[")
+
+
+def test_a_clear_verdict_filling_the_page_is_not_called_near_the_threshold():
+    clear = _decision(1.0, gold="clear", agent="x")
+    items, _ = audit_queue(AuditFilters(tau=0.7), limit=5)
+    [item] = [item for item in items if item.decision.pk == clear.pk]
+    assert item.reason in ("further_from_threshold", "random_sample")
