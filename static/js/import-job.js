@@ -17,7 +17,7 @@
         if (job.total) {
           bar.max = job.total;
           bar.value = job.processed;
-          counter.textContent = job.processed + " of " + job.total + " files";
+          counter.textContent = " · " + job.processed + " of " + job.total + " files read";
         }
         setTimeout(poll, 1000);
       })
