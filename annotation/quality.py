@@ -166,15 +166,20 @@ def check_duplicates(tasks: dict[int, TaskRecord], golds: list[GoldRecord]) -> l
     for group in by_steps.values():
         if len({gold.task_pk for gold in group}) < 2:
             continue
+        # One flag per gold, naming the first copy under another task: a group of k copies gives k
+        # flags, not k * (k - 1).
         for gold in group:
-            for other in group:
-                if other.task_pk != gold.task_pk:
-                    findings.append(Finding(
-                        gold.pk, DUPLICATE, f"gold:{other.pk}",
-                        f"the same {len(gold.steps)} steps are stored under task {tasks[other.task_pk].task_id} "
-                        f"(gold #{other.pk})",
-                        related_gold_pk=other.pk, related_task_pk=other.task_pk,
-                    ))
+            others = [other for other in group if other.task_pk != gold.task_pk]
+            if not others:
+                continue
+            other = others[0]
+            more = len({copy.task_pk for copy in others}) - 1
+            findings.append(Finding(
+                gold.pk, DUPLICATE, f"gold:{other.pk}",
+                f"the same {len(gold.steps)} steps are stored under task {tasks[other.task_pk].task_id} "
+                f"(gold #{other.pk})" + (f" and {more} other task{'s' if more > 1 else ''}" if more else ""),
+                related_gold_pk=other.pk, related_task_pk=other.task_pk,
+            ))
     return findings
 
 

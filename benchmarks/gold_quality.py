@@ -82,7 +82,7 @@ def main() -> None:
         add_anomalies(sheet, args.anomalies, args.seed)
 
         started = time.perf_counter()
-        report = import_gold_file(sheet, annotator="paper")
+        report = import_gold_file(sheet, annotator="paper", create_annotator=True)
         import_time = time.perf_counter() - started
         after_import = GoldCheckJob.objects.get(kind="quality")
         assert after_import.status == "done", after_import.error

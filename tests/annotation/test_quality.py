@@ -182,3 +182,13 @@ def test_check_jobs_are_background_jobs_the_sweeper_sends_again(db):
 
     job.refresh_from_db()
     assert job.status == "done"
+
+
+def test_copies_of_one_gold_under_many_tasks_give_one_flag_each():
+    tasks = {pk: quality.TaskRecord(pk, str(pk), f"intent {pk}") for pk in (1, 2, 3)}
+    steps = ("Click on 'Reports'", "Click on 'Sales'")
+    golds = [quality.GoldRecord(10 + pk, pk, steps) for pk in (1, 2, 3)]
+    findings = quality.check_duplicates(tasks, golds)
+    assert [(finding.gold_pk, finding.kind) for finding in findings] == [(11, "duplicate"), (12, "duplicate"),
+                                                                         (13, "duplicate")]
+    assert findings[0].message == "the same 2 steps are stored under task 2 (gold #12) and 1 other task"

@@ -8,7 +8,7 @@ of the first checkpoint URL, `reference_length` = the human path's length and `k
 
 import urllib.parse
 
-from .webarena_tasks import TaskConfig, TaskConfigError, TaskProblem, _Checker, _type_name
+from .webarena_tasks import TaskConfig, TaskConfigError, _Checker, _type_name, checked_entries
 
 BENCHMARK = "mind2web-live"
 MATCH_FUNCTIONS = (
@@ -54,14 +54,9 @@ def _site(nodes: list[dict]) -> list[str]:
 
 
 def parse_mind2web_live_tasks(entries: list, source: str) -> list[TaskConfig]:
-    problems, configs, seen = [], [], {}
-    for entry, raw in enumerate(entries, start=1):
-        if not isinstance(raw, dict):
-            problems.append(TaskProblem(entry, "?", "(entry)", f"expected an object, got {_type_name(raw)}"))
-            continue
-        index = raw.get("index")
-        check = _Checker(entry, index)
-        check.expect(raw, "index", (int,), "an integer", required=True)
+    problems, configs = [], []
+
+    def check_fields(check: _Checker, raw: dict) -> None:
         check.expect(raw, "task", (str,), "a string", required=True)
         if isinstance(raw.get("task"), str) and not raw["task"].strip():
             check.fail("task", "empty")
@@ -74,13 +69,10 @@ def parse_mind2web_live_tasks(entries: list, source: str) -> list[TaskConfig]:
         else:
             for position, node in enumerate(nodes):
                 _check_key_node(check, f"evaluation[{position}]", node)
-        key = str(index)
-        if not check.problems and key in seen:
-            check.fail("index", f"duplicate of entry {seen[key]}")
-        seen.setdefault(key, entry)
-        if check.problems:
-            problems.extend(check.problems)
-            continue
+
+    for raw, key in checked_entries(entries, check_fields, problems, id_field="index", id_types=(int,),
+                                    id_expected="an integer"):
+        index, nodes = raw["index"], raw["evaluation"]
         configs.append(TaskConfig(
             benchmark=BENCHMARK, task_id=key, number=index, old_task_id="", intent=raw["task"].strip(),
             intent_template="", intent_template_id=None, instantiation={}, sites=_site(nodes), start_url="",

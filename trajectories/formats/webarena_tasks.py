@@ -120,6 +120,33 @@ def _requirements(reference_answers: dict) -> tuple[list[str], str]:
     return [], ""
 
 
+def checked_entries(entries: list, check_fields, problems: list[TaskProblem], *, id_field: str = "task_id",
+                    id_types: tuple = (int, str), id_expected: str = "an integer or string"):
+    """Each well-formed task entry as (raw object, task id as text), in file order.
+
+    Every format's entries are objects with a unique id (`id_field`); `check_fields(check, raw)`
+    adds the format's own checks. An entry with a problem is left out and its problems go to
+    `problems`, so that a file is refused once, naming every bad entry and field.
+    """
+    seen = {}
+    for entry, raw in enumerate(entries, start=1):
+        if not isinstance(raw, dict):
+            problems.append(TaskProblem(entry, "?", "(entry)", f"expected an object, got {_type_name(raw)}"))
+            continue
+        task_id = raw.get(id_field)
+        check = _Checker(entry, task_id)
+        check.expect(raw, id_field, id_types, id_expected, required=True)
+        check_fields(check, raw)
+        key = str(task_id)
+        if not check.problems and key in seen:
+            check.fail(id_field, f"duplicate of entry {seen[key]}")
+        seen.setdefault(key, entry)
+        if check.problems:
+            problems.extend(check.problems)
+            continue
+        yield raw, key
+
+
 def parse_task_configs(data, source: str, benchmark: str | None = None) -> list[TaskConfig]:
     """Turn decoded JSON (a list of task objects, or one object) into TaskConfigs, or raise."""
     entries = [data] if isinstance(data, dict) else data
@@ -129,15 +156,10 @@ def parse_task_configs(data, source: str, benchmark: str | None = None) -> list[
         is_lite = any(isinstance(raw, dict) and "old_task_id" in raw for raw in entries)
         benchmark = "webarena-lite" if is_lite else "webarena"
 
-    problems, configs, seen = [], [], {}
-    for entry, raw in enumerate(entries, start=1):
-        if not isinstance(raw, dict):
-            problems.append(TaskProblem(entry, "?", "(entry)", f"expected an object, got {_type_name(raw)}"))
-            continue
-        task_id = raw.get("task_id")
-        check = _Checker(entry, task_id)
-        check.expect(raw, "task_id", (int, str), "an integer or string", required=True)
-        if isinstance(task_id, str) and not task_id.strip():
+    problems, configs = [], []
+
+    def check_fields(check: _Checker, raw: dict) -> None:
+        if isinstance(raw.get("task_id"), str) and not raw["task_id"].strip():
             check.fail("task_id", "empty")
         check.expect(raw, "intent", (str,), "a string", required=True)
         if isinstance(raw.get("intent"), str) and not raw["intent"].strip():
@@ -157,14 +179,9 @@ def parse_task_configs(data, source: str, benchmark: str | None = None) -> list[
             check.fail("eval", "missing")
         else:
             _check_eval(check, raw["eval"])
-        key = str(task_id)
-        if not check.problems and key in seen:
-            check.fail("task_id", f"duplicate of entry {seen[key]}")
-        seen.setdefault(key, entry)
-        if check.problems:
-            problems.extend(check.problems)
-            continue
 
+    for raw, key in checked_entries(entries, check_fields, problems):
+        task_id = raw["task_id"]
         answers = raw["eval"].get("reference_answers") or {}
         requirements, requirements_source = _requirements(answers)
         configs.append(

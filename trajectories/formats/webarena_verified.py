@@ -13,7 +13,7 @@ evaluator names in file order. `changes_against_webarena` says per task what the
 import json
 from dataclasses import dataclass
 
-from .webarena_tasks import TaskConfig, TaskConfigError, TaskProblem, _Checker, _is_str_list, _type_name
+from .webarena_tasks import TaskConfig, TaskConfigError, _Checker, _is_str_list, _type_name, checked_entries
 
 BENCHMARK = "webarena-verified"
 BASE_BENCHMARK = "webarena"
@@ -94,14 +94,9 @@ def network_requirements(eval_config: dict) -> list[dict]:
 
 def parse_verified_tasks(entries: list, source: str) -> list[TaskConfig]:
     """Verified entries as TaskConfigs of `webarena-verified`, or TaskConfigError naming entry and field."""
-    problems, configs, seen = [], [], {}
-    for entry, raw in enumerate(entries, start=1):
-        if not isinstance(raw, dict):
-            problems.append(TaskProblem(entry, "?", "(entry)", f"expected an object, got {_type_name(raw)}"))
-            continue
-        task_id = raw.get("task_id")
-        check = _Checker(entry, task_id)
-        check.expect(raw, "task_id", (int, str), "an integer or string", required=True)
+    problems, configs = [], []
+
+    def check_fields(check: _Checker, raw: dict) -> None:
         check.expect(raw, "intent", (str,), "a string", required=True)
         if isinstance(raw.get("intent"), str) and not raw["intent"].strip():
             check.fail("intent", "empty")
@@ -114,13 +109,9 @@ def parse_verified_tasks(entries: list, source: str) -> list[TaskConfig]:
         if not _is_str_list(raw.get("start_urls")) or not raw.get("start_urls"):
             check.fail("start_urls", "expected a non-empty list of strings")
         _check_eval(check, raw.get("eval"))
-        key = str(task_id)
-        if not check.problems and key in seen:
-            check.fail("task_id", f"duplicate of entry {seen[key]}")
-        seen.setdefault(key, entry)
-        if check.problems:
-            problems.extend(check.problems)
-            continue
+
+    for raw, key in checked_entries(entries, check_fields, problems):
+        task_id = raw["task_id"]
         evaluators = raw["eval"]
         eval_types = list(dict.fromkeys(evaluator["evaluator"] for evaluator in evaluators))
         response = agent_response_evaluator({"evaluators": evaluators})
