@@ -8,15 +8,17 @@ with the task's id and intent, 5-15 step blocks taken from the samples (accessib
 reasoning, actions), every screenshot made unique (a PNG text chunk with the file and step
 number) so that deduplication does not flatter the numbers, and endings in the samples'
 proportions of answered / N/A / forced stop / no stop. Then, for each database and each number
-of parsing processes (1, i.e. parsing in the importing process, and INGEST_WORKERS, default the
-CPU count), a fresh child process migrates an empty database, imports the tasks, and times
+of parsing processes (1, i.e. parsing on a thread of the importing process, and INGEST_WORKERS,
+default the CPU count), a fresh child process migrates an empty database, imports the tasks, and times
 `import_paths` on the folder (the same service as the command line, upload page and API), then
 times a second import of the same folder (everything unchanged). Peak memory is the child's
 peak resident set size (`resource.getrusage(RUSAGE_SELF).ru_maxrss`), i.e. Python, Django and
-the import together; the largest parsing worker's is reported beside it.
+the import together; the largest parsing worker's is reported beside it. Each measurement starts
+with nothing left for the kernel to write back, a minute after the files of the one before were
+deleted.
 
     .venv/bin/python benchmarks/ingest_render_run.py [--files 812] [--databases sqlite postgres]
-        [--workers N] [--postgres-url postgres://postgres@127.0.0.1:5432/postgres] [--seed 0]
+        [--workers N] [--postgres-url postgres://postgres@127.0.0.1:5432/postgres] [--seed 0] [--settle 61]
 """
 
 import argparse
@@ -115,10 +117,11 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _cpu_seconds() -> tuple[float, float]:
-    """CPU time (user + system) of this process, and of its ended children (the parsing workers)."""
+def _cpu_seconds() -> tuple[float, float, float, float]:
+    """CPU time in user space and in the kernel of this process, and of its ended children (the
+    parsing workers). The kernel's part is mostly the screenshot files' pages."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+    return own.ru_utime, own.ru_stime, children.ru_utime, children.ru_stime
 
 
 def _children_peak_mb() -> float:
@@ -162,8 +165,10 @@ def child(folder: Path, tasks: Path) -> None:
         "files": len(report.files),
         "counts": report.counts(),
         "seconds": first,
-        "cpu_seconds": cpu[0],
-        "worker_cpu_seconds": cpu[1],
+        "cpu_seconds": cpu[0] + cpu[1],
+        "cpu_kernel_seconds": cpu[1],
+        "worker_cpu_seconds": cpu[2] + cpu[3],
+        "worker_cpu_kernel_seconds": cpu[3],
         "files_per_second": len(report.files) / first,
         "reimport_seconds": second,
         "reimport_counts": again.counts(),
@@ -172,26 +177,22 @@ def child(folder: Path, tasks: Path) -> None:
     }))
 
 
-def _postgres_database(admin_url: str, create: bool) -> str:
+def _postgres_database(admin_url: str, name: str, create: bool) -> str:
     import psycopg
 
     with psycopg.connect(admin_url, autocommit=True) as connection:
-        connection.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE}")
+        connection.execute(f"DROP DATABASE IF EXISTS {name}")
         if create:
-            connection.execute(f"CREATE DATABASE {BENCH_DATABASE}")
-    return admin_url.rsplit("/", 1)[0] + f"/{BENCH_DATABASE}"
+            connection.execute(f"CREATE DATABASE {name}")
+    return admin_url.rsplit("/", 1)[0] + f"/{name}"
 
 
 def _measure(url: str, scratch: Path, workers: int) -> dict:
     media = scratch / "media"
     environment = {**os.environ, "DATABASE_URL": url, "MEDIA_ROOT": str(media), "INGEST_WORKERS": str(workers),
                    "INGEST_MAX_FILES": "100000", "INGEST_MAX_UNCOMPRESSED_BYTES": str(1 << 40)}
-    try:
-        command = [sys.executable, __file__, "--child", str(scratch / "run"), str(scratch / "tasks.json")]
-        output = subprocess.run(command, env=environment, check=True, capture_output=True, text=True,
-                                cwd=ROOT).stdout
-    finally:
-        shutil.rmtree(media, ignore_errors=True)
+    command = [sys.executable, __file__, "--child", str(scratch / "run"), str(scratch / "tasks.json")]
+    output = subprocess.run(command, env=environment, check=True, capture_output=True, text=True, cwd=ROOT).stdout
     return json.loads(output.strip().splitlines()[-1])
 
 
@@ -202,7 +203,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count(), help="The pool measured beside 1 process")
     parser.add_argument("--databases", nargs="+", choices=["sqlite", "postgres"], default=["sqlite", "postgres"])
     parser.add_argument("--postgres-url", default="postgres://postgres@127.0.0.1:5432/postgres",
-                        help="An admin connection; the benchmark creates and drops its own database")
+                        help="An admin connection; the benchmark creates and drops its own databases")
+    parser.add_argument("--settle", type=int, default=61,
+                        help="Seconds to wait after generating the run and after each measurement, for deleted files to stop costing")
     parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -210,39 +213,58 @@ def main() -> None:
         return
 
     with tempfile.TemporaryDirectory(prefix="trajscope-ingest-") as scratch:
-        scratch = Path(scratch)
-        started = time.perf_counter()
-        tasks = generate_tasks(scratch / "tasks.json", args.files)
-        size = generate_run(scratch / "run", tasks, args.seed)
-        print(f"generated {args.files} render files, {size / 1e6:.0f} MB ({size / args.files / 1e6:.2f} MB each) "
-              f"in {time.perf_counter() - started:.1f} s")
-        print(f"{os.cpu_count()} CPUs, Python {platform.python_version()}, load average before: "
-              f"{' '.join(f'{load:.1f}' for load in os.getloadavg())}")
-        for database in args.databases:
-            results = {}
-            for workers in (1, args.workers):
-                if database == "sqlite":
-                    url = f"sqlite:///{scratch / f'bench-{workers}.sqlite3'}"
-                else:
-                    url = _postgres_database(args.postgres_url, create=True)
-                try:
-                    results[workers] = result = _measure(url, scratch, workers)
-                finally:
-                    if database == "postgres":
-                        _postgres_database(args.postgres_url, create=False)
-                print(
-                    f"{result['vendor']:10} {result['workers']} parsing process(es): {result['files']} files in "
-                    f"{result['seconds']:.1f} s = {result['files_per_second']:.0f} files/s (CPU: importing process "
-                    f"{result['cpu_seconds']:.1f} s, parsing workers {result['worker_cpu_seconds']:.1f} s); peak RSS "
-                    f"{result['peak_rss_mb']:.0f} MB (after setup: {result['peak_rss_mb_before_import']:.0f} MB; "
-                    f"largest worker {result['peak_rss_mb_workers']:.0f} MB); re-import "
-                    f"{result['reimport_seconds']:.1f} s {result['reimport_counts']}; counts {result['counts']}"
-                )
-            single, pooled = results[1]["seconds"], results[args.workers]["seconds"]
-            print(f"{database:10} {args.workers} processes vs 1: {pooled:.1f} s vs {single:.1f} s = "
-                  f"{single / pooled:.2f}x faster; load average after: "
-                  f"{' '.join(f'{load:.1f}' for load in os.getloadavg())}")
+        _run(args, Path(scratch))
 
+
+def _settle(seconds: int) -> None:
+    """Wait for the disk to settle after files were deleted: ext4 steps around the inodes freed in
+    the last minute, so creating thousands of files just after deleting thousands costs the
+    kernel several times the CPU of creating them on a quiet disk. Deleting them instead of
+    keeping them keeps the page cache from filling up (reclaiming it costs CPU too)."""
+    os.sync()  # nothing left for the kernel to write back: that work would land on the same cores
+    if seconds:
+        print(f"waiting {seconds} s for the disk to settle")
+        time.sleep(seconds)
+
+
+def _run(args: argparse.Namespace, scratch: Path) -> None:
+    started = time.perf_counter()
+    tasks = generate_tasks(scratch / "tasks.json", args.files)
+    size = generate_run(scratch / "run", tasks, args.seed)
+    print(f"generated {args.files} render files, {size / 1e6:.0f} MB ({size / args.files / 1e6:.2f} MB each) "
+          f"in {time.perf_counter() - started:.1f} s")
+    _settle(args.settle)
+    print(f"{os.cpu_count()} CPUs, Python {platform.python_version()}, load average before: "
+          f"{' '.join(f'{load:.1f}' for load in os.getloadavg())}")
+    for database in args.databases:
+        results = {}
+        for workers in (1, args.workers):
+            if database == "sqlite":
+                url = f"sqlite:///{scratch / 'bench.sqlite3'}"
+            else:
+                url = _postgres_database(args.postgres_url, BENCH_DATABASE, create=True)
+            try:
+                results[workers] = result = _measure(url, scratch, workers)
+            finally:
+                if database == "sqlite":
+                    Path(url.removeprefix("sqlite:///")).unlink(missing_ok=True)
+                else:
+                    _postgres_database(args.postgres_url, BENCH_DATABASE, create=False)
+                shutil.rmtree(scratch / "media", ignore_errors=True)
+            print(
+                f"{result['vendor']:10} {result['workers']} parsing process(es): {result['files']} files in "
+                f"{result['seconds']:.1f} s = {result['files_per_second']:.0f} files/s (CPU: importing process "
+                f"{result['cpu_seconds']:.1f} s ({result['cpu_kernel_seconds']:.1f} s in the kernel), parsing workers "
+                f"{result['worker_cpu_seconds']:.1f} s ({result['worker_cpu_kernel_seconds']:.1f} s)); peak RSS "
+                f"{result['peak_rss_mb']:.0f} MB (after setup: {result['peak_rss_mb_before_import']:.0f} MB; "
+                f"largest worker {result['peak_rss_mb_workers']:.0f} MB); re-import "
+                f"{result['reimport_seconds']:.1f} s {result['reimport_counts']}; counts {result['counts']}"
+            )
+            _settle(args.settle)
+        single, pooled = results[1]["seconds"], results[args.workers]["seconds"]
+        print(f"{database:10} {args.workers} processes vs 1: {pooled:.1f} s vs {single:.1f} s = "
+              f"{single / pooled:.2f}x faster; load average after: "
+              f"{' '.join(f'{load:.1f}' for load in os.getloadavg())}")
 
 if __name__ == "__main__":
     main()

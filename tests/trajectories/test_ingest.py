@@ -277,3 +277,67 @@ def test_two_files_for_one_task_in_the_same_upload(webarena_tasks, run, tmp_path
     assert "already has a different trajectory" in report.files[2].reason
     assert Trajectory.objects.get().steps.get().action == "scroll [down]"
     assert len(_stored_files()) == Screenshot.objects.count() == 1
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_import_stopped_midway_leaves_files_only_for_what_it_stored(webarena_tasks, run, samples, settings,
+                                                                       workers):
+    """Files read ahead of the one being stored had their screenshots written: they go too."""
+    settings.INGEST_WORKERS = workers
+
+    def stop_after_the_first(done, total):
+        if done == 1:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        import_paths(sorted(samples.glob("*.html")), run, progress=stop_after_the_first)
+    assert Trajectory.objects.count() == 1
+    stored = sorted(path.relative_to(settings.MEDIA_ROOT).as_posix() for path in _stored_files())
+    assert stored == sorted(Screenshot.objects.values_list("image", flat=True)) != []
+
+
+def test_screenshots_are_written_ahead_only_for_trajectories_that_will_be_stored(webarena_tasks, run, samples,
+                                                                                 settings, monkeypatch, tmp_path):
+    from trajectories.services import reading
+
+    settings.INGEST_WORKERS = 1  # read on a thread of this process, where the writing can be watched
+    written, write_ahead = [], reading.write_ahead
+
+    def watched(record):
+        written.append(record.trajectory.task.task_id)
+        write_ahead(record)
+
+    monkeypatch.setattr(reading, "write_ahead", watched)
+    import_paths(sorted(samples.glob("*.html")), run)
+    assert sorted(written) == ["0", "3", "6"]
+
+    written.clear()
+    assert import_paths(sorted(samples.glob("*.html")), run).counts()["unchanged"] == 3
+    assert written == []  # what the run holds is not written again
+
+    (tmp_path / "render_3.html").write_text(
+        render_html(steps=[RenderStep(action="scroll [down]", screenshot=png((5, 5, 5)))]))
+    assert import_paths([tmp_path], run).failed  # a different trajectory, refused without replace
+    assert written == []
+    assert import_paths([tmp_path], run, replace=True).counts()["replaced"] == 1
+    assert written == ["3"]
+    assert len(_stored_files()) == Screenshot.objects.count()
+
+
+def test_agent_step_rows_are_written_with_every_column():
+    from trajectories.services.ingest import _STEP_FIELDS
+
+    assert sorted(_STEP_FIELDS) == sorted(field.name for field in Step._meta.concrete_fields if not field.primary_key)
+
+
+def test_screenshots_already_stored_by_another_run_are_shared_not_copied(webarena_tasks, run, samples,
+                                                                          django_capture_on_commit_callbacks):
+    import_paths([samples], run)
+    rows = dict(Screenshot.objects.values_list("sha256", "id"))
+    with django_capture_on_commit_callbacks(execute=True):
+        report = import_paths([samples], AgentRunFactory(name="second-run"))
+    assert report.counts()["imported"] == 3
+    assert dict(Screenshot.objects.values_list("sha256", "id")) == rows
+    assert set(Step.objects.filter(trajectory__run__name="second-run").values_list("screenshot_id", flat=True)) \
+        == set(rows.values())
+    assert len(_stored_files()) == len(rows)

@@ -4,6 +4,7 @@ import io
 import json
 import shutil
 import zipfile
+from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -13,7 +14,7 @@ from rest_framework.test import APIClient
 
 from accounts.services import create_api_token
 from tests.factories import UserFactory
-from trajectories.models import AgentRun, TaskResult, Trajectory
+from trajectories.models import AgentRun, Screenshot, TaskResult, Trajectory
 from trajectories.services.ingest import import_paths
 
 pytestmark = pytest.mark.django_db
@@ -201,6 +202,10 @@ def test_one_parsing_process_or_a_pool_import_the_same(webarena_tasks, results, 
     # The sample folder holds the same render files of tasks 3 and 6 as the results folder.
     assert report.counts() == {"imported": 6, "unchanged": 2, "replaced": 0, "failed": 0, "skipped": 3}
     assert sorted(t.task.task_id for t in Trajectory.objects.filter(run=run)) == ["0", "3", "6"]
+    # The screenshots written ahead for the two copies found unchanged were removed again.
+    stored = sorted(path.relative_to(settings.MEDIA_ROOT).as_posix()
+                    for path in Path(settings.MEDIA_ROOT).rglob("*") if path.is_file())
+    assert stored == sorted(Screenshot.objects.values_list("image", flat=True))
 
 
 def test_a_daemonic_process_parses_in_process(settings, monkeypatch):

@@ -7,7 +7,7 @@ Schema beside this module (`schemas/trajectory-v1.schema.json`) is the published
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cache
 from pathlib import Path
 
@@ -98,14 +98,31 @@ class Trajectory:
     schema: str = SCHEMA_ID
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return _plain(self)
 
     def content_hash(self) -> str:
-        """Identity of the trajectory's content, independent of the run it is imported into."""
-        body = self.to_dict()
-        body.pop("run")
+        """Identity of the trajectory's content, independent of the run it is imported into.
+        Stored with every trajectory: the text hashed must never change."""
+        body = {name: _plain(getattr(self, name)) for name in _field_names(Trajectory) if name != "run"}
         encoded = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+
+
+@cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(item.name for item in fields(cls))
+
+
+def _plain(value):
+    """What `dataclasses.asdict` gives for the values a trajectory holds, without its deep copies
+    of every string: the content hash of each imported trajectory walks all of its steps."""
+    if hasattr(type(value), "__dataclass_fields__"):
+        return {name: _plain(getattr(value, name)) for name in _field_names(type(value))}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
 
 
 @cache

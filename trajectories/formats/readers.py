@@ -38,6 +38,8 @@ class Record:
     notes: tuple[str, ...] = ()
     images: dict[str, Image] = field(default_factory=dict)
     content_hash: str = ""
+    # Screenshot files already written for this record where it was read, by image hash.
+    files: dict[str, str] = field(default_factory=dict)
 
 
 def decode(data: bytes) -> tuple[str, bool]:

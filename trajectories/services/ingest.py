@@ -1,8 +1,8 @@
 """Import of agent trajectories into a run: the one write path behind the command line, the
 upload page, the API and the demo data.
 
-Files are parsed by a pool of worker processes (see `reading`) and stored one at a time, each
-file in its own transaction: memory does not grow with the run, and a bad file costs only itself
+Files are parsed, and their screenshot files written, by a pool of worker processes (see
+`reading`) and stored one at a time, each file in its own transaction: memory does not grow with the run, and a bad file costs only itself
 (all of itself: a JSONL file with one bad line stores none). A trajectory is identified by the
 hash of its content (screenshots by the hash of their bytes): importing the same file again
 changes nothing, and a different trajectory for a task the run already has is refused unless
@@ -14,7 +14,6 @@ import zipfile
 import zlib
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -44,7 +43,7 @@ from trajectories.models import AgentRun, Step, Task, TaskResult, Trajectory
 from .reading import read_sources
 from .runs import describe_run, parse_run_description, record_harness_config
 from .storable import storable_text as _text
-from .screenshots import discard_files, screenshot_ids, unstored, write_files
+from .screenshots import discard_files, screenshot_ids, take_files
 from .harness_verdicts import record_verdicts, recorded_verdict, take_up
 
 IMPORTED, UNCHANGED, REPLACED, FAILED, SKIPPED_STATUS = "imported", "unchanged", "replaced", "failed", "skipped"
@@ -52,7 +51,6 @@ STATUSES = (IMPORTED, UNCHANGED, REPLACED, FAILED, SKIPPED_STATUS)
 _KINDS = {TRAJECTORIES: "trajectory", RESULTS: "results", LOG_LIST: "results", RUN_DESCRIPTION: "run_description",
           HARNESS_CONFIG: "harness_config", SKIPPED: "other"}
 _LISTED_TASKS = 20
-_SCREENSHOT_WRITERS = 4
 
 
 @dataclass
@@ -143,23 +141,16 @@ def import_paths(
     except ImportRefused as error:
         report.refused = f"import refused, nothing was read: {error}"
         return report
-    with catalogue, _RunImport(run, replace, report, catalogue) as run_import, contextlib.closing(
-            read_sources(catalogue.sources, settings.INGEST_MAX_FILE_BYTES)) as contents:
+    run_import = _RunImport(run, replace, report, catalogue)
+    with catalogue, contextlib.closing(
+            read_sources(catalogue.sources, settings.INGEST_MAX_FILE_BYTES, run_import.will_store)) as contents:
         total = len(catalogue)
         if progress:
             progress(0, total)
-        # One file behind the reading: the screenshot files of the next file are being written
-        # while this one's rows are stored.
-        waiting = None
-        for done, (source, content) in enumerate(contents):
-            run_import.write_screenshots_ahead(content)
-            if waiting is not None:
-                run_import.add(*waiting)
-                if progress:
-                    progress(done, total)
-            waiting = (source, content)
-        if waiting is not None:
-            run_import.add(*waiting)
+        for done, (source, content) in enumerate(contents, start=1):
+            run_import.add(source, content)
+            if progress and done < total:
+                progress(done, total)
         run_import.finish()
         if progress:
             progress(total, total)
@@ -190,46 +181,23 @@ class _RunImport:
         self.traces: list[tuple[Source, Record]] = []
         # What the run holds, by task: (trajectory id, content hash). A first check only; the
         # transaction that stores a trajectory checks again.
-        self.held = {task: (pk, digest) for pk, task, digest in
-                     Trajectory.objects.filter(run=run).values_list("id", "task_id", "content_hash")}
+        self.held: dict[int, tuple[int, str]] = {}
+        # The same by benchmark and task id, for the readers to tell which trajectories will be
+        # stored (their screenshot files are written where they are read).
+        self.held_hashes: dict[tuple[str, str], str] = {}
+        for pk, task, benchmark, task_id, digest in Trajectory.objects.filter(run=run).values_list(
+                "id", "task_id", "task__benchmark", "task__task_id", "content_hash"):
+            self.held[task] = (pk, digest)
+            self.held_hashes[(benchmark, task_id)] = digest
         # Tasks (pks) with a kept harness verdict (an earlier upload, a results file), for trajectories to take up.
         self.verdict_tasks = set(TaskResult.objects.filter(run=run).values_list("task_id", flat=True))
-        # Screenshot files are written on threads (creating a file waits for the disk, not the
-        # CPU), ahead of the rows that refer to them: record id -> its files being written.
-        self.writer = ThreadPoolExecutor(max_workers=_SCREENSHOT_WRITERS, thread_name_prefix="screenshot-files")
-        self.writing: dict[int, Future] = {}
 
-    def __enter__(self) -> "_RunImport":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for record_id in list(self.writing):
-            self._drop_files(record_id)
-        self.writer.shutdown(wait=True)
-
-    def write_screenshots_ahead(self, content) -> None:
-        """Start writing the new screenshots of a file already read, unless its trajectories will
-        not be stored (they are what the run holds, or may not replace it)."""
-        if not isinstance(content, list):
-            return
-        for record in content:
-            if record.trajectory is None or not record.images:
-                continue
-            task = self._task(record.trajectory.task)
-            existing = self.held.get(task.pk) if task is not None else None
-            if task is None or (existing and (existing[1] == record.content_hash or not self.replace)):
-                continue
-            self.writing[id(record)] = self.writer.submit(write_files, unstored(record.images))
-
-    def _files(self, record: Record) -> dict[str, str]:
-        future = self.writing.pop(id(record), None)
-        return future.result() if future is not None else write_files(unstored(record.images))
-
-    def _drop_files(self, record_id: int) -> None:
-        future = self.writing.pop(record_id, None)
-        if future is not None:
-            with contextlib.suppress(OSError):
-                discard_files(future.result().values())
+    def will_store(self, record: Record) -> bool:
+        """Whether a trajectory just read is likely to be stored: not what the run held when the
+        import began, nor refused for replacing it. Runs where the file is read (a forked worker
+        sees the import as it began); storing decides again."""
+        held = self.held_hashes.get((record.trajectory.task.benchmark, record.trajectory.task.task_id))
+        return held is None or (self.replace and held != record.content_hash)
 
     def add(self, source: Source, content) -> None:
         """Import one source; `content` is what `read_sources` read of it."""
@@ -326,7 +294,7 @@ class _RunImport:
             self.report.files.extend(entries)
             if isinstance(records, list):  # files written ahead for what was not stored after all
                 for record in records:
-                    self._drop_files(id(record))
+                    discard_files(record.files.values())
 
     def _entry(self, source: Source, record: Record) -> FileReport:
         return FileReport(file=source.name, status=FAILED, format=record.format, line=record.line,
@@ -361,20 +329,25 @@ class _RunImport:
             entry.reason = self._refusal(task)
             return entry
         try:
-            files = self._files(record)
+            files = take_files(record)
         except OSError as error:
             entry.reason = f"screenshots could not be stored: {error}"
             return entry
-        written.extend(files.values())
         try:
             with transaction.atomic(savepoint=not alone):
                 row, replaced = self._rows(entry, task, record, files, held=existing is not None)
         except _Unchanged as unchanged:
+            discard_files(files.values())
             entry.status, entry.trajectory_id = UNCHANGED, unchanged.trajectory_id
             return entry
         except (_Refused, IntegrityError, DataError) as error:
+            discard_files(files.values())
             entry.reason = str(error) if isinstance(error, _Refused) else f"could not be stored: {error}"
             return entry
+        except BaseException:
+            discard_files(files.values())
+            raise
+        written.extend(files.values())
         entry.status = REPLACED if replaced else IMPORTED
         entry.trajectory_id = row.pk
         stored[task.pk] = (row.pk, record.content_hash)
@@ -411,7 +384,7 @@ class _RunImport:
             source_format=entry.format,
         )
         outputs = outputs or [""] * len(parsed.steps)
-        insert_steps([_step_row(row, step, ids, output) for step, output in zip(parsed.steps, outputs)])
+        insert_steps([_step_values(row.pk, step, ids, output) for step, output in zip(parsed.steps, outputs)])
         if unused:
             transaction.on_commit(lambda: discard_files(unused))
         return row, current is not None
@@ -553,43 +526,49 @@ def _check_lengths(parsed: ParsedTrajectory) -> None:
                 )
 
 
-def _step_row(trajectory: Trajectory, step, screenshot_ids: dict[str, int], model_output: str) -> Step:
+# The columns of an agent step row, in the order `_step_values` gives them.
+_STEP_FIELDS = ("trajectory", "index", "url", "observation", "reasoning", "planned_action", "action", "action_type",
+                "element_id", "element_label", "action_value", "press_enter", "prev_action", "model_output",
+                "screenshot")
+
+
+def _step_values(trajectory_id: int, step, screenshot_ids: dict[str, int], model_output: str) -> tuple:
+    """An agent step row as plain values: thousands of them are written per run, and building
+    model instances for them cost more than writing them."""
     parts = step.action_parts
     screenshot = step.screenshot.removeprefix(REFERENCE_PREFIX) if step.screenshot else None
-    return Step(
-        trajectory=trajectory,
-        index=step.index,
-        url=_text(step.url),
-        observation=_text(step.observation),
-        reasoning=_text(step.reasoning),
-        planned_action=_text(step.planned_action),
-        action=_text(step.action),
-        action_type=parts.type,
-        element_id=_text(parts.element_id),
-        element_label=_text(parts.element_label),
-        action_value=_text(parts.value),
-        press_enter=parts.press_enter,
-        prev_action=_text(step.prev_action),
-        model_output=_text(model_output),
-        screenshot_id=screenshot_ids[screenshot] if screenshot else None,
+    return (
+        trajectory_id,
+        step.index,
+        _text(step.url),
+        _text(step.observation),
+        _text(step.reasoning),
+        _text(step.planned_action),
+        _text(step.action),
+        parts.type,
+        _text(parts.element_id),
+        _text(parts.element_label),
+        _text(parts.value),
+        parts.press_enter,
+        _text(step.prev_action),
+        _text(model_output),
+        screenshot_ids[screenshot] if screenshot else None,
     )
 
 
-_STEP_COLUMNS = [field for field in Step._meta.concrete_fields if not field.primary_key]
-
-
-def insert_steps(steps: list[Step]) -> None:
-    """Insert agent steps in the caller's transaction: with COPY on PostgreSQL (one round trip
-    and no SQL to build for page-sized text), else in batches."""
-    if not steps:
+def insert_steps(rows: list[tuple]) -> None:
+    """Insert agent step rows (`_STEP_FIELDS` order) in the caller's transaction: with COPY on
+    PostgreSQL (one round trip and no SQL to build for page-sized text), else in one batch."""
+    if not rows:
         return
-    if connection.vendor != "postgresql":
-        Step.objects.bulk_create(steps, batch_size=50)
-        return
-    columns = ", ".join(connection.ops.quote_name(field.column) for field in _STEP_COLUMNS)
-    with connection.cursor() as cursor, cursor.copy(
-        f"COPY {connection.ops.quote_name(Step._meta.db_table)} ({columns}) FROM STDIN"
-    ) as copy:
-        for step in steps:
-            copy.write_row([field.get_db_prep_save(getattr(step, field.attname), connection)
-                            for field in _STEP_COLUMNS])
+    quote = connection.ops.quote_name
+    table = quote(Step._meta.db_table)
+    columns = ", ".join(quote(Step._meta.get_field(name).column) for name in _STEP_FIELDS)
+    with connection.cursor() as cursor:
+        if connection.vendor != "postgresql":
+            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(_STEP_FIELDS))})",
+                               rows)
+            return
+        with cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)

@@ -1,30 +1,38 @@
-"""Reading the files of an import, on every core: parsing (finding the steps of a render file,
-decoding its screenshots, hashing its content) is CPU work that needs no database, so it runs in
-a pool of worker processes while this process stores what they have read, file after file.
+"""Reading the files of an import beside the storing of them: parsing (finding the steps of a
+render file, decoding its screenshots, hashing its content) and writing the screenshot files need
+no database, so they run in a pool of worker processes while this process stores rows, file
+after file. With one worker (`INGEST_WORKERS=1`, or in a daemonic process, which may not have
+children) they run on one thread of this process instead.
 
-Workers are forked from this process (no re-import, a few milliseconds) and run only the
-Django-free parsers: they never touch the database connection they inherit, and end without
-running its finalizers (multiprocessing ends its children with `os._exit`). A few files are
-read ahead of the one being stored (twice the number of workers), so memory stays bounded
-however large the import.
+Workers are forked from this process (no re-import, a few milliseconds) and never touch the
+database connection they inherit; they end without running its finalizers (multiprocessing ends
+its children with `os._exit`). A few files are read ahead of the one being stored (twice the
+number of workers), so memory stays bounded however large the import. Screenshot files are
+written ahead only for trajectories that `keep` says will be stored; a file read ahead and
+never stored has its screenshot files removed.
 JSONL files, which may be larger than anything a worker should send back at once, are read here
 one line at a time.
 """
 
 import multiprocessing
 from collections import deque
-from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from functools import partial
 
 from django.conf import settings
 
 from trajectories.formats.readers import Record, prepared_records, read_file
 from trajectories.formats.sources import TRAJECTORIES, Source, forget_archives
 
+from .screenshots import discard_files, forget_storage, write_ahead
 
 _BROKEN = ("a parsing process ended abruptly (out of memory?) while this file was being read; "
            "the files after it were read in the importing process")
+
+Keep = Callable[[Record], bool]
+_keep_in_worker: Keep | None = None
 
 
 def ingest_workers() -> int:
@@ -38,21 +46,47 @@ def _pooled(source: Source) -> bool:
     return source.kind == TRAJECTORIES and not source.problem and source.suffix != ".jsonl"
 
 
-def _pool(workers: int) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
-                               initializer=forget_archives)
+def read_ahead(source: Source, max_bytes: int, keep: Keep) -> list[Record]:
+    """The file's records, prepared, with the screenshot files written of those that will be kept."""
+    records = read_file(source, max_bytes)
+    for record in records:
+        if record.trajectory is not None and record.images and keep(record):
+            write_ahead(record)
+    return records
 
 
-def read_sources(sources: list[Source], max_bytes: int) -> Iterator[tuple[Source, object]]:
+def _start_worker(keep: Keep) -> None:
+    """A forked worker drops the parent's archive handles and storage clients, and keeps `keep`
+    (inherited with the fork, never pickled)."""
+    global _keep_in_worker
+    forget_archives()
+    forget_storage()
+    _keep_in_worker = keep
+
+
+def _read_in_worker(source: Source, max_bytes: int) -> list[Record]:
+    return read_ahead(source, max_bytes, _keep_in_worker)
+
+
+def _pool(workers: int, keep: Keep) -> tuple[Executor, Callable[[Source, int], list[Record]]]:
+    if workers < 2:
+        return ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-reading"), partial(read_ahead, keep=keep)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                               initializer=_start_worker, initargs=(keep,))
+    return pool, _read_in_worker
+
+
+def read_sources(sources: list[Source], max_bytes: int, keep: Keep) -> Iterator[tuple[Source, object]]:
     """Each source in order with what it holds: for a trajectory file, its records (a list, or an
     iterator read as it is consumed) or the exception that stopped reading it; else None."""
-    workers = min(ingest_workers(), sum(_pooled(source) for source in sources))
-    if workers < 2:
+    if not any(_pooled(source) for source in sources):
         for source in sources:
             yield source, _read_here(source, max_bytes)
         return
+    workers = min(ingest_workers(), sum(_pooled(source) for source in sources))
     upcoming = iter(sources)
-    with _pool(workers) as pool:
+    pool, read = _pool(workers, keep)
+    with pool:
         ahead: deque[tuple[Source, Future | None]] = deque()
         try:
             while True:
@@ -60,7 +94,7 @@ def read_sources(sources: list[Source], max_bytes: int) -> Iterator[tuple[Source
                     source = next(upcoming, None)
                     if source is None:
                         break
-                    ahead.append((source, pool.submit(read_file, source, max_bytes) if _pooled(source) else None))
+                    ahead.append((source, pool.submit(read, source, max_bytes) if _pooled(source) else None))
                 if not ahead:
                     return
                 source, future = ahead.popleft()
@@ -75,6 +109,8 @@ def read_sources(sources: list[Source], max_bytes: int) -> Iterator[tuple[Source
                     yield source, BrokenProcessPool(_BROKEN)
                     while ahead:
                         item, pending = ahead.popleft()
+                        if pending is not None:
+                            _abandon(pending)
                         yield item, BrokenProcessPool(_BROKEN) if pending is not None else _read_here(item, max_bytes)
                     break
                 except Exception as error:  # noqa: BLE001 - reported for its file, as when read here
@@ -82,9 +118,21 @@ def read_sources(sources: list[Source], max_bytes: int) -> Iterator[tuple[Source
         finally:
             for _, future in ahead:
                 if future is not None:
-                    future.cancel()
+                    _abandon(future)
     for source in upcoming:
         yield source, _read_here(source, max_bytes)
+
+
+def _abandon(future: Future) -> None:
+    """A file read ahead that will not be stored: its screenshot files go too."""
+    if future.cancel():
+        return
+    try:
+        records = future.result()
+    except Exception:  # noqa: BLE001 - nothing was sent back, so nothing to remove
+        return
+    for record in records:
+        discard_files(record.files.values())
 
 
 def _read_here(source: Source, max_bytes: int) -> Iterator[Record] | None:

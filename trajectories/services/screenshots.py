@@ -1,55 +1,135 @@
 """Screenshot files in Django storage, one file and one row per distinct image.
 
-Files are written before the trajectory's transaction (so that it stays short) and removed
-again when that transaction fails, so a failed import leaves neither rows nor files behind.
+Files are written where the trajectory file is read (a parsing worker), before the trajectory's
+transaction, so that the transaction stays short and the importing process only stores rows.
+They are removed again when that transaction fails, or finds the image already stored, so a
+failed import leaves neither rows nor files behind.
 """
 
-from django.core.files.base import ContentFile
+import os
+from dataclasses import replace
 
+from django.core.files.base import ContentFile
+from django.core.files.storage import FileSystemStorage, default_storage, storages
+from django.db import connection
+from django.utils.functional import empty
+
+from trajectories.formats.readers import Record
 from trajectories.formats.screenshots import Image
 from trajectories.models import Screenshot
 
 _FIELD = Screenshot._meta.get_field("image")
 
 
-def unstored(images: dict[str, Image]) -> dict[str, Image]:
-    """The images that have no Screenshot row yet."""
-    known = set(Screenshot.objects.filter(sha256__in=list(images)).values_list("sha256", flat=True))
-    return {sha: image for sha, image in images.items() if sha not in known}
-
-
 def write_files(images: dict[str, Image]) -> dict[str, str]:
-    """Store image files (no database access, so it may run on another thread); names by hash."""
+    """Store image files (no database access, so it may run in another thread or process); names by hash."""
     written: dict[str, str] = {}
     try:
         for sha, image in images.items():
-            name = _FIELD.generate_filename(None, f"{sha}.{image.extension}")
-            written[sha] = _FIELD.storage.save(name, ContentFile(image.data))
+            written[sha] = _save(_FIELD.generate_filename(None, f"{sha}.{image.extension}"), image.data)
     except BaseException:
         discard_files(written.values())
         raise
     return written
 
 
+def _save(name: str, data: bytes) -> str:
+    """Save a file under `name` or, when that is taken, under the name the storage picks. In a
+    folder, written directly unless the folder is new or the name taken: Django's storage spends
+    more on checking the name than on writing the bytes, and a run has tens of thousands of them."""
+    storage = _FIELD.storage
+    if not isinstance(storage, FileSystemStorage):
+        return storage.save(name, ContentFile(data))
+    path = storage.path(name)
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except (FileNotFoundError, FileExistsError):  # a new folder, or the name taken
+        return storage.save(name, ContentFile(data))
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+        if storage.file_permissions_mode is not None:
+            os.chmod(path, storage.file_permissions_mode)
+    except BaseException:
+        os.unlink(path)
+        raise
+    return name
+
+
+def write_ahead(record: Record) -> None:
+    """Write the record's screenshot files and let go of their bytes: what travels on to the
+    importing process is the names, not the images."""
+    record.files = write_files(record.images)
+    record.images = {sha: replace(image, data=b"") for sha, image in record.images.items()}
+
+
+def take_files(record: Record) -> dict[str, str]:
+    """The record's screenshot files, written now unless they were written ahead; the record no
+    longer holds them, so the caller owns (and on failure discards) them."""
+    files = record.files or write_files(record.images)
+    record.files = {}
+    return files
+
+
+def forget_storage() -> None:
+    """In a forked worker: build the storage anew, so that no client connection (an S3 session)
+    is shared with the parent process."""
+    storages._storages = {}
+    default_storage._wrapped = empty
+
+
 def screenshot_ids(images: dict[str, Image], written: dict[str, str]) -> tuple[dict[str, int], list[str]]:
     """Rows for the newly written files, inside the caller's transaction.
 
     Returns the row id of every image by hash, and the written files that turned out not to be
-    needed because a concurrent import stored the same image first.
+    needed because the image was stored already (by an earlier import or a concurrent one).
     """
-    Screenshot.objects.bulk_create(
-        [
-            Screenshot(sha256=sha, image=name, content_type=images[sha].content_type, size=len(images[sha].data))
-            for sha, name in written.items()
-        ],
-        ignore_conflicts=True,
-    )
+    if not images:
+        return {}, []
+    if connection.vendor == "postgresql":
+        found = _insert_rows(images, written)
+    else:
+        Screenshot.objects.bulk_create(
+            [Screenshot(sha256=sha, image=written[sha], content_type=image.content_type, size=image.size)
+             for sha, image in images.items()],
+            ignore_conflicts=True,
+        )
+        found = []
+    missing = images.keys() - {sha for sha, _, _ in found}
+    if missing:
+        found += Screenshot.objects.filter(sha256__in=missing).values_list("sha256", "id", "image")
     ids, unused = {}, []
-    for sha, pk, name in Screenshot.objects.filter(sha256__in=list(images)).values_list("sha256", "id", "image"):
+    for sha, pk, name in found:
         ids[sha] = pk
         if sha in written and written[sha] != name:
             unused.append(written[sha])
     return ids, unused
+
+
+_TABLE = Screenshot._meta.db_table
+
+
+def _insert_rows(images: dict[str, Image], written: dict[str, str]) -> list[tuple[str, int, str]]:
+    """PostgreSQL: insert the new rows and read the existing ones in one round trip. Both parts see
+    the database as the statement began, so an image stored by a concurrent import after that is
+    in neither and is read afterwards."""
+    column = {name: connection.ops.quote_name(Screenshot._meta.get_field(name).column)
+              for name in ("id", "sha256", "image", "content_type", "size", "created_at")}
+    table = connection.ops.quote_name(_TABLE)
+    shas = list(images)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH new AS (INSERT INTO {table} ({column['sha256']}, {column['image']}, {column['content_type']}, "
+            f"{column['size']}, {column['created_at']}) "
+            "SELECT sha, name, kind, size, now() FROM unnest(%s::text[], %s::text[], %s::text[], %s::integer[]) "
+            "AS new_row(sha, name, kind, size) "
+            f"ON CONFLICT ({column['sha256']}) DO NOTHING RETURNING {column['sha256']}, {column['id']}, {column['image']}) "
+            f"SELECT * FROM new UNION ALL SELECT {column['sha256']}, {column['id']}, {column['image']} FROM {table} "
+            f"WHERE {column['sha256']} = ANY(%s::text[])",
+            [shas, [written[sha] for sha in shas], [images[sha].content_type for sha in shas],
+             [images[sha].size for sha in shas], shas],
+        )
+        return list(cursor.fetchall())
 
 
 def discard_files(names) -> None:

@@ -1,0 +1,41 @@
+"""The content hash is stored with every trajectory: a re-import is recognised as unchanged only
+if the same content hashes to the same value as when it was first imported."""
+
+import dataclasses
+import hashlib
+import json
+
+import pytest
+
+from trajectories.formats.readers import prepare, read_records
+
+from .test_readers import _document, _read
+
+
+def _hash_as_first_defined(trajectory) -> str:
+    body = dataclasses.asdict(trajectory)
+    body.pop("run")
+    encoded = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+
+
+def test_the_hash_is_the_one_first_defined_for_every_field_a_trajectory_holds():
+    document = _document(plan=["Open reports", "Read ✓ total"], run={"agent": "a", "meta": {"k": [1, {"n": None}]}})
+    document["steps"][0].update(url="http://shop/", prev_action="none", action_parts=None)
+    document["outcome"] = {"status": "early_stop", "reason": "max_steps", "success": False, "message": "stopped"}
+    [record] = _read("t.json", json.dumps(document).encode())
+    prepare(record, None)
+    assert record.error is None
+    assert record.content_hash == _hash_as_first_defined(record.trajectory)
+    assert record.trajectory.to_dict() == dataclasses.asdict(record.trajectory)
+
+
+@pytest.mark.parametrize("name, digest", [
+    ("gpt4turbo_render_0.html", "fbd99c8b0aac87bc7f9a8def2a6eedd248b565784a72f47b8050018ce2bed49f"),
+    ("llama3-8b_render_3.html", "38f90e8b4183954a67a509ab3493bf23f58b1c6d6b71ddd385e4a178e32adea5"),
+    ("llama3-8b_render_6.html", "962375d32513a2ab9373b6bc28a5c99dd4cf687400aa15c39d7cb8caa3954fd6"),
+])
+def test_the_real_render_files_keep_the_hash_they_were_stored_with(samples, name, digest):
+    with (samples / name).open("rb") as stream:
+        [record] = [prepare(record, None) for record in read_records(name, stream, 1 << 30)]
+    assert record.content_hash == digest
