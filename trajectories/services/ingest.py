@@ -2,8 +2,9 @@
 upload page, the API and the demo data.
 
 Files are parsed, and their screenshot files written, by a pool of worker processes (see
-`reading`) and stored one at a time, each file in its own transaction: memory does not grow with the run, and a bad file costs only itself
-(all of itself: a JSONL file with one bad line stores none). A trajectory is identified by the
+`reading`) and stored one at a time, each file in its own transaction: memory does not grow with
+the run, and a bad file costs only itself (all of itself: a JSONL file with one bad line stores
+none). A trajectory is identified by the
 hash of its content (screenshots by the hash of their bytes): importing the same file again
 changes nothing, and a different trajectory for a task the run already has is refused unless
 the caller asks to replace it.
@@ -294,7 +295,8 @@ class _RunImport:
             self.report.files.extend(entries)
             if isinstance(records, list):  # files written ahead for what was not stored after all
                 for record in records:
-                    discard_files(record.files.values())
+                    with contextlib.suppress(OSError):
+                        discard_files(record.files.values())
 
     def _entry(self, source: Source, record: Record) -> FileReport:
         return FileReport(file=source.name, status=FAILED, format=record.format, line=record.line,
@@ -336,16 +338,14 @@ class _RunImport:
         try:
             with transaction.atomic(savepoint=not alone):
                 row, replaced = self._rows(entry, task, record, files, held=existing is not None)
-        except _Unchanged as unchanged:
+        except BaseException as error:
             discard_files(files.values())
-            entry.status, entry.trajectory_id = UNCHANGED, unchanged.trajectory_id
-            return entry
-        except (_Refused, IntegrityError, DataError) as error:
-            discard_files(files.values())
-            entry.reason = str(error) if isinstance(error, _Refused) else f"could not be stored: {error}"
-            return entry
-        except BaseException:
-            discard_files(files.values())
+            if isinstance(error, _Unchanged):
+                entry.status, entry.trajectory_id = UNCHANGED, error.trajectory_id
+                return entry
+            if isinstance(error, (_Refused, IntegrityError, DataError)):
+                entry.reason = str(error) if isinstance(error, _Refused) else f"could not be stored: {error}"
+                return entry
             raise
         written.extend(files.values())
         entry.status = REPLACED if replaced else IMPORTED

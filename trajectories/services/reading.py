@@ -14,6 +14,7 @@ JSONL files, which may be larger than anything a worker should send back at once
 one line at a time.
 """
 
+import contextlib
 import multiprocessing
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -79,11 +80,12 @@ def _pool(workers: int, keep: Keep) -> tuple[Executor, Callable[[Source, int], l
 def read_sources(sources: list[Source], max_bytes: int, keep: Keep) -> Iterator[tuple[Source, object]]:
     """Each source in order with what it holds: for a trajectory file, its records (a list, or an
     iterator read as it is consumed) or the exception that stopped reading it; else None."""
-    if not any(_pooled(source) for source in sources):
+    pooled = sum(_pooled(source) for source in sources)
+    if not pooled:
         for source in sources:
             yield source, _read_here(source, max_bytes)
         return
-    workers = min(ingest_workers(), sum(_pooled(source) for source in sources))
+    workers = min(ingest_workers(), pooled)
     upcoming = iter(sources)
     pool, read = _pool(workers, keep)
     with pool:
@@ -132,7 +134,8 @@ def _abandon(future: Future) -> None:
     except Exception:  # noqa: BLE001 - nothing was sent back, so nothing to remove
         return
     for record in records:
-        discard_files(record.files.values())
+        with contextlib.suppress(OSError):
+            discard_files(record.files.values())
 
 
 def _read_here(source: Source, max_bytes: int) -> Iterator[Record] | None:

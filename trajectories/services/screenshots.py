@@ -123,7 +123,8 @@ def _insert_rows(images: dict[str, Image], written: dict[str, str]) -> list[tupl
             f"{column['size']}, {column['created_at']}) "
             "SELECT sha, name, kind, size, now() FROM unnest(%s::text[], %s::text[], %s::text[], %s::integer[]) "
             "AS new_row(sha, name, kind, size) "
-            f"ON CONFLICT ({column['sha256']}) DO NOTHING RETURNING {column['sha256']}, {column['id']}, {column['image']}) "
+            f"ON CONFLICT ({column['sha256']}) DO NOTHING "
+            f"RETURNING {column['sha256']}, {column['id']}, {column['image']}) "
             f"SELECT * FROM new UNION ALL SELECT {column['sha256']}, {column['id']}, {column['image']} FROM {table} "
             f"WHERE {column['sha256']} = ANY(%s::text[])",
             [shas, [written[sha] for sha in shas], [images[sha].content_type for sha in shas],
