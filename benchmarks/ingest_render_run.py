@@ -266,5 +266,6 @@ def _run(args: argparse.Namespace, scratch: Path) -> None:
               f"{single / pooled:.2f}x faster; load average after: "
               f"{' '.join(f'{load:.1f}' for load in os.getloadavg())}")
 
+
 if __name__ == "__main__":
     main()

@@ -103,7 +103,8 @@ class Trajectory:
     def content_hash(self) -> str:
         """Identity of the trajectory's content, independent of the run it is imported into.
         Stored with every trajectory: the text hashed must never change."""
-        body = {name: _plain(getattr(self, name)) for name in _field_names(Trajectory) if name != "run"}
+        body = self.to_dict()
+        body.pop("run")
         encoded = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 

@@ -44,7 +44,7 @@ from trajectories.models import AgentRun, Step, Task, TaskResult, Trajectory
 from .reading import read_sources
 from .runs import describe_run, parse_run_description, record_harness_config
 from .storable import storable_text as _text
-from .screenshots import discard_files, screenshot_ids, take_files
+from .screenshots import discard_files, discard_written_ahead, screenshot_ids, take_files
 from .harness_verdicts import record_verdicts, recorded_verdict, take_up
 
 IMPORTED, UNCHANGED, REPLACED, FAILED, SKIPPED_STATUS = "imported", "unchanged", "replaced", "failed", "skipped"
@@ -294,9 +294,7 @@ class _RunImport:
         finally:
             self.report.files.extend(entries)
             if isinstance(records, list):  # files written ahead for what was not stored after all
-                for record in records:
-                    with contextlib.suppress(OSError):
-                        discard_files(record.files.values())
+                discard_written_ahead(records)
 
     def _entry(self, source: Source, record: Record) -> FileReport:
         return FileReport(file=source.name, status=FAILED, format=record.format, line=record.line,

@@ -14,7 +14,6 @@ JSONL files, which may be larger than anything a worker should send back at once
 one line at a time.
 """
 
-import contextlib
 import multiprocessing
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -27,7 +26,7 @@ from django.conf import settings
 from trajectories.formats.readers import Record, prepared_records, read_file
 from trajectories.formats.sources import TRAJECTORIES, Source, forget_archives
 
-from .screenshots import discard_files, forget_storage, write_ahead
+from .screenshots import discard_written_ahead, forget_storage, write_ahead
 
 _BROKEN = ("a parsing process ended abruptly (out of memory?) while this file was being read; "
            "the files after it were read in the importing process")
@@ -133,9 +132,7 @@ def _abandon(future: Future) -> None:
         records = future.result()
     except Exception:  # noqa: BLE001 - nothing was sent back, so nothing to remove
         return
-    for record in records:
-        with contextlib.suppress(OSError):
-            discard_files(record.files.values())
+    discard_written_ahead(records)
 
 
 def _read_here(source: Source, max_bytes: int) -> Iterator[Record] | None:

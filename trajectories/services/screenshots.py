@@ -6,6 +6,7 @@ They are removed again when that transaction fails, or finds the image already s
 failed import leaves neither rows nor files behind.
 """
 
+import contextlib
 import os
 from dataclasses import replace
 
@@ -134,5 +135,14 @@ def _insert_rows(images: dict[str, Image], written: dict[str, str]) -> list[tupl
 
 
 def discard_files(names) -> None:
+    """Remove files that no row refers to. Best effort, file by file: a file that cannot be removed
+    is an orphan on disk, never a reason to fail the import that no longer needs it."""
     for name in names:
-        _FIELD.storage.delete(name)
+        with contextlib.suppress(OSError):
+            _FIELD.storage.delete(name)
+
+
+def discard_written_ahead(records: list[Record]) -> None:
+    """Remove the screenshot files written ahead for records that were not stored after all."""
+    for record in records:
+        discard_files(record.files.values())
