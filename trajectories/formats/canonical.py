@@ -23,6 +23,9 @@ SCHEMA_PATH = Path(__file__).parent / "schemas" / "trajectory-v1.schema.json"
 MAX_DEPTH = 32
 TASK_ID_MAX_LENGTH = 64  # as the schema's maxLength, and the database's column
 PARADIGMS = ("step_by_step", "tree_search", "full_plan", "other")
+# Who gave a verdict on a trajectory's success: the benchmark's harness (its reward or evaluator),
+# a rule check, human graders, an LLM judge, or the agent about itself.
+VERDICT_KINDS = ("harness", "rule_check", "human", "llm_judge", "agent_self_report")
 OUTCOME_STATUSES = ("answered", "na", "early_stop", "no_stop", "crashed")
 EARLY_STOP_REASONS = ("repeated_action", "invalid_actions", "max_steps", "other")
 
@@ -77,6 +80,11 @@ class Step:
     # A `data:image/...;base64,` URI or a path relative to the uploaded file.
     screenshot: str | None = None
     action_parts: ActionParts | None = None
+    # What the step cost, where the file records it (model tokens, money in USD, seconds).
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost: float | None = None
+    duration: float | None = None
 
 
 @dataclass
@@ -88,6 +96,24 @@ class Outcome:
 
 
 @dataclass
+class Verdict:
+    """A verdict on the trajectory's success from a source other than `outcome.success` (the
+    harness of record): the agent's self-report, a published judge's score, a second harness.
+
+    `success` is None when the source gave no yes/no (`label` then says what it gave, e.g.
+    "not_executable"); `score` with `threshold` keeps a judge's graded answer as it was given."""
+
+    kind: str
+    name: str
+    success: bool | None = None
+    model: str = ""
+    score: float | None = None
+    threshold: float | None = None
+    label: str = ""
+    explanation: str = ""
+
+
+@dataclass
 class Trajectory:
     task: TaskRef
     steps: list[Step]
@@ -96,6 +122,12 @@ class Trajectory:
     plan: list[str] = field(default_factory=list)
     final_answer: str | None = None
     schema: str = SCHEMA_ID
+    verdicts: list[Verdict] = field(default_factory=list)
+    # Totals of the whole trajectory, where the file gives them rather than per step.
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost: float | None = None
+    duration: float | None = None
 
     def to_dict(self) -> dict:
         return _plain(self)
@@ -105,8 +137,22 @@ class Trajectory:
         Stored with every trajectory: the text hashed must never change."""
         body = self.to_dict()
         body.pop("run")
+        _drop_unset(body, _UNHASHED_WHEN_UNSET)
+        for step in body["steps"]:
+            _drop_unset(step, _UNHASHED_WHEN_UNSET)
         encoded = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+
+
+# Fields added after hashes were first stored: left out of the hash while unset, so that a
+# trajectory without them keeps the hash it was stored with.
+_UNHASHED_WHEN_UNSET = ("verdicts", "tokens_in", "tokens_out", "cost", "duration")
+
+
+def _drop_unset(body: dict, names: tuple[str, ...]) -> None:
+    for name in names:
+        if body.get(name) in (None, []):
+            body.pop(name, None)
 
 
 @cache
@@ -248,6 +294,10 @@ def from_dict(document: dict) -> Trajectory:
                 prev_action=raw.get("prev_action", ""),
                 screenshot=raw.get("screenshot"),
                 action_parts=ActionParts(**parts) if parts else None,
+                tokens_in=raw.get("tokens_in"),
+                tokens_out=raw.get("tokens_out"),
+                cost=raw.get("cost"),
+                duration=raw.get("duration"),
             )
         )
     task = document["task"]
@@ -259,4 +309,9 @@ def from_dict(document: dict) -> Trajectory:
         plan=list(document.get("plan", [])),
         final_answer=document.get("final_answer"),
         outcome=outcome,
+        verdicts=[Verdict(**item) for item in document.get("verdicts", [])],
+        tokens_in=document.get("tokens_in"),
+        tokens_out=document.get("tokens_out"),
+        cost=document.get("cost"),
+        duration=document.get("duration"),
     )

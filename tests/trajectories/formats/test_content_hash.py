@@ -12,9 +12,16 @@ from trajectories.formats.readers import prepare, read_records
 from .test_readers import _document, _read
 
 
+# Fields added since: they enter the hash only when set, so older trajectories keep theirs.
+LATER_FIELDS = ("verdicts", "tokens_in", "tokens_out", "cost", "duration")
+
+
 def _hash_as_first_defined(trajectory) -> str:
     body = dataclasses.asdict(trajectory)
     body.pop("run")
+    for part in (body, *body["steps"]):
+        for name in LATER_FIELDS:
+            assert part.pop(name, None) in (None, [])
     encoded = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 
@@ -28,6 +35,20 @@ def test_the_hash_is_the_one_first_defined_for_every_field_a_trajectory_holds():
     assert record.error is None
     assert record.content_hash == _hash_as_first_defined(record.trajectory)
     assert record.trajectory.to_dict() == dataclasses.asdict(record.trajectory)
+
+
+def test_usage_and_verdicts_count_in_the_hash_once_set():
+    [record] = _read("t.json", json.dumps(_document()).encode())
+    prepare(record, None)
+    before = record.content_hash
+    document = _document(verdicts=[{"kind": "agent_self_report", "name": "agent self-report", "success": True}])
+    document["steps"][0]["tokens_in"] = 120
+    [changed] = _read("t.json", json.dumps(document).encode())
+    prepare(changed, None)
+    assert changed.error is None
+    assert changed.content_hash != before
+    assert changed.trajectory.verdicts[0].success is True
+    assert changed.trajectory.steps[0].tokens_in == 120
 
 
 @pytest.mark.parametrize("name, digest", [
