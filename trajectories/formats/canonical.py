@@ -93,6 +93,8 @@ class Outcome:
     reason: str | None = None
     success: bool | None = None
     message: str = ""
+    # Who gave `success`, by name ("BrowserGym reward", "WebArena-Infinity verifier"); empty: the harness.
+    source: str = ""
 
 
 @dataclass
@@ -140,6 +142,7 @@ class Trajectory:
         _drop_unset(body, _UNHASHED_WHEN_UNSET)
         for step in body["steps"]:
             _drop_unset(step, _UNHASHED_WHEN_UNSET)
+        _drop_unset(body["outcome"], ("source",))
         encoded = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 
@@ -151,7 +154,7 @@ _UNHASHED_WHEN_UNSET = ("verdicts", "tokens_in", "tokens_out", "cost", "duration
 
 def _drop_unset(body: dict, names: tuple[str, ...]) -> None:
     for name in names:
-        if body.get(name) in (None, []):
+        if body.get(name) in (None, [], ""):
             body.pop(name, None)
 
 
@@ -272,7 +275,7 @@ def _outcome(document: dict) -> tuple[list[dict], Outcome]:
                 f"outcome.reason {outcome.reason!r} contradicts the last step {raw['action']!r} ({reason})",
                 where="outcome.reason")
         return steps[:-1], Outcome(status="early_stop", reason=outcome.reason or reason, success=outcome.success,
-                                   message=outcome.message or stop.value.strip())
+                                   message=outcome.message or stop.value.strip(), source=outcome.source)
     return steps, outcome
 
 

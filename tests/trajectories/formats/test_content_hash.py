@@ -22,6 +22,7 @@ def _hash_as_first_defined(trajectory) -> str:
     for part in (body, *body["steps"]):
         for name in LATER_FIELDS:
             assert part.pop(name, None) in (None, [])
+    assert body["outcome"].pop("source") == ""
     encoded = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 
