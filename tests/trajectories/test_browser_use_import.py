@@ -138,3 +138,17 @@ def test_a_history_whose_screenshots_are_missing_imports_with_a_note(outputs, tm
         "screenshots folder)",
         "history[2]: screenshot 'step_2.png' is not in the upload (looked for beside the history and in its "
         "screenshots folder)"]
+
+
+def test_the_trajectory_pages_show_the_steps_escaped(outputs, capsys, client):
+    _import(capsys, outputs / "browser-use", outputs / "webvoyager", run="pages")
+    client.force_login(UserFactory())
+    pages = {t.task.task_id: client.get(reverse("metrics:trajectory-detail", args=[t.pk]))
+             for t in Trajectory.objects.filter(run__name="pages").select_related("task")}
+    assert {task_id: page.status_code for task_id, page in pages.items()} == {
+        "legacy-2024-11": 200, "task_e1": 200, "GitHub--0": 200}
+    legacy = pages["legacy-2024-11"].content.decode()
+    # The clicked element's label is the page's own HTML: shown as text, never as markup.
+    assert "&lt;button id=&quot;L2AGLb&quot;" in legacy
+    assert '<button id="L2AGLb"' not in legacy
+    assert "resource-watch/resource-watch with 63 stars" in pages["GitHub--0"].content.decode()
