@@ -17,7 +17,8 @@ from trajectories.models import AgentRun, Task, Trajectory
 
 pytestmark = pytest.mark.django_db
 
-CONVERSATIONS = "browser-use/webarena-infinity-gmail/task_e1/conversations/conversation_0699e89f-bb03-7e85-8000-42ec65cd011b"
+CONVERSATIONS = ("browser-use/webarena-infinity-gmail/task_e1/conversations/"
+                 "conversation_0699e89f-bb03-7e85-8000-42ec65cd011b")
 
 
 @pytest.fixture
@@ -129,7 +130,8 @@ def test_a_history_whose_screenshots_are_missing_imports_with_a_note(outputs, tm
     folder = tmp_path / "run" / "task_e1"
     folder.mkdir(parents=True)
     for name in ("history.json", "result.json"):
-        (folder / name).write_bytes((outputs / "browser-use" / "webarena-infinity-gmail" / "task_e1" / name).read_bytes())
+        sample = outputs / "browser-use" / "webarena-infinity-gmail" / "task_e1" / name
+        (folder / name).write_bytes(sample.read_bytes())
     report = _import(capsys, tmp_path / "run", run="no-screenshots")
     assert report["ok"] is True and report["counts"]["imported"] == 1
     [history] = [entry for entry in report["files"] if entry["file"].endswith("history.json")]

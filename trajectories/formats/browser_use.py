@@ -121,10 +121,15 @@ def _element_label(element) -> str:
     return f"{role} {name!r}" if role and name else role or name
 
 
+def _items(state: dict) -> list:
+    items = state.get("items")
+    return items if isinstance(items, list) else []
+
+
 def _legacy_labels(state: dict) -> dict[str, str]:
     """Element index -> its text, from the early layout's `state.items`."""
     labels = {}
-    for item in state.get("items") or ():
+    for item in _items(state):
         if isinstance(item, dict) and "index" in item and not item.get("is_text_only"):
             labels[str(item["index"])] = _text(item.get("text"))
     return labels
@@ -133,7 +138,7 @@ def _legacy_labels(state: dict) -> dict[str, str]:
 def _legacy_observation(state: dict) -> str:
     """The early layout's indexed page elements, one per line, indented by depth."""
     lines = []
-    for item in state.get("items") or ():
+    for item in _items(state):
         if not isinstance(item, dict):
             continue
         depth = item.get("depth") if isinstance(item.get("depth"), int) else 0
@@ -306,6 +311,10 @@ def _checked_task_id(task_id: str, where: str) -> str:
     return task_id
 
 
+def _not_a_number(name: str):
+    raise ValueError(f"not a JSON number: {name}")
+
+
 def _infinity_result(read_sibling: ReadSibling) -> tuple[str, dict] | None:
     for name in RESULT_FILES:
         try:
@@ -313,7 +322,7 @@ def _infinity_result(read_sibling: ReadSibling) -> tuple[str, dict] | None:
         except (OSError, ValueError):
             continue
         try:
-            document = json.loads(data.decode("utf-8-sig"))
+            document = json.loads(data.decode("utf-8-sig"), parse_constant=_not_a_number)
         except (UnicodeDecodeError, ValueError, RecursionError) as error:
             raise TrajectoryFormatError(f"the harness result beside the history is not JSON: {error}",
                                         where=name) from None
@@ -378,7 +387,7 @@ def parse_history(document: dict, name: str, read_sibling: ReadSibling) -> tuple
     return trajectory, notes
 
 
-def parse_infinity_result(document: dict, name: str) -> Trajectory:
+def parse_infinity_result(document: dict) -> Trajectory:
     """A WebArena-Infinity `result.json` without its history: the final answer and the verdict only."""
     task_id = _checked_task_id(str(document.get("task_id") or ""), "task_id")
     passed, message = _infinity_outcome(document, "(document)")

@@ -128,12 +128,14 @@ def _tool_record(format: str, parse, notes: tuple[str, ...]) -> Record:
 
 def _json_records(document: object, name: str, notes: tuple[str, ...], read_sibling) -> Iterator[Record]:
     if browser_use.looks_like_history(document):
-        yield _tool_record(browser_use.FORMAT, lambda: browser_use.parse_history(document, name, read_sibling), notes)
+        yield _tool_record(browser_use.FORMAT, lambda: browser_use.parse_history(document, name, read_sibling),
+                           notes)
     elif browser_use.looks_like_infinity_result(document):
-        history = browser_use.companion_history(read_sibling)
-        yield Record(format=browser_use.INFINITY_RESULT_FORMAT, skipped=f"read with {history}", notes=notes) if history \
-            else _record(browser_use.INFINITY_RESULT_FORMAT, lambda: browser_use.parse_infinity_result(document, name),
-                         notes=notes)
+        if history := browser_use.companion_history(read_sibling):
+            yield Record(format=browser_use.INFINITY_RESULT_FORMAT, skipped=f"read with {history}", notes=notes)
+        else:
+            yield _record(browser_use.INFINITY_RESULT_FORMAT, lambda: browser_use.parse_infinity_result(document),
+                          notes=notes)
     elif webvoyager.looks_like_interact_messages(document):
         yield _tool_record(webvoyager.FORMAT,
                            lambda: webvoyager.parse_interact_messages(document, name, read_sibling), notes)

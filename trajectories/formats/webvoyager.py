@@ -12,14 +12,23 @@ as the element id, with no element text (the screenshot is the only place it is 
 import re
 from collections.abc import Callable
 
-from .canonical import TASK_ID_MAX_LENGTH, ActionParts, Outcome, RunInfo, Step, TaskRef, Trajectory, TrajectoryFormatError
+from .canonical import (
+    TASK_ID_MAX_LENGTH,
+    ActionParts,
+    Outcome,
+    RunInfo,
+    Step,
+    TaskRef,
+    Trajectory,
+    TrajectoryFormatError,
+)
 
 FORMAT = "webvoyager_messages"
 BENCHMARK = "webvoyager"
 GOOGLE = "https://www.google.com/"
 
-_TASK = re.compile(r"Now given a task:\s*(?P<question>.*?)\s*Please interact with\s+(?P<site>\S+?)\s+and get the answer",
-                   re.S)
+_TASK = re.compile(
+    r"Now given a task:\s*(?P<question>.*?)\s*Please interact with\s+(?P<site>\S+?)\s+and get the answer", re.S)
 _THOUGHT = re.compile(r"Thought:\s*(?P<thought>.*?)\s*(?=Action:|\Z)", re.S)
 _ACTION = re.compile(r"Action:\s*(?P<action>.*)\Z", re.S)
 # The harness's own patterns (run.py), anchored at the action's start.
@@ -35,7 +44,8 @@ def _content_text(content) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str))
+        return "\n".join(part["text"] for part in content
+                         if isinstance(part, dict) and isinstance(part.get("text"), str))
     return ""
 
 

@@ -7,8 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from trajectories.formats import browser_use
+from trajectories.formats.canonical import TrajectoryFormatError
 from trajectories.formats.readers import prepare, prepared_records, read_file, read_records
 from trajectories.formats.sources import Catalogue, Limits
 
@@ -51,7 +53,8 @@ def test_the_early_layout_with_base64_screenshots_in_state(samples):
                          ("click", "97", "")]
     # The clicked element named by the state's indexed elements.
     assert "Alle akzeptieren" in trajectory.steps[1].action_parts.element_label
-    assert trajectory.steps[2].action_parts.element_label.startswith('<a href="https://de.wikipedia.org/wiki/Elon_Musk"')
+    assert trajectory.steps[2].action_parts.element_label.startswith(
+        '<a href="https://de.wikipedia.org/wiki/Elon_Musk"')
     assert [step.url for step in trajectory.steps] == [
         "about:blank", "https://www.google.com/search?q=elon%20musk", "https://www.google.com/search?q=elon%20musk",
         "https://de.wikipedia.org/wiki/Elon_Musk"]
@@ -78,7 +81,8 @@ def test_the_current_layout_with_webarena_infinitys_verdict_beside_it(samples):
             for s in trajectory.steps] == [
         ("goto", "", "", "http://localhost:8001"),
         ("click", "459", "button '☆'", ""),
-        ("stop", "", "", "Successfully starred the email from Sarah Chen with the subject 'Q1 Product Roadmap Review'."),
+        ("stop", "", "",
+         "Successfully starred the email from Sarah Chen with the subject 'Q1 Product Roadmap Review'."),
     ]
     assert trajectory.steps[1].reasoning.startswith("The user wants me to star the email")
     assert "Memory: The current page displays a list of emails." in trajectory.steps[1].reasoning
@@ -206,3 +210,32 @@ def test_a_bad_action_names_its_place(tmp_path):
     with Catalogue([tmp_path / "run"], LIMITS) as catalogue:
         [record] = read_file(catalogue.sources[0], 1 << 20)
     assert record.error.where == "history[0].model_output.action[0]"
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+                     | st.text(max_size=20),
+                     lambda inner: st.lists(inner, max_size=4)
+                     | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                     max_leaves=20)
+_KEYS = st.sampled_from(["model_output", "result", "state", "metadata", "action", "current_state", "thinking",
+                         "memory", "next_goal", "evaluation_previous_goal", "index", "text", "success", "url",
+                         "screenshot", "screenshot_path", "interacted_element", "items", "judgement", "verdict",
+                         "done", "click", "input_text", "scroll", "step_start_time", "step_end_time", "state_message"])
+_SHAPED = st.recursive(_JSON, lambda inner: st.dictionaries(_KEYS, inner, max_size=6) | st.lists(inner, max_size=3),
+                       max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(history=st.lists(_SHAPED, max_size=4), usage=_SHAPED)
+def test_any_history_is_read_or_refused_with_a_format_error(history, usage):
+    def read_sibling(name):
+        if name.endswith(".json"):
+            raise FileNotFoundError(name)
+        return PNG
+
+    try:
+        trajectory, _ = browser_use.parse_history({"history": history, "usage": usage}, "run/task_1/history.json",
+                                                  read_sibling)
+    except TrajectoryFormatError:
+        return
+    assert [step.index for step in trajectory.steps] == list(range(1, len(history) + 1))

@@ -4,8 +4,10 @@ pinned from the file."""
 import json
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from trajectories.formats import webvoyager
+from trajectories.formats.canonical import TrajectoryFormatError
 from trajectories.formats.readers import read_file
 from trajectories.formats.sources import Catalogue, Limits
 
@@ -77,3 +79,24 @@ def test_a_missing_screenshot_is_a_note_and_no_answer_is_no_stop(tmp_path):
 def test_a_plain_chat_list_is_not_taken_for_webvoyagers():
     assert not webvoyager.looks_like_interact_messages([{"role": "user", "content": "hi"}])
     assert not webvoyager.looks_like_interact_messages([{"schema": "trajectory/v1"}])
+
+
+_CONTENT = st.text(max_size=40) | st.sampled_from(["Thought: t\nAction: Click [3]", "Action: Type [2]; [x", "Action:",
+                                                   "Now given a task: q  Please interact with s and get the answer.",
+                                                   "Action: ANSWER;", "Action: Scroll [WINDOW];"])
+_MESSAGE = st.fixed_dictionaries({"role": st.sampled_from(["system", "user", "assistant", "tool"]),
+                                  "content": _CONTENT | st.none() | st.lists(st.dictionaries(
+                                      st.sampled_from(["type", "text", "image_url"]), _CONTENT | st.integers()))})
+
+
+@settings(max_examples=300, deadline=None)
+@given(messages=st.lists(_MESSAGE, max_size=6))
+def test_any_chat_is_read_or_refused_with_a_format_error(messages):
+    if not webvoyager.looks_like_interact_messages(messages):
+        return
+    try:
+        trajectory, _ = webvoyager.parse_interact_messages(messages, "run/task1/interact_messages.json",
+                                                           lambda name: b"")
+    except TrajectoryFormatError:
+        return
+    assert len(trajectory.steps) == sum(message["role"] == "assistant" for message in messages)
