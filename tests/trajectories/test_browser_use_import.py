@@ -154,3 +154,15 @@ def test_the_trajectory_pages_show_the_steps_escaped(outputs, capsys, client):
     assert "&lt;button id=&quot;L2AGLb&quot;" in legacy
     assert '<button id="L2AGLb"' not in legacy
     assert "resource-watch/resource-watch with 63 stars" in pages["GitHub--0"].content.decode()
+
+
+def test_a_verifier_result_without_its_history_is_a_results_only_trajectory(outputs, tmp_path, capsys):
+    folder = tmp_path / "run" / "task_e1"
+    folder.mkdir(parents=True)
+    sample = outputs / "browser-use" / "webarena-infinity-gmail" / "task_e1" / "result.json"
+    (folder / "result.json").write_bytes(sample.read_bytes())
+    report = _import(capsys, tmp_path / "run", run="results-only")
+    assert report["ok"] is True and report["counts"]["imported"] == 1
+    [trajectory] = Trajectory.objects.filter(run__name="results-only")
+    assert (trajectory.step_count, trajectory.success, trajectory.outcome_status) == (0, True, "answered")
+    assert trajectory.final_answer.startswith("Successfully starred the email")

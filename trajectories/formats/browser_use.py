@@ -12,8 +12,11 @@ gave several, as browser-use runs them in one step), the structured action is th
 A `done` action is the final answer; its `success` is the agent's word about itself, kept as a
 verdict of kind `agent_self_report`, never as the harness's. WebArena-Infinity writes a
 `result.json` beside the history with its verifier's verdict, the harness verdict of record; the
-task is then that file's (`task_id`, `instruction`) in the benchmark `webarena-infinity`, else the
-history's folder (or file) name in the benchmark `browser-use`.
+task is then that file's (`task_id`, `instruction`) in the benchmark `webarena-infinity`. Its apps
+number their tasks alike (each has a `task_e1`) and the files do not name the app: a task id met
+again with other text is reported as such by the import. A history alone names no task: its folder
+(or its file, unless generically named) is the task id, in the benchmark `browser-use`, and the
+task text is the request the agent was shown, where the history keeps it.
 """
 
 import json

@@ -239,3 +239,15 @@ def test_any_history_is_read_or_refused_with_a_format_error(history, usage):
     except TrajectoryFormatError:
         return
     assert [step.index for step in trajectory.steps] == list(range(1, len(history) + 1))
+
+
+def test_the_agent_saying_it_failed_is_its_own_verdict_not_the_harness(tmp_path):
+    folder = tmp_path / "run" / "task_9"
+    folder.mkdir(parents=True)
+    history = _history("/nowhere/step_1.png")
+    history["history"][0]["model_output"]["action"] = [{"done": {"text": "N/A", "success": False}}]
+    (folder / "history.json").write_text(json.dumps(history))
+    [record] = _records(tmp_path / "run")["task_9/history.json"]
+    trajectory = record.trajectory
+    assert (trajectory.outcome.status, trajectory.outcome.success, trajectory.final_answer) == ("na", None, "N/A")
+    assert [(v.kind, v.success) for v in trajectory.verdicts] == [("agent_self_report", False)]
