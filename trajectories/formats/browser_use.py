@@ -36,6 +36,7 @@ from .canonical import (
     Trajectory,
     TrajectoryFormatError,
     Verdict,
+    check_depth,
 )
 
 FORMAT = "browser_use_history"
@@ -230,6 +231,8 @@ def _step(item: dict, position: int, read_sibling: ReadSibling, notes: list[str]
     if model_output is not None and not isinstance(model_output, dict):
         raise TrajectoryFormatError("expected an object or null", where=f"{where}.model_output")
     model_output = model_output or {}
+    # Its actions are written back as JSON: nesting is bounded before anything walks it.
+    check_depth(model_output, f"{where}.model_output")
     state = item.get("state") if isinstance(item.get("state"), dict) else {}
     actions = _actions(model_output, f"{where}.model_output")
     interacted = state.get("interacted_element")

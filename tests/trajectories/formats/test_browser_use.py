@@ -251,3 +251,13 @@ def test_the_agent_saying_it_failed_is_its_own_verdict_not_the_harness(tmp_path)
     trajectory = record.trajectory
     assert (trajectory.outcome.status, trajectory.outcome.success, trajectory.final_answer) == ("na", None, "N/A")
     assert [(v.kind, v.success) for v in trajectory.verdicts] == [("agent_self_report", False)]
+
+
+def test_actions_nested_too_deep_are_refused_before_they_are_walked(tmp_path):
+    deep = {}
+    for _ in range(40):
+        deep = {"x": deep}
+    document = {"history": [{"model_output": {"action": [{"click": {"index": 1, "extra": deep}}]}, "state": {}}]}
+    with pytest.raises(TrajectoryFormatError) as refused:
+        browser_use.parse_history(document, "run/task_1/history.json", lambda name: PNG)
+    assert refused.value.where.startswith("history[0].model_output.action")
