@@ -7,13 +7,14 @@ import zipfile
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
 from accounts.services import create_api_token
 from tests.factories import UserFactory
 from trajectories.models import AgentRun, Task, Trajectory
+from trajectories.services.tasks import import_task_file
 
 pytestmark = pytest.mark.django_db
 
@@ -166,3 +167,18 @@ def test_a_verifier_result_without_its_history_is_a_results_only_trajectory(outp
     [trajectory] = Trajectory.objects.filter(run__name="results-only")
     assert (trajectory.step_count, trajectory.success, trajectory.outcome_status) == (0, True, "answered")
     assert trajectory.final_answer.startswith("Successfully starred the email")
+
+
+def test_tasks_are_not_made_up_for_a_benchmark_whose_task_file_is_imported(outputs, tmp_path, capsys):
+    """Once a benchmark's tasks come from its task file, a trajectory of a task it does not list
+    fails with the reason instead of adding a task of its own."""
+
+    tasks = tmp_path / "webvoyager-tasks.json"
+    template = json.loads((outputs.parent / "webarena" / "test.raw.json").read_text())[0]
+    tasks.write_text(json.dumps([{**template, "task_id": 1, "intent": "Another task"}]))
+    import_task_file(tasks, benchmark="webvoyager")
+    with pytest.raises(CommandError):
+        _import(capsys, outputs / "webvoyager", run="listed")
+    [entry] = json.loads(capsys.readouterr().out)["files"]
+    assert entry["status"] == "failed" and "task webvoyager/GitHub--0 is not imported" in entry["reason"]
+    assert not Task.objects.filter(benchmark="webvoyager", task_id="GitHub--0").exists()

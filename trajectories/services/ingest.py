@@ -53,8 +53,9 @@ STATUSES = (IMPORTED, UNCHANGED, REPLACED, FAILED, SKIPPED_STATUS)
 _KINDS = {TRAJECTORIES: "trajectory", RESULTS: "results", LOG_LIST: "results", RUN_DESCRIPTION: "run_description",
           HARNESS_CONFIG: "harness_config", SKIPPED: "other"}
 _LISTED_TASKS = 20
-# Benchmarks whose tasks come from their published task files (manage.py import_tasks); the tasks of
-# any other benchmark are created from the trajectories that name them.
+# Benchmarks whose tasks always come from their published task files (manage.py import_tasks). The
+# tasks of any other benchmark are created from the trajectories that name them, until a task file
+# of that benchmark is imported.
 _TASK_FILE_BENCHMARKS = frozenset({webarena_verified.BASE_BENCHMARK, webarena_verified.BENCHMARK,
                                    mind2web_live.BENCHMARK})
 
@@ -183,6 +184,7 @@ class _RunImport:
     def __init__(self, run: AgentRun, replace: bool, report: ImportReport, catalogue: Catalogue):
         self.run, self.replace, self.report, self.catalogue = run, replace, report, catalogue
         self.tasks: dict[str, dict[str, Task]] = {}
+        self.task_lists: dict[str, bool] = {}
         self.max_bytes = settings.INGEST_MAX_FILE_BYTES
         self.traces: list[tuple[Source, Record]] = []
         # What the run holds, by task: (trajectory id, content hash). A first check only; the
@@ -404,12 +406,15 @@ class _RunImport:
         """The task, from the benchmark's tasks read in one query the first time it is named; with
         `create`, a task of a benchmark without a task file is created from the trajectory's."""
         if ref.benchmark not in self.tasks:
+            tasks = Task.objects.filter(benchmark=ref.benchmark)
             self.tasks[ref.benchmark] = {
-                task.task_id: task for task in
-                Task.objects.filter(benchmark=ref.benchmark).only("id", "benchmark", "task_id", "intent")
+                task.task_id: task for task in tasks.only("id", "benchmark", "task_id", "intent")
             }
+            # A task file's tasks keep their whole entry in `config`; tasks made from trajectories have none.
+            self.task_lists[ref.benchmark] = (ref.benchmark in _TASK_FILE_BENCHMARKS
+                                              or tasks.exclude(config={}).exists())
         task = self.tasks[ref.benchmark].get(ref.task_id)
-        if task is None and create and ref.benchmark not in _TASK_FILE_BENCHMARKS:
+        if task is None and create and not self.task_lists[ref.benchmark]:
             # Not kept with the tasks read: it is created in the file's transaction, undone if the file fails.
             number = int(ref.task_id) if ref.task_id.isdigit() and len(ref.task_id) < 10 else None
             task, _ = Task.objects.get_or_create(benchmark=ref.benchmark, task_id=ref.task_id,
