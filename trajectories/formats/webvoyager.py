@@ -35,7 +35,7 @@ _ACTION = re.compile(r"Action:\s*(?P<action>.*)\Z", re.S)
 _CLICK = re.compile(r"\AClick\s*\[?(\d+)\]?", re.I)
 _TYPE = re.compile(r"\AType\s*\[?(\d+)\]?[; ]+\[?(.[^\]]*)\]?", re.I | re.S)
 _SCROLL = re.compile(r"\AScroll\s*\[?(\d+|WINDOW)\]?[; ]+\[?(up|down)\]?", re.I)
-_ANSWER = re.compile(r"\AANSWER[; ]+\[?(.[^\]]*)\]?", re.I | re.S)
+_ANSWER = re.compile(r"\AANSWER[; ]+(.+)\Z", re.I | re.S)
 _OMITTED = "(Omitted in context.)"
 
 
@@ -70,7 +70,11 @@ def action_parts(action: str) -> ActionParts:
         return ActionParts(type="scroll", element_id="" if target.upper() == "WINDOW" else target,
                            value=match.group(2).lower())
     if match := _ANSWER.match(text):
-        return ActionParts(type="stop", value=match.group(1).strip())
+        # The whole answer, brackets inside it too; only a pair around all of it is the format's.
+        answer = match.group(1).strip()
+        if answer.startswith("[") and answer.endswith("]"):
+            answer = answer[1:-1].strip()
+        return ActionParts(type="stop", value=answer)
     word = text.split(maxsplit=1)[0].lower() if text else ""
     if word == "goback":
         return ActionParts(type="go_back")

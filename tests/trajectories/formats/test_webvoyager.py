@@ -53,6 +53,7 @@ def test_the_sample_task_folder(shared_data):
     ("Google", ("goto", "", "https://www.google.com/")),
     ("Wait", ("none", "", "")),
     ("ANSWER; [42]", ("stop", "", "42")),
+    ("ANSWER; a [b] c", ("stop", "", "a [b] c")),
     ("Dance [3]", ("none", "", "")),
 ])
 def test_action_kinds(action, expected):
