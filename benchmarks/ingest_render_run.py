@@ -84,20 +84,21 @@ def generate_tasks(path: Path, count: int) -> list[dict]:
     return tasks
 
 
-def generate_run(folder: Path, tasks: list[dict], seed: int) -> int:
-    """Write one render file per task into `folder`; returns their total size in bytes."""
+def generate_run(folder: Path, tasks: list[dict], seed: int, steps: list[int] | None = None) -> int:
+    """Write one render file per task into `folder` (with `steps[i]` steps for the i-th task, else
+    5-15); returns their total size in bytes."""
     rng = random.Random(seed)
     header, agent_blocks, endings = _sample_parts()
     images = {block: base64.b64decode(_IMAGE.search(block).group(2)) for block in agent_blocks + list(endings.values())}
     folder.mkdir(parents=True, exist_ok=True)
     total = 0
-    for task in tasks:
+    for position, task in enumerate(tasks):
         task_id = task["task_id"]
         head = re.sub(r"task_id: \d+", f"task_id: {task_id}", header)
         head = re.sub(r"intent: [^\n]*", lambda _: f"intent: {task['intent']}", head)
         ending = rng.choice(["answered", "na", "early_stop", "no_stop"])
-        steps = rng.randint(5, 15)
-        blocks = [rng.choice(agent_blocks) for _ in range(steps if ending == "no_stop" else steps - 1)]
+        count = steps[position] if steps else rng.randint(5, 15)
+        blocks = [rng.choice(agent_blocks) for _ in range(count if ending == "no_stop" else count - 1)]
         if ending != "no_stop":
             blocks.append(endings[ending])
         parts = [head]

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
+from . import browser_use, webvoyager
 from .actions import extract_planned_action
 from .agent_steps import action_parts
 from .canonical import MAX_DEPTH, SCHEMA_ID, Trajectory, TrajectoryFormatError, from_dict
@@ -40,6 +41,8 @@ class Record:
     content_hash: str = ""
     # Screenshot files already written for this record where it was read, by image hash.
     files: dict[str, str] = field(default_factory=dict)
+    # Why the file is not a trajectory of its own (a harness result read with the history beside it).
+    skipped: str = ""
 
 
 def decode(data: bytes) -> tuple[str, bool]:
@@ -114,8 +117,29 @@ def _trace_record(document: list, name: str, notes: tuple[str, ...]) -> Record:
         return Record(format=TRACE, error=error, notes=notes)
 
 
-def _json_records(document: object, name: str, notes: tuple[str, ...]) -> Iterator[Record]:
-    if looks_like_trace(document):
+def _tool_record(format: str, parse, notes: tuple[str, ...]) -> Record:
+    """A record of a reader that also returns notes (screenshots named but not in the upload)."""
+    try:
+        trajectory, found = parse()
+    except TrajectoryFormatError as error:
+        return Record(format=format, error=error, notes=notes)
+    return Record(format=format, trajectory=trajectory, notes=(*notes, *found))
+
+
+def _json_records(document: object, name: str, notes: tuple[str, ...], read_sibling) -> Iterator[Record]:
+    if browser_use.looks_like_history(document):
+        yield _tool_record(browser_use.FORMAT, lambda: browser_use.parse_history(document, name, read_sibling),
+                           notes)
+    elif browser_use.looks_like_infinity_result(document):
+        if history := browser_use.companion_history(read_sibling):
+            yield Record(format=browser_use.INFINITY_RESULT_FORMAT, skipped=f"read with {history}", notes=notes)
+        else:
+            yield _record(browser_use.INFINITY_RESULT_FORMAT, lambda: browser_use.parse_infinity_result(document),
+                          notes=notes)
+    elif webvoyager.looks_like_interact_messages(document):
+        yield _tool_record(webvoyager.FORMAT,
+                           lambda: webvoyager.parse_interact_messages(document, name, read_sibling), notes)
+    elif looks_like_trace(document):
         yield _trace_record(document, name, notes)
     elif isinstance(document, dict) and document.keys() & {"schema", "task", "steps"}:
         yield _record(CANONICAL_JSON, lambda: canonical_trajectory(document), notes=notes)
@@ -170,8 +194,13 @@ def _jsonl_records(stream: BinaryIO, max_line_bytes: int) -> Iterator[Record]:
                       notes=notes)
 
 
-def read_records(name: str, stream: BinaryIO, max_bytes: int) -> Iterator[Record]:
-    """Every trajectory in the file `name` (its suffix picks the format), as records in file order."""
+def _nothing_beside(relative: str) -> bytes:
+    raise FileNotFoundError(relative)
+
+
+def read_records(name: str, stream: BinaryIO, max_bytes: int, read_sibling=_nothing_beside) -> Iterator[Record]:
+    """Every trajectory in the file `name` (its suffix picks the format), as records in file order;
+    `read_sibling` reads the files beside it that some tools' layouts keep apart."""
     suffix = name.lower().rsplit(".", 1)[-1]
     if suffix == "jsonl":
         yield from _jsonl_records(stream, max_bytes)
@@ -187,7 +216,7 @@ def read_records(name: str, stream: BinaryIO, max_bytes: int) -> Iterator[Record
         yield Record(format=CANONICAL_JSON, error=error, line=error.line, notes=notes)
         return
     del text
-    yield from _json_records(document, name, notes)
+    yield from _json_records(document, name, notes, read_sibling)
 
 
 def prepare(record: Record, read_sibling) -> Record:
@@ -206,7 +235,7 @@ def prepare(record: Record, read_sibling) -> Record:
 def prepared_records(source: Source, max_bytes: int) -> Iterator[Record]:
     """Every record of the file `source`, prepared for storing, in file order."""
     with source.open() as stream:
-        for record in read_records(source.name, stream, max_bytes):
+        for record in read_records(source.name, stream, max_bytes, source.read_sibling):
             yield prepare(record, source.read_sibling)
 
 

@@ -29,6 +29,9 @@ _ORDER = {RUN_DESCRIPTION: 0, HARNESS_CONFIG: 1, TRAJECTORIES: 2, RESULTS: 3, LO
 LOG_LIST_NAME = "log_files.txt"
 TRAJECTORY_SUFFIXES = (".html", ".htm", ".json", ".jsonl")
 RESULT_SUFFIXES = (".log", ".txt")
+# browser-use's log of one step's prompt and reply (`conversations/conversation_<id>_<step>.txt`): the
+# history holds the reply; not a result log.
+_BROWSER_USE_CONVERSATION = re.compile(r"conversation_.+_\d+\.txt")
 # Screenshots referenced from trajectory JSON travel beside it; they are not files of their own.
 COMPANION_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
 
@@ -128,6 +131,8 @@ def _classify(name: str) -> str:
         return HARNESS_CONFIG
     if base == LOG_LIST_NAME:
         return LOG_LIST
+    if _BROWSER_USE_CONVERSATION.fullmatch(base):
+        return SKIPPED
     if base.endswith(TRAJECTORY_SUFFIXES):
         return TRAJECTORIES
     if base.endswith(RESULT_SUFFIXES):

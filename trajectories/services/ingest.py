@@ -22,6 +22,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import DataError, IntegrityError, connection, reset_queries, transaction
 
+from trajectories.formats import mind2web_live, webarena_verified
 from trajectories.formats.canonical import MAX_DEPTH, TaskRef, Trajectory as ParsedTrajectory, TrajectoryFormatError
 from trajectories.formats.format_traces import FORMAT as TRACE
 from trajectories.formats.harness import parse_harness_config, parse_results
@@ -52,6 +53,11 @@ STATUSES = (IMPORTED, UNCHANGED, REPLACED, FAILED, SKIPPED_STATUS)
 _KINDS = {TRAJECTORIES: "trajectory", RESULTS: "results", LOG_LIST: "results", RUN_DESCRIPTION: "run_description",
           HARNESS_CONFIG: "harness_config", SKIPPED: "other"}
 _LISTED_TASKS = 20
+# Benchmarks whose tasks always come from their published task files (manage.py import_tasks). The
+# tasks of any other benchmark are created from the trajectories that name them, until a task file
+# of that benchmark is imported.
+_TASK_FILE_BENCHMARKS = frozenset({webarena_verified.BASE_BENCHMARK, webarena_verified.BENCHMARK,
+                                   mind2web_live.BENCHMARK})
 
 
 @dataclass
@@ -178,6 +184,7 @@ class _RunImport:
     def __init__(self, run: AgentRun, replace: bool, report: ImportReport, catalogue: Catalogue):
         self.run, self.replace, self.report, self.catalogue = run, replace, report, catalogue
         self.tasks: dict[str, dict[str, Task]] = {}
+        self.task_lists: dict[str, bool] = {}
         self.max_bytes = settings.INGEST_MAX_FILE_BYTES
         self.traces: list[tuple[Source, Record]] = []
         # What the run holds, by task: (trajectory id, content hash). A first check only; the
@@ -256,6 +263,10 @@ class _RunImport:
                     if record.format == TRACE:
                         self.traces.append((source, record))
                         return
+                    if record.skipped:
+                        entries.append(FileReport(file=source.name, status=SKIPPED_STATUS, format=record.format,
+                                                  reason=record.skipped, notes=list(record.notes)))
+                        continue
                     if failure is None:
                         entry = self._store(source, record, written, stored, alone=alone)
                     else:
@@ -308,7 +319,7 @@ class _RunImport:
         if record.error is not None:
             return entry.fail(record.error)
         parsed = record.trajectory
-        task = self._task(parsed.task)
+        task = self._task(parsed.task, create=True)
         if task is None:
             entry.reason = (f"task {parsed.task.benchmark}/{parsed.task.task_id} is not imported "
                             "(run manage.py import_tasks)")
@@ -391,14 +402,24 @@ class _RunImport:
         return (f"run {self.run.name!r} already has a different trajectory for task {task}; "
                 "import with replace (--replace) to replace it")
 
-    def _task(self, ref: TaskRef) -> Task | None:
-        """The task, from the benchmark's tasks read in one query the first time it is named."""
+    def _task(self, ref: TaskRef, *, create: bool = False) -> Task | None:
+        """The task, from the benchmark's tasks read in one query the first time it is named; with
+        `create`, a task of a benchmark without a task file is created from the trajectory's."""
         if ref.benchmark not in self.tasks:
+            tasks = Task.objects.filter(benchmark=ref.benchmark)
             self.tasks[ref.benchmark] = {
-                task.task_id: task for task in
-                Task.objects.filter(benchmark=ref.benchmark).only("id", "benchmark", "task_id", "intent")
+                task.task_id: task for task in tasks.only("id", "benchmark", "task_id", "intent")
             }
-        return self.tasks[ref.benchmark].get(ref.task_id)
+            # A task file's tasks keep their whole entry in `config`; tasks made from trajectories have none.
+            self.task_lists[ref.benchmark] = (ref.benchmark in _TASK_FILE_BENCHMARKS
+                                              or tasks.exclude(config={}).exists())
+        task = self.tasks[ref.benchmark].get(ref.task_id)
+        if task is None and create and not self.task_lists[ref.benchmark]:
+            # Not kept with the tasks read: it is created in the file's transaction, undone if the file fails.
+            number = int(ref.task_id) if ref.task_id.isdigit() and len(ref.task_id) < 10 else None
+            task, _ = Task.objects.get_or_create(benchmark=ref.benchmark, task_id=ref.task_id,
+                                                 defaults={"intent": ref.intent, "number": number})
+        return task
 
     def _trace(self, source: Source, record: Record) -> FileReport:
         """A format trace: the task's harness verdict, and its model outputs for the task's steps."""

@@ -1,0 +1,263 @@
+"""browser-use histories read from the real samples (shared/data/agent-outputs/browser-use), values
+pinned from the files."""
+
+import base64
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from trajectories.formats import browser_use
+from trajectories.formats.canonical import TrajectoryFormatError
+from trajectories.formats.readers import prepare, prepared_records, read_file, read_records
+from trajectories.formats.sources import Catalogue, Limits
+
+LIMITS = Limits(max_files=100, max_total_bytes=1 << 30, max_file_bytes=1 << 26, max_compression_ratio=100)
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=")
+
+
+@pytest.fixture
+def samples(shared_data) -> Path:
+    return shared_data / "agent-outputs" / "browser-use"
+
+
+def _records(*paths: Path) -> dict:
+    """Every record of the import of `paths`, by file name (the part after the top folder)."""
+    found = {}
+    with Catalogue(list(paths), LIMITS) as catalogue:
+        for source in catalogue:
+            if source.kind == "trajectories":
+                found[source.name.split("/", 1)[1]] = list(prepared_records(source, LIMITS.max_file_bytes))
+    return found
+
+
+def test_the_early_layout_with_base64_screenshots_in_state(samples):
+    [record] = _records(samples / "legacy-2024-11")["AgentHistoryList.json"]
+    assert record.error is None and record.format == "browser_use_history" and record.notes == ()
+    trajectory = record.trajectory
+    # No task in the file: the folder names it, in the benchmark of one's own browser-use runs.
+    assert (trajectory.task.benchmark, trajectory.task.task_id, trajectory.task.intent) == (
+        "browser-use", "legacy-2024-11", "")
+    assert [step.action for step in trajectory.steps] == [
+        '{"search_google": {"query": "elon musk"}}',
+        '{"click_element": {"index": 40, "num_clicks": 1}}',
+        '{"click_element": {"index": 97, "num_clicks": 1}}',
+        '{"done": {"text": "The first search result for \'Elon Musk\' on Wikipedia was clicked and opened '
+        'successfully."}}',
+    ]
+    kinds = [(step.action_parts.type, step.action_parts.element_id, step.action_parts.value)
+             for step in trajectory.steps]
+    assert kinds[:3] == [("goto", "", "https://www.google.com/search?q=elon%20musk"), ("click", "40", ""),
+                         ("click", "97", "")]
+    # The clicked element named by the state's indexed elements.
+    assert "Alle akzeptieren" in trajectory.steps[1].action_parts.element_label
+    assert trajectory.steps[2].action_parts.element_label.startswith(
+        '<a href="https://de.wikipedia.org/wiki/Elon_Musk"')
+    assert [step.url for step in trajectory.steps] == [
+        "about:blank", "https://www.google.com/search?q=elon%20musk", "https://www.google.com/search?q=elon%20musk",
+        "https://de.wikipedia.org/wiki/Elon_Musk"]
+    assert trajectory.steps[1].reasoning == ("Evaluation of the previous goal: Success\n"
+                                             "Next goal: Accept cookies to proceed with the search results.")
+    assert "[40]<button" in trajectory.steps[1].observation
+    assert trajectory.final_answer == "The first search result for 'Elon Musk' on Wikipedia was clicked and opened " \
+                                      "successfully."
+    assert trajectory.outcome.status == "answered" and trajectory.outcome.success is None
+    # `done` without `success` (the early layout): no self-report.
+    assert trajectory.verdicts == []
+    assert len(record.images) == 4 and all(step.screenshot.startswith("sha256:") for step in trajectory.steps)
+
+
+def test_the_current_layout_with_webarena_infinitys_verdict_beside_it(samples):
+    records = _records(samples / "webarena-infinity-gmail")
+    [record] = records["task_e1/history.json"]
+    assert record.error is None
+    assert record.notes == ("harness verdict from result.json (WebArena-Infinity verifier)",)
+    trajectory = record.trajectory
+    assert (trajectory.task.benchmark, trajectory.task.task_id, trajectory.task.intent) == (
+        "webarena-infinity", "task_e1", "Star the email with the subject 'Q1 Product Roadmap Review' from Sarah Chen.")
+    assert [(s.action_parts.type, s.action_parts.element_id, s.action_parts.element_label, s.action_parts.value)
+            for s in trajectory.steps] == [
+        ("goto", "", "", "http://localhost:8001"),
+        ("click", "459", "button '☆'", ""),
+        ("stop", "", "",
+         "Successfully starred the email from Sarah Chen with the subject 'Q1 Product Roadmap Review'."),
+    ]
+    assert trajectory.steps[1].reasoning.startswith("The user wants me to star the email")
+    assert "Memory: The current page displays a list of emails." in trajectory.steps[1].reasoning
+    assert "<browser_state>" in trajectory.steps[1].observation
+    assert trajectory.final_answer == ("Successfully starred the email from Sarah Chen with the subject "
+                                       "'Q1 Product Roadmap Review'.")
+    # The verifier is the harness of record; the agent's own word and browser-use's judge are other sources.
+    outcome = trajectory.outcome
+    assert (outcome.status, outcome.success, outcome.source, outcome.message) == (
+        "answered", True, "WebArena-Infinity verifier", "Task completed successfully.")
+    assert [(v.kind, v.name, v.success) for v in trajectory.verdicts] == [
+        ("agent_self_report", "agent self-report", True), ("llm_judge", "browser-use judge", True)]
+    assert trajectory.duration == 23.5
+    assert [s.duration for s in trajectory.steps] == [0.0, pytest.approx(8.868176), pytest.approx(3.973034)]
+    # Screenshots found inside the upload by file name: none for the initial navigation.
+    assert trajectory.steps[0].screenshot is None
+    assert len(record.images) == 2 and trajectory.steps[1].screenshot != trajectory.steps[2].screenshot
+    # The verifier's result is read with the history, not as a trajectory of its own.
+    [result] = records["task_e1/result.json"]
+    assert (result.trajectory, result.error, result.skipped) == (None, None, "read with history.json")
+
+
+def _history(screenshot_path: str) -> dict:
+    return {"history": [{
+        "model_output": {"thinking": "go", "action": [{"input_text": {"index": 3, "text": "shoes"}},
+                                                      {"click_element_by_index": {"index": 4}}]},
+        "result": [{"is_done": False}, {"is_done": False}],
+        "state": {"url": "http://shop.test/", "screenshot_path": screenshot_path, "interacted_element": [None, None]},
+        "metadata": {"step_start_time": 10.0, "step_end_time": 12.5, "input_tokens": 1200, "step_number": 1},
+    }]}
+
+
+@pytest.mark.parametrize("elsewhere", ["/etc/passwd", "outside/secret.png", "../outside/secret.png"])
+def test_a_screenshot_path_outside_the_upload_is_never_read(tmp_path, elsewhere):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.png").write_bytes(PNG)
+    upload = tmp_path / "upload" / "task_9"
+    upload.mkdir(parents=True)
+    absolute = elsewhere if elsewhere.startswith("/") else str(tmp_path / "upload" / "task_9" / elsewhere)
+    (upload / "history.json").write_text(json.dumps(_history(absolute)))
+    asked = []
+
+    with Catalogue([tmp_path / "upload"], LIMITS) as catalogue:
+        [source] = catalogue.sources
+
+        def read_sibling(relative):
+            asked.append(relative)
+            return source.read_sibling(relative)
+
+        with source.open() as stream:
+            [record] = [prepare(r, read_sibling) for r in read_records(source.name, stream, 1 << 20, read_sibling)]
+    assert record.error is None and record.trajectory.steps[0].screenshot is None and record.images == {}
+    assert any("is not in the upload" in note for note in record.notes)
+    assert all(not name.startswith("/") and ".." not in name.split("/") for name in asked)
+
+
+def test_a_screenshot_is_found_by_its_file_name_inside_the_upload(tmp_path):
+    folder = tmp_path / "run" / "task_9"
+    (folder / "screenshots").mkdir(parents=True)
+    (folder / "screenshots" / "step_1.png").write_bytes(PNG)
+    (folder / "history.json").write_text(json.dumps(_history("C:\\Users\\me\\Temp\\agent\\screenshots\\step_1.png")))
+    [record] = _records(tmp_path / "run")["task_9/history.json"]
+    assert record.error is None and record.notes == () and len(record.images) == 1
+
+
+def test_several_actions_of_one_model_output_are_one_step_structured_by_the_first(tmp_path):
+    folder = tmp_path / "run" / "task_9"
+    folder.mkdir(parents=True)
+    (folder / "history.json").write_text(json.dumps(_history("/nowhere/step_1.png")))
+    [record] = _records(tmp_path / "run")["task_9/history.json"]
+    [step] = record.trajectory.steps
+    assert json.loads(step.action) == [{"input_text": {"index": 3, "text": "shoes"}},
+                                       {"click_element_by_index": {"index": 4}}]
+    assert (step.action_parts.type, step.action_parts.element_id, step.action_parts.value,
+            step.action_parts.press_enter) == ("type", "3", "shoes", False)
+    assert (step.tokens_in, step.duration, step.reasoning) == (1200, 2.5, "go")
+    # No `done`: the agent never stopped; the task comes from the folder, with no benchmark file.
+    assert (record.trajectory.outcome.status, record.trajectory.final_answer) == ("no_stop", None)
+    assert (record.trajectory.task.benchmark, record.trajectory.task.task_id) == ("browser-use", "task_9")
+
+
+@pytest.mark.parametrize(("action", "expected"), [
+    ({"scroll": {"down": False, "num_pages": 1.0}}, ("scroll", "", "up")),
+    ({"scroll_down": {}}, ("scroll", "", "down")),
+    ({"send_keys": {"keys": "Enter"}}, ("press", "", "Enter")),
+    ({"go_to_url": {"url": "https://a.test/"}}, ("goto", "", "https://a.test/")),
+    ({"open_tab": {"url": "https://b.test/"}}, ("goto", "", "https://b.test/")),
+    ({"search": {"query": "a b", "engine": "duckduckgo"}}, ("goto", "", "https://duckduckgo.com/?q=a%20b")),
+    ({"go_back": {}}, ("go_back", "", "")),
+    ({"switch_tab": {"page_id": 1}}, ("tab_focus", "", "1")),
+    ({"select_dropdown_option": {"index": 7, "text": "Red"}}, ("select", "7", "Red")),
+    ({"extract_content": {"goal": "prices"}}, ("none", "", "")),
+    ({"wait": {"seconds": 3}}, ("none", "", "")),
+])
+def test_action_kinds(action, expected):
+    [(name, params)] = action.items()
+    parts = browser_use._parts(name, params, "")
+    assert (parts.type, parts.element_id, parts.value) == expected
+
+
+def test_a_result_without_its_history_is_a_results_only_trajectory(samples, tmp_path):
+    folder = tmp_path / "run" / "task_e1"
+    folder.mkdir(parents=True)
+    shutil.copy(samples / "webarena-infinity-gmail" / "task_e1" / "result.json", folder)
+    [record] = _records(tmp_path / "run")["task_e1/result.json"]
+    trajectory = record.trajectory
+    assert record.format == "webarena_infinity_result" and trajectory.steps == []
+    assert (trajectory.outcome.status, trajectory.outcome.success, trajectory.outcome.source) == (
+        "answered", True, "WebArena-Infinity verifier")
+    assert trajectory.final_answer.startswith("Successfully starred the email")
+
+
+def test_online_mind2web_results_are_not_taken_for_webarena_infinitys(shared_data):
+    for path in (shared_data / "agent-outputs" / "online-mind2web").rglob("result.json"):
+        document = json.loads(path.read_text())
+        assert not browser_use.looks_like_infinity_result(document) and not browser_use.looks_like_history(document)
+
+
+def test_a_bad_action_names_its_place(tmp_path):
+    folder = tmp_path / "run" / "task_9"
+    folder.mkdir(parents=True)
+    (folder / "history.json").write_text(json.dumps({"history": [
+        {"model_output": {"action": ["click"]}, "result": [], "state": {}}]}))
+    with Catalogue([tmp_path / "run"], LIMITS) as catalogue:
+        [record] = read_file(catalogue.sources[0], 1 << 20)
+    assert record.error.where == "history[0].model_output.action[0]"
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+                     | st.text(max_size=20),
+                     lambda inner: st.lists(inner, max_size=4)
+                     | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                     max_leaves=20)
+_KEYS = st.sampled_from(["model_output", "result", "state", "metadata", "action", "current_state", "thinking",
+                         "memory", "next_goal", "evaluation_previous_goal", "index", "text", "success", "url",
+                         "screenshot", "screenshot_path", "interacted_element", "items", "judgement", "verdict",
+                         "done", "click", "input_text", "scroll", "step_start_time", "step_end_time", "state_message"])
+_SHAPED = st.recursive(_JSON, lambda inner: st.dictionaries(_KEYS, inner, max_size=6) | st.lists(inner, max_size=3),
+                       max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(history=st.lists(_SHAPED, max_size=4), usage=_SHAPED)
+def test_any_history_is_read_or_refused_with_a_format_error(history, usage):
+    def read_sibling(name):
+        if name.endswith(".json"):
+            raise FileNotFoundError(name)
+        return PNG
+
+    try:
+        trajectory, _ = browser_use.parse_history({"history": history, "usage": usage}, "run/task_1/history.json",
+                                                  read_sibling)
+    except TrajectoryFormatError:
+        return
+    assert [step.index for step in trajectory.steps] == list(range(1, len(history) + 1))
+
+
+def test_the_agent_saying_it_failed_is_its_own_verdict_not_the_harness(tmp_path):
+    folder = tmp_path / "run" / "task_9"
+    folder.mkdir(parents=True)
+    history = _history("/nowhere/step_1.png")
+    history["history"][0]["model_output"]["action"] = [{"done": {"text": "N/A", "success": False}}]
+    (folder / "history.json").write_text(json.dumps(history))
+    [record] = _records(tmp_path / "run")["task_9/history.json"]
+    trajectory = record.trajectory
+    assert (trajectory.outcome.status, trajectory.outcome.success, trajectory.final_answer) == ("na", None, "N/A")
+    assert [(v.kind, v.success) for v in trajectory.verdicts] == [("agent_self_report", False)]
+
+
+def test_actions_nested_too_deep_are_refused_before_they_are_walked(tmp_path):
+    deep = {}
+    for _ in range(40):
+        deep = {"x": deep}
+    document = {"history": [{"model_output": {"action": [{"click": {"index": 1, "extra": deep}}]}, "state": {}}]}
+    with pytest.raises(TrajectoryFormatError) as refused:
+        browser_use.parse_history(document, "run/task_1/history.json", lambda name: PNG)
+    assert refused.value.where.startswith("history[0].model_output.action")

@@ -1,0 +1,412 @@
+"""browser-use `AgentHistoryList` JSON (`agent.save_history()`, `history.json`), in both layouts.
+
+Before early 2025 each history item holds `model_output.current_state` (evaluation, memory, next
+goal), one action object, one result and a `state` with the page's base64 screenshot and its
+indexed elements (`items`); after, `model_output` carries `thinking`, `evaluation_previous_goal`,
+`memory`, `next_goal` and a list of actions, `result` is a list, and `state` names the clicked
+element (`interacted_element`) and the screenshot file by the absolute path of the machine that ran
+the agent (`screenshot_path`): it is looked up inside the upload by its file name only.
+
+One model output is one step: the raw action is its action (or the JSON list of its actions when it
+gave several, as browser-use runs them in one step), the structured action is the first of them.
+A `done` action is the final answer; its `success` is the agent's word about itself, kept as a
+verdict of kind `agent_self_report`, never as the harness's. WebArena-Infinity writes a
+`result.json` beside the history with its verifier's verdict, the harness verdict of record; the
+task is then that file's (`task_id`, `instruction`) in the benchmark `webarena-infinity`. Its apps
+number their tasks alike (each has a `task_e1`) and the files do not name the app: a task id met
+again with other text is reported as such by the import. A history alone names no task: its folder
+(or its file, unless generically named) is the task id, in the benchmark `browser-use`, and the
+task text is the request the agent was shown, where the history keeps it.
+"""
+
+import json
+import posixpath
+import re
+import urllib.parse
+from collections.abc import Callable
+
+from .agent_steps import is_not_available
+from .canonical import (
+    TASK_ID_MAX_LENGTH,
+    ActionParts,
+    Outcome,
+    RunInfo,
+    Step,
+    TaskRef,
+    Trajectory,
+    TrajectoryFormatError,
+    Verdict,
+    check_depth,
+)
+
+FORMAT = "browser_use_history"
+INFINITY_RESULT_FORMAT = "webarena_infinity_result"
+BENCHMARK = "browser-use"
+INFINITY_BENCHMARK = "webarena-infinity"
+INFINITY_SOURCE = "WebArena-Infinity verifier"
+SELF_REPORT = "agent self-report"
+BROWSER_USE_JUDGE = "browser-use judge"
+# Beside a history, the harness's result: WebArena-Infinity writes `result.json`, some runners `results.json`.
+RESULT_FILES = ("result.json", "results.json")
+HISTORY_FILES = ("history.json", "AgentHistoryList.json", "agent_history.json")
+_INFINITY_KEYS = frozenset({"task_id", "instruction", "passed", "verifier_message"})
+# File names that say nothing of the task: the folder holding them names it instead.
+_GENERIC_STEMS = frozenset({"history", "agenthistorylist", "agent_history", "agenthistory"})
+_SEARCH_URLS = {
+    "google": "https://www.google.com/search?q=",
+    "bing": "https://www.bing.com/search?q=",
+    "duckduckgo": "https://duckduckgo.com/?q=",
+}
+
+ReadSibling = Callable[[str], bytes]
+
+
+def looks_like_history(document: object) -> bool:
+    if not isinstance(document, dict) or not isinstance(document.get("history"), list):
+        return False
+    history = document["history"]
+    return not history or (isinstance(history[0], dict) and {"model_output", "state"} <= history[0].keys())
+
+
+def looks_like_infinity_result(document: object) -> bool:
+    return isinstance(document, dict) and _INFINITY_KEYS <= document.keys()
+
+
+def companion_history(read_sibling: ReadSibling) -> str | None:
+    """The history file beside a WebArena-Infinity `result.json`, which reads the result with it."""
+    for name in HISTORY_FILES:
+        try:
+            read_sibling(name)
+        except (OSError, ValueError):
+            continue
+        return name
+    return None
+
+
+def _text(value) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _number(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _count(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _actions(model_output: dict, where: str) -> list[tuple[str, dict]]:
+    """(name, params) of each action, in order: a list of `{name: params}` objects, or one object."""
+    raw = model_output.get("action")
+    if raw is None:
+        return []
+    items = raw if isinstance(raw, list) else [raw]
+    actions = []
+    for position, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise TrajectoryFormatError("expected an action object {name: {params}}",
+                                        where=f"{where}.action" + (f"[{position}]" if isinstance(raw, list) else ""))
+        for name, params in item.items():
+            if params is None:
+                continue
+            actions.append((name, params if isinstance(params, dict) else {"value": params}))
+    return actions
+
+
+def _element_label(element) -> str:
+    """An interacted element as the accessibility tree would name it: `button '☆'`."""
+    if not isinstance(element, dict):
+        return ""
+    role = _text(element.get("node_name")).lower()
+    attributes = element.get("attributes") if isinstance(element.get("attributes"), dict) else {}
+    name = _text(element.get("ax_name")) or _text(attributes.get("aria-label")) or _text(attributes.get("title"))
+    if not name:
+        name = _text(attributes.get("placeholder")) or _text(attributes.get("name"))
+    return f"{role} {name!r}" if role and name else role or name
+
+
+def _items(state: dict) -> list:
+    items = state.get("items")
+    return items if isinstance(items, list) else []
+
+
+def _legacy_labels(state: dict) -> dict[str, str]:
+    """Element index -> its text, from the early layout's `state.items`."""
+    labels = {}
+    for item in _items(state):
+        if isinstance(item, dict) and "index" in item and not item.get("is_text_only"):
+            labels[str(item["index"])] = _text(item.get("text"))
+    return labels
+
+
+def _legacy_observation(state: dict) -> str:
+    """The early layout's indexed page elements, one per line, indented by depth."""
+    lines = []
+    for item in _items(state):
+        if not isinstance(item, dict):
+            continue
+        depth = item.get("depth") if isinstance(item.get("depth"), int) else 0
+        text = _text(item.get("text"))
+        prefix = "" if item.get("is_text_only") else f"[{item.get('index')}]"
+        lines.append("\t" * min(max(depth, 0), 32) + prefix + text)
+    return "\n".join(lines)
+
+
+def _parts(name: str, params: dict, label: str) -> ActionParts:
+    """A browser-use action in the platform's action kinds (`formats.actions.ACTION_TYPES`); one
+    with no counterpart (extract, wait, files) is `none` with its raw form kept in the step."""
+    index = params.get("index")
+    element = str(index) if isinstance(index, int) and not isinstance(index, bool) else ""
+    if name in ("click", "click_element", "click_element_by_index"):
+        return ActionParts(type="click", element_id=element, element_label=label)
+    if name in ("input", "input_text"):
+        return ActionParts(type="type", element_id=element, element_label=label, value=_text(params.get("text")),
+                           press_enter=False)
+    if name in ("select_dropdown", "select_dropdown_option"):
+        return ActionParts(type="select", element_id=element, element_label=label, value=_text(params.get("text")))
+    if name in ("navigate", "go_to_url", "open_tab"):
+        return ActionParts(type="goto", value=_text(params.get("url")))
+    if name in ("search", "search_google"):
+        engine = _text(params.get("engine")).lower() or "google"
+        query = params.get("query") if isinstance(params.get("query"), str) else ""
+        return ActionParts(type="goto", value=_SEARCH_URLS.get(engine, _SEARCH_URLS["google"])
+                           + urllib.parse.quote(query))
+    if name in ("scroll", "scroll_down", "scroll_up"):
+        down = name == "scroll_down" or (name == "scroll" and params.get("down", True) is not False)
+        return ActionParts(type="scroll", element_id=element, value="down" if down else "up")
+    if name == "send_keys":
+        return ActionParts(type="press", value=_text(params.get("keys")))
+    if name == "go_back":
+        return ActionParts(type="go_back")
+    if name in ("switch", "switch_tab"):
+        tab = params.get("tab_id", params.get("page_id", ""))
+        return ActionParts(type="tab_focus", value=str(tab))
+    if name in ("close", "close_tab"):
+        return ActionParts(type="close_tab")
+    if name == "done":
+        return ActionParts(type="stop", value=_text(params.get("text")))
+    return ActionParts(type="none")
+
+
+def _reasoning(model_output: dict) -> str:
+    state = model_output.get("current_state") if isinstance(model_output.get("current_state"), dict) else model_output
+    # The early layout wrote `valuation_previous_goal` for a while.
+    evaluation = state.get("evaluation_previous_goal", state.get("valuation_previous_goal"))
+    parts = (("", model_output.get("thinking")), ("Evaluation of the previous goal: ", evaluation),
+             ("Memory: ", state.get("memory")), ("Next goal: ", state.get("next_goal")))
+    return "\n".join(prefix + _text(value) for prefix, value in parts if _text(value))
+
+
+def _screenshot(state: dict, read_sibling: ReadSibling, notes: list[str], position: int) -> str | None:
+    """A data: URI (early layout) or the path inside the upload of the file the run's machine named."""
+    inline = state.get("screenshot")
+    if isinstance(inline, str) and inline:
+        return inline if inline.startswith("data:") else f"data:image/png;base64,{inline}"
+    path = state.get("screenshot_path")
+    if not isinstance(path, str) or not path.strip():
+        return None
+    parts = [part for part in path.replace("\\", "/").split("/") if part]
+    for candidate in ("/".join(parts[-2:]), parts[-1] if parts else ""):
+        if not candidate or ".." in candidate.split("/"):
+            continue
+        try:
+            read_sibling(candidate)
+        except (OSError, ValueError):
+            continue
+        return candidate
+    notes.append(f"history[{position}]: screenshot {posixpath.basename(path.replace(chr(92), '/'))!r} is not in "
+                 "the upload (looked for beside the history and in its screenshots folder)")
+    return None
+
+
+def _results(item: dict) -> list[dict]:
+    raw = item.get("result")
+    items = raw if isinstance(raw, list) else [raw]
+    return [result for result in items if isinstance(result, dict)]
+
+
+def _step(item: dict, position: int, read_sibling: ReadSibling, notes: list[str]) -> tuple[Step, list]:
+    where = f"history[{position}]"
+    model_output = item.get("model_output")
+    if model_output is not None and not isinstance(model_output, dict):
+        raise TrajectoryFormatError("expected an object or null", where=f"{where}.model_output")
+    model_output = model_output or {}
+    # Its actions are written back as JSON: nesting is bounded before anything walks it.
+    check_depth(model_output, f"{where}.model_output")
+    state = item.get("state") if isinstance(item.get("state"), dict) else {}
+    actions = _actions(model_output, f"{where}.model_output")
+    interacted = state.get("interacted_element")
+    interacted = interacted if isinstance(interacted, list) else [interacted]
+    if actions:
+        name, params = actions[0]
+        index = params.get("index")
+        label = _element_label(interacted[0] if interacted else None) or (
+            _legacy_labels(state).get(str(index), "") if index is not None else "")
+        parts = _parts(name, params, label)
+        raw = [{name: params} for name, params in actions]
+        action = json.dumps(raw[0] if len(raw) == 1 else raw, ensure_ascii=False)
+    else:
+        parts, action = ActionParts(type="none"), ""
+    metadata = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+    start, end = _number(metadata.get("step_start_time")), _number(metadata.get("step_end_time"))
+    observation = item.get("state_message")
+    step = Step(
+        index=position + 1,
+        action=action,
+        url=_text(state.get("url")),
+        observation=observation if isinstance(observation, str) else _legacy_observation(state),
+        reasoning=_reasoning(model_output),
+        screenshot=_screenshot(state, read_sibling, notes, position),
+        action_parts=parts,
+        tokens_in=_count(metadata.get("input_tokens")),
+        tokens_out=_count(metadata.get("output_tokens")),
+        duration=round(end - start, 6) if start is not None and end is not None and end >= start else None,
+    )
+    return step, actions
+
+
+def _done(actions: list[tuple[str, dict]], results: list[dict]) -> tuple[str, bool | None] | None:
+    """The `done` action's text and the agent's own success flag, if the step ended the run."""
+    for name, params in actions:
+        if name == "done":
+            success = params.get("success")
+            if not isinstance(success, bool):
+                success = next((r["success"] for r in results if isinstance(r.get("success"), bool)), None)
+            return (params.get("text") if isinstance(params.get("text"), str) else ""), success
+    return None
+
+
+def _judge(results: list[dict]) -> Verdict | None:
+    """browser-use's own LLM judge (`judgement` on the last result, in recent versions)."""
+    for result in results:
+        judgement = result.get("judgement")
+        if isinstance(judgement, dict) and isinstance(judgement.get("verdict"), bool):
+            explanation = _text(judgement.get("reasoning"))
+            failure = _text(judgement.get("failure_reason"))
+            return Verdict(kind="llm_judge", name=BROWSER_USE_JUDGE, success=judgement["verdict"],
+                           explanation="\n".join(part for part in (explanation, failure) if part))
+    return None
+
+
+def _intent_from_state(history: list) -> str:
+    """The task as the agent was given it, from the first prompt that shows it (recent layout)."""
+    for item in history:
+        message = item.get("state_message") if isinstance(item, dict) else None
+        if isinstance(message, str):
+            match = re.search(r"<user_request>\s*(.*?)\s*</user_request>", message, re.S)
+            if match:
+                return match.group(1)
+    return ""
+
+
+def _task_id(name: str) -> str:
+    """The history's folder (`task_e1/history.json`) or, for a file named after its task, its stem."""
+    parts = [part for part in name.replace("\\", "/").split("/") if part]
+    stem = posixpath.splitext(parts[-1])[0] if parts else ""
+    if stem.lower() in _GENERIC_STEMS and len(parts) > 1:
+        return parts[-2]
+    return stem
+
+
+def _checked_task_id(task_id: str, where: str) -> str:
+    if not task_id:
+        raise TrajectoryFormatError("no task id: name the file or its folder after the task", where=where)
+    if len(task_id) > TASK_ID_MAX_LENGTH:
+        raise TrajectoryFormatError(f"task id longer than {TASK_ID_MAX_LENGTH} characters: {task_id[:40]}...",
+                                    where=where)
+    return task_id
+
+
+def _not_a_number(name: str):
+    raise ValueError(f"not a JSON number: {name}")
+
+
+def _infinity_result(read_sibling: ReadSibling) -> tuple[str, dict] | None:
+    for name in RESULT_FILES:
+        try:
+            data = read_sibling(name)
+        except (OSError, ValueError):
+            continue
+        try:
+            document = json.loads(data.decode("utf-8-sig"), parse_constant=_not_a_number)
+        except (UnicodeDecodeError, ValueError, RecursionError) as error:
+            raise TrajectoryFormatError(f"the harness result beside the history is not JSON: {error}",
+                                        where=name) from None
+        if looks_like_infinity_result(document):
+            return name, document
+    return None
+
+
+def _infinity_outcome(result: dict, where: str) -> tuple[bool | None, str]:
+    passed = result.get("passed")
+    if passed is not None and not isinstance(passed, bool):
+        raise TrajectoryFormatError(f"expected true, false or null, got {passed!r}", where=f"{where}.passed")
+    return passed, _text(result.get("verifier_message"))
+
+
+def parse_history(document: dict, name: str, read_sibling: ReadSibling) -> tuple[Trajectory, list[str]]:
+    """The trajectory of a browser-use history file `name`, and notes on what was not found."""
+    notes: list[str] = []
+    history = document["history"]
+    steps, finish, judge = [], None, None
+    for position, item in enumerate(history):
+        if not isinstance(item, dict):
+            raise TrajectoryFormatError("expected a history item object", where=f"history[{position}]")
+        step, actions = _step(item, position, read_sibling, notes)
+        steps.append(step)
+        results = _results(item)
+        finish = _done(actions, results) or finish
+        judge = _judge(results) or judge
+
+    found = _infinity_result(read_sibling)
+    result_name, result = found if found else ("", {})
+    task_id = _checked_task_id(str(result.get("task_id") or _task_id(name)), f"{result_name}.task_id" if found
+                               else "(file name)")
+    intent = _text(result.get("instruction")) or _intent_from_state(history)
+    verdicts = [judge] if judge else []
+    if finish is not None and finish[1] is not None:
+        verdicts.insert(0, Verdict(kind="agent_self_report", name=SELF_REPORT, success=finish[1]))
+    if finish is not None:
+        answer = finish[0]
+        outcome = Outcome(status="na" if is_not_available(answer) else "answered")
+    else:
+        answer = None
+        outcome = Outcome(status="no_stop" if steps else "crashed")
+    if found:
+        outcome.success, outcome.message = _infinity_outcome(result, result_name)
+        outcome.source = INFINITY_SOURCE
+    usage = document.get("usage") if isinstance(document.get("usage"), dict) else {}
+    trajectory = Trajectory(
+        task=TaskRef(task_id=task_id, benchmark=INFINITY_BENCHMARK if found else BENCHMARK, intent=intent),
+        steps=steps,
+        outcome=outcome,
+        run=RunInfo(agent="browser-use"),
+        final_answer=answer,
+        verdicts=verdicts,
+        tokens_in=_count(usage.get("total_prompt_tokens")),
+        tokens_out=_count(usage.get("total_completion_tokens")),
+        cost=_number(usage.get("total_cost")),
+        duration=_number(result.get("elapsed")),
+    )
+    if found:
+        notes.append(f"harness verdict from {result_name} ({INFINITY_SOURCE})")
+    return trajectory, notes
+
+
+def parse_infinity_result(document: dict) -> Trajectory:
+    """A WebArena-Infinity `result.json` without its history: the final answer and the verdict only."""
+    task_id = _checked_task_id(str(document.get("task_id") or ""), "task_id")
+    passed, message = _infinity_outcome(document, "(document)")
+    answer = document.get("final_result") if isinstance(document.get("final_result"), str) else None
+    if answer is not None and document.get("is_done") is not False:
+        status = "na" if is_not_available(answer) else "answered"
+    else:
+        answer, status = None, "no_stop"
+    return Trajectory(
+        task=TaskRef(task_id=task_id, benchmark=INFINITY_BENCHMARK, intent=_text(document.get("instruction"))),
+        steps=[],
+        outcome=Outcome(status=status, success=passed, message=message, source=INFINITY_SOURCE),
+        run=RunInfo(agent="browser-use"),
+        final_answer=answer,
+        duration=_number(document.get("elapsed")),
+    )
