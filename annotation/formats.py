@@ -35,6 +35,7 @@ import jsonschema
 import openpyxl
 
 from trajectories.formats.spreadsheet import spreadsheet_cell, spreadsheet_text
+from trajectories.formats.wording import count_of
 
 from .sentences import ACTION_TYPES
 
@@ -97,11 +98,6 @@ class GoldBlock:
 class UnplacedRow:
     where: str
     reason: str
-
-
-def count_of(number: int, noun: str, plural: str = "") -> str:
-    """"1 step", "3 steps": a count with its noun in the right number."""
-    return f"{number} {noun if number == 1 else plural or noun + 's'}"
 
 
 # Why a row is not placed in any gold; filled by `unplaced_reason`.

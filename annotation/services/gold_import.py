@@ -29,12 +29,13 @@ from accounts.roles import ANNOTATOR, REVIEWER, has_role
 from annotation.content import GoldContent, clean_content
 from annotation.errors import GoldPermissionDenied, GoldValidationError
 from annotation.formats import (
-    GoldAnomaly, GoldBlock, GoldFile, GoldFormatError, UnplacedRow, count_of, read_gold_file, unplaced_reason,
+    GoldAnomaly, GoldBlock, GoldFile, GoldFormatError, UnplacedRow, read_gold_file, unplaced_reason,
 )
 from annotation.models import GoldFlag, GoldStatus, GoldStep, GoldTrajectory
 from annotation.permissions import may_approve_gold_of
 from annotation.services.gold_checks import start_quality_checks_after_import
 from annotation.services.reference import assign_missing_references, make_reference
+from trajectories.formats.wording import count_of
 from trajectories.models import Task
 from trajectories.services.tasks import import_task_configs
 

@@ -7,8 +7,9 @@ import string
 
 import pytest
 
-from annotation.formats import ANOMALY_MESSAGES, UNPLACED_MESSAGES, AnomalyKind, GoldAnomaly, UnplacedRow, count_of
+from annotation.formats import ANOMALY_MESSAGES, UNPLACED_MESSAGES, AnomalyKind, GoldAnomaly, UnplacedRow
 from annotation.services.gold_import import GoldImportReport, ImportedGold
+from trajectories.formats.wording import count_of
 
 # Values each placeholder takes in the importer, at their edges (one, several, a label that is no number).
 SAMPLES = {
