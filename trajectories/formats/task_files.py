@@ -150,7 +150,8 @@ def parse_subset_ids(data: bytes, source: str, *, strict: bool = False) -> Subse
         if is_number or (isinstance(value, str) and _ID.match(value)):
             ids.append(str(value))
         else:
-            skipped.append(TaskProblem(entry, value, "task_id", "expected an integer or an id of letters, digits, _.:-"))
+            skipped.append(TaskProblem(entry, value, "task_id",
+                                       "expected an integer or an id of letters, digits, _.:-"))
     check_reading(source, bool(ids), skipped, notes, strict=strict)
     if not ids:
         raise TaskConfigError(source, message="no task ids")
