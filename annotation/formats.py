@@ -379,7 +379,7 @@ ANOMALY_MESSAGES = {
     (AnomalyKind.LONE_ROW, "before"):
         "a single row numbered {label} before a block starting at 1: kept as the first step of that gold",
     (AnomalyKind.CONTINUED_BLOCK, ""):
-        "a separate block of {rows} whose numbering ({number}..) continues the task's gold above, which ends at "
+        "a separate block of {row_count} whose numbering ({number}..) continues the task's gold above, which ends at "
         "step {previous_number}: joined to that gold",
 }
 
@@ -482,7 +482,7 @@ class _NumberingResolver:
                 first, last = block[0].step_number, _last_number(earlier)
                 if first is not None and last is not None and first == last + 1 and first not in FIRST_STEP_NUMBERS:
                     earlier.extend(block)
-                    self.note(AnomalyKind.CONTINUED_BLOCK, block, rows=count_of(len(block), "row"), number=first,
+                    self.note(AnomalyKind.CONTINUED_BLOCK, block, row_count=count_of(len(block), "row"), number=first,
                               previous_number=last)
                     continue
             latest[key] = block

@@ -213,3 +213,16 @@ def test_the_web_import_page_lists_the_anomalies(db, webarena_tasks, anomalous_s
     strict = SimpleUploadedFile(ANOMALOUS, sheet_bytes(anomalous_sheet))
     refused = client.post(reverse("annotation:import"), {"file": strict, "strict": "1"}).content.decode()
     assert "Not imported: anomalous.xlsx: 2 numbering anomalies (refused by --strict)" in refused
+
+
+def test_the_excerpt_with_a_second_one_row_gold_imports_it_as_its_own(db, webarena_tasks, gold_xlsx, rows, tmp_path,
+                                                                       capsys):
+    # The whole excerpt, then task 1's first step again on its own, as a second annotator's version.
+    path = tmp_path / "gold.xlsx"
+    path.write_bytes(sheet_bytes(block(rows, 2, max(rows)) + [rows[9]]))
+
+    call_command("import_gold", str(path), "--annotator", "paper", "--create-annotator", "--strict")
+
+    assert "7 tasks, 9 gold trajectories, 51 steps (9 created" in capsys.readouterr().out
+    task_1 = GoldTrajectory.objects.filter(task__task_id="1").order_by("pk")
+    assert [gold.steps.count() for gold in task_1] == [6, 1]

@@ -15,7 +15,7 @@ from trajectories.formats.wording import count_of
 SAMPLES = {
     "count": [2, 9],
     "steps": [count_of(1, "step"), count_of(6, "step")],
-    "rows": [count_of(1, "row"), count_of(3, "row")],
+    "row_count": [count_of(1, "row"), count_of(3, "row")],
     "number": [2, 7],
     "previous_number": [1, 6],
     "label": ["1", "Pink", "(blank)"],

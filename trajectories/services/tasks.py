@@ -2,8 +2,8 @@
 
 A file is one unit: its tasks and the subsets it defines (WebArena-Lite) are stored together
 or not at all. Entries that cannot be read are left out and listed in the report with what was
-read as meant; `strict` refuses such a file instead. A WebArena-Verified file also reports, per task, what changed against the
-WebArena version of the same task id when that version is stored.
+read as meant; `strict` refuses such a file instead. A WebArena-Verified file also reports, per
+task, what changed against the WebArena version of the same task id when that version is stored.
 """
 
 from dataclasses import asdict, dataclass, field
