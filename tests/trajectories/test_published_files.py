@@ -254,3 +254,13 @@ def test_outcomes_with_summary_rows_import_and_name_them(webarena_tasks, shared_
     assert "run 'jace' created: 25 task verdicts (14 pass" in out
     assert "leaderboard.json: skipped 2 summary rows, not tasks: item 26 (All), item 27 (no task id)" in out
     assert TaskResult.objects.count() == 25
+
+
+def test_the_page_shows_skipped_ids_escaped(client, admin):
+    client.force_login(admin)
+    upload = SimpleUploadedFile("hard.json", b'[4, "<b>x</b>", 7]')
+
+    page = client.post(reverse("trajectories:task-import"), {"file": upload, "subset": "hard"}).content.decode()
+
+    assert "Subset <strong>hard</strong> of webarena: 2 task ids (created)" in page
+    assert "<td>2</td><td>&lt;b&gt;x&lt;/b&gt;</td><td><code>task_id</code></td>" in page and "<b>x</b>" not in page
