@@ -229,7 +229,7 @@ def test_grades_with_a_win_rate_row_import_and_name_it(webarena_tasks, grades_te
 
     out = capsys.readouterr().out
     assert "grades.csv: 60 grades of 20 tasks in run 'agentoccam'" in out
-    assert "grades.csv: skipped 2 summary rows, not tasks: line 22 (Win Rate), line 24 (Average)" in out
+    assert "grades.csv: skipped 2 summary rows: line 22 (Win Rate), line 24 (Average)" in out
     assert OutcomeGrade.objects.count() == 60
 
 
@@ -252,7 +252,7 @@ def test_outcomes_with_summary_rows_import_and_name_them(webarena_tasks, shared_
 
     out = capsys.readouterr().out
     assert "run 'jace' created: 25 task verdicts (14 pass" in out
-    assert "leaderboard.json: skipped 2 summary rows, not tasks: item 26 (All), item 27 (no task id)" in out
+    assert "leaderboard.json: skipped 2 summary rows: item 26 (All), item 27 (no task id)" in out
     assert TaskResult.objects.count() == 25
 
 
@@ -264,3 +264,13 @@ def test_the_page_shows_skipped_ids_escaped(client, admin):
 
     assert "Subset <strong>hard</strong> of webarena: 2 task ids (created)" in page
     assert "<td>2</td><td>&lt;b&gt;x&lt;/b&gt;</td><td><code>task_id</code></td>" in page and "<b>x</b>" not in page
+
+
+def test_the_outcomes_page_names_the_summary_rows(client, webarena_tasks):
+    client.force_login(UserFactory(username="dev"))
+    upload = SimpleUploadedFile("results.csv", b"run,task_id,success\nbeta,0,1\nbeta,1,0\nbeta,Total,1\n")
+
+    page = client.post("/runs/import-outcomes/", {"file": upload, "benchmark": "webarena"}).content.decode()
+
+    assert '<p id="summary-rows">Skipped 1 summary row: line 4 (Total).</p>' in page
+    assert TaskResult.objects.count() == 2

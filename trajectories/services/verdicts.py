@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from django.db import transaction
 
 from trajectories.formats.verdict_files import VerdictFileError, parse_grades, parse_outcomes
+from trajectories.formats.wording import count_of
 from trajectories.models import AgentRun, OutcomeGrade, ResultOrigin, Task, TaskResult, Trajectory
 from trajectories.permissions import can_import_into
 from trajectories.services.runs import get_or_create_run
@@ -39,8 +40,7 @@ class RunOutcomes:
 
 
 def summary_rows_line(source: str, rows: list[str]) -> list[str]:
-    return [f"{source}: skipped {len(rows)} summary row{'' if len(rows) == 1 else 's'}, not tasks: "
-            f"{', '.join(rows)}"] if rows else []
+    return [f"{source}: skipped {count_of(len(rows), 'summary row')}: {', '.join(rows)}"] if rows else []
 
 
 @dataclass
