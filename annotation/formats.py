@@ -405,10 +405,10 @@ class _NumberingResolver:
         self.row_word = row_word
         self.anomalies: list[GoldAnomaly] = []
 
-    def note(self, kind: str, rows: list[_Row], task: _Row | None = None, variant: str = "", **values) -> None:
-        task = task or rows[0]
+    def note(self, kind: str, rows: list[_Row], /, variant: str = "", **values) -> None:
+        """Record the anomaly of `rows` (of their first row's task), worded by its message with `values`."""
         action = ANOMALY_MESSAGES[kind, variant].format(**values)
-        self.anomalies.append(GoldAnomaly(kind, task.task_id, task.benchmark, [row.number for row in rows],
+        self.anomalies.append(GoldAnomaly(kind, rows[0].task_id, rows[0].benchmark, [row.number for row in rows],
                                           action, self.row_word))
 
     def resolve(self, runs: list[list[_Row]]) -> list[list[_Row]]:

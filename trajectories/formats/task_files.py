@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import mind2web_live, webarena_verified
-from .wording import count_of
 from .webarena_tasks import (
     READ_AS_LIST, TaskConfig, TaskConfigError, TaskEntries, TaskProblem, _type_name, check_reading, parse_task_configs,
 )
+from .wording import count_of
 
 LITE_SUBSET = "webarena-lite"
 LITE_DESCRIPTION = "WebArena-Lite: the WebArena tasks of the Lite set, by their old_task_id."
