@@ -7,12 +7,14 @@ dataset round-trips. The sheet rules follow the real file (FORMATS.md section 3)
 - headers with or without the dot (`Task No.` / `Task No`), any case;
 - a blank `Task No.` continues the task above;
 - `Step No.` is kept as a label only: order is row order, whatever is written there;
-- a task whose rows appear in two separate blocks is two gold trajectories; so is a run of
-  rows whose `Step No.` really starts again (a 1 after a higher number);
+- a task whose rows appear in two separate blocks is two gold trajectories, unless the later
+  block's numbering continues the earlier one's; so is a run of rows whose `Step No.` really
+  starts again (a 1 after a higher number);
 - numbering anomalies are resolved as a reviewer would read them and each one is reported as a
   `GoldAnomaly` (rows all numbered 1, a first step left at the end of the task before, a last
   step left at the start of the task after, a block without step 1, repeated numbers, a one-row
-  block): see `_NumberingResolver`;
+  piece inside a task's rows, a block continuing an earlier one): see `_NumberingResolver`;
+- every sentence the reader reports is one of `ANOMALY_MESSAGES` or `UNPLACED_MESSAGES`;
 - sheets are written with `spreadsheet_cell` (a text that would open as a formula gets a
   leading quote) and read with `spreadsheet_text`, which takes that quote off again;
 - exports add `Gold No.` (which gold trajectory a row belongs to) and the structured columns
@@ -33,6 +35,7 @@ import jsonschema
 import openpyxl
 
 from trajectories.formats.spreadsheet import spreadsheet_cell, spreadsheet_text
+from trajectories.formats.wording import count_of
 
 from .sentences import ACTION_TYPES
 
@@ -95,6 +98,20 @@ class GoldBlock:
 class UnplacedRow:
     where: str
     reason: str
+
+
+# Why a row is not placed in any gold; filled by `unplaced_reason`.
+UNPLACED_MESSAGES = {
+    "not_a_task_id": "Task No. {task_id!r} is not a task id",
+    "no_task_above": "blank Task No. with no task above it to continue",
+    "empty_text": "empty Text: no step to record",
+    "unknown_action_type": "unknown Action Type {action_type!r}; expected one of {known}",
+    "missing_task": "task {task_id} does not exist in benchmark {benchmark!r}",
+}
+
+
+def unplaced_reason(name: str, **values) -> str:
+    return UNPLACED_MESSAGES[name].format(**values)
 
 
 @dataclass
@@ -253,21 +270,20 @@ class _SheetReader:
         benchmark = self.get(row, BENCHMARK_COLUMN) or self.default_benchmark
         action_type = self.get(row, ACTION_COLUMN).lower()
         if task_id and not _TASK_ID.match(task_id):
-            self.unplaced.append(UnplacedRow(where, f"Task No. {task_id!r} is not a task id"))
+            self.unplaced.append(UnplacedRow(where, unplaced_reason("not_a_task_id", task_id=task_id)))
             return
         if not task_id:
             if not self.rows:
-                self.unplaced.append(UnplacedRow(where, "blank Task No. with no task above it to continue"))
+                self.unplaced.append(UnplacedRow(where, unplaced_reason("no_task_above")))
                 return
             above = self.rows[-1]
             task_id, benchmark, gold_no = above.task_id, above.benchmark, gold_no or above.gold_no
         if not text:
-            self.unplaced.append(UnplacedRow(where, "empty Text: no step to record"))
+            self.unplaced.append(UnplacedRow(where, unplaced_reason("empty_text")))
             return
         if action_type and action_type not in ACTION_TYPES:
-            self.unplaced.append(
-                UnplacedRow(where, f"unknown Action Type {action_type!r}; expected one of {', '.join(ACTION_TYPES)}")
-            )
+            self.unplaced.append(UnplacedRow(where, unplaced_reason(
+                "unknown_action_type", action_type=action_type, known=", ".join(ACTION_TYPES))))
             return
         step = GoldStepRecord(
             text=text, label=self.get(row, STEP_COLUMN), action_type=action_type,
@@ -342,6 +358,35 @@ class AnomalyKind:
     CONTINUED_BLOCK = "continued_block"
 
 
+# What the report says of each resolution, by (kind, variant); filled by `_NumberingResolver.note`.
+ANOMALY_MESSAGES = {
+    (AnomalyKind.ALL_NUMBERED_ONE, ""):
+        "all {count} rows are numbered 1: read as one gold of {steps} in row order",
+    (AnomalyKind.FIRST_STEP_OF_NEXT_TASK, ""):
+        "numbered 1 at the end of task {task_id}, while task {next_task_id} starts at step 2: moved to task "
+        "{next_task_id} as its step 1",
+    (AnomalyKind.LAST_STEP_OF_PREVIOUS_TASK, ""):
+        "numbered {number} before task {next_task_id}'s steps 1.., continuing task {task_id} (which ends at step "
+        "{previous_number}): moved to task {task_id} as its last step",
+    (AnomalyKind.NO_FIRST_STEP, ""):
+        "starts at step {number} with no step 1: read as one gold of {steps}",
+    (AnomalyKind.REPEATED_NUMBER, ""):
+        "step number {number} repeated: kept in one gold in row order",
+    (AnomalyKind.DUPLICATE_FIRST_STEP, ""):
+        "two identical step-1 rows in a row: kept in one gold, both as written",
+    (AnomalyKind.LONE_ROW, "after"):
+        "a single row numbered {label} cannot stand as a gold trajectory: kept as the last step of the gold above it",
+    (AnomalyKind.LONE_ROW, "before"):
+        "a single row numbered {label} before a block starting at 1: kept as the first step of that gold",
+    (AnomalyKind.CONTINUED_BLOCK, ""):
+        "a separate block of {row_count} whose numbering ({number}..) continues the task's gold above, which ends at "
+        "step {previous_number}: joined to that gold",
+}
+
+# Step numbers that start a gold trajectory: a separate block starting with one is a gold of its own.
+FIRST_STEP_NUMBERS = (0, 1)
+
+
 def _last_number(rows: list[_Row]) -> int | None:
     return next((row.step_number for row in reversed(rows) if row.step_number is not None), None)
 
@@ -349,19 +394,21 @@ def _last_number(rows: list[_Row]) -> int | None:
 class _NumberingResolver:
     """Cuts runs of rows into gold trajectories as a reviewer would read the numbering.
 
-    A second gold trajectory of a task starts only where its numbering really starts again
-    (a separate block of rows, or a 1 after a higher number); a block that cannot stand on its
-    own (one row, or numbering that continues a neighbour) joins the neighbour it continues.
-    Every resolution is recorded as a GoldAnomaly.
+    A second gold trajectory of a task starts where its numbering really starts again: a
+    separate block of rows (after other tasks' rows) that does not continue the numbering of the
+    task's block before it, or a 1 after a higher number within the task's rows. A one-row piece
+    within a task's rows joins its neighbour, and a separate block whose numbering continues the
+    task's earlier block joins that block. Every resolution is recorded as a GoldAnomaly.
     """
 
     def __init__(self, row_word: str):
         self.row_word = row_word
         self.anomalies: list[GoldAnomaly] = []
 
-    def note(self, kind: str, rows: list[_Row], action: str, task: _Row | None = None) -> None:
-        task = task or rows[0]
-        self.anomalies.append(GoldAnomaly(kind, task.task_id, task.benchmark, [row.number for row in rows],
+    def note(self, kind: str, rows: list[_Row], /, variant: str = "", **values) -> None:
+        """Record the anomaly of `rows` (of their first row's task), worded by its message with `values`."""
+        action = ANOMALY_MESSAGES[kind, variant].format(**values)
+        self.anomalies.append(GoldAnomaly(kind, rows[0].task_id, rows[0].benchmark, [row.number for row in rows],
                                           action, self.row_word))
 
     def resolve(self, runs: list[list[_Row]]) -> list[list[_Row]]:
@@ -387,17 +434,15 @@ class _NumberingResolver:
             if last.step_number == 1 and (before or 0) >= 2 and first.step_number == 2:
                 self._move(last, first)
                 following.insert(0, previous.pop())
-                self.note(AnomalyKind.FIRST_STEP_OF_NEXT_TASK, [last],
-                          f"numbered 1 at the end of task {previous[0].task_id}, while task {first.task_id} "
-                          f"starts at step 2: moved to task {first.task_id} as its step 1")
+                self.note(AnomalyKind.FIRST_STEP_OF_NEXT_TASK, [last], task_id=previous[0].task_id,
+                          next_task_id=first.task_id)
             elif (len(following) >= 2 and (first.step_number or 0) >= 2 and following[1].step_number == 1
                   and _last_number(previous) == first.step_number - 1):
                 self._move(first, last)
                 previous.append(following.pop(0))
-                self.note(AnomalyKind.LAST_STEP_OF_PREVIOUS_TASK, [first],
-                          f"numbered {first.step_number} before task {following[0].task_id}'s steps 1.., "
-                          f"continuing task {last.task_id} (which ends at step {first.step_number - 1}): "
-                          f"moved to task {last.task_id} as its last step")
+                self.note(AnomalyKind.LAST_STEP_OF_PREVIOUS_TASK, [first], number=first.step_number,
+                          next_task_id=following[0].task_id, task_id=last.task_id,
+                          previous_number=first.step_number - 1)
 
     def _split(self, run: list[_Row]) -> list[list[_Row]]:
         """Cut a run where the numbering starts again at 1; a one-row piece joins its neighbour."""
@@ -413,23 +458,21 @@ class _NumberingResolver:
         for position, piece in enumerate(pieces):
             if len(piece) == 1 and len(pieces) > 1:
                 row = piece[0]
+                label = row.step.label or "(blank)"
                 if joined:
                     joined[-1].append(row)
-                    self.note(AnomalyKind.LONE_ROW, piece,
-                              f"a single row numbered {row.step.label or '(blank)'} cannot stand as a gold "
-                              f"trajectory: kept as the last step of the gold above it")
+                    self.note(AnomalyKind.LONE_ROW, piece, variant="after", label=label)
                 else:
                     pieces[position + 1].insert(0, row)
-                    self.note(AnomalyKind.LONE_ROW, piece,
-                              f"a single row numbered {row.step.label or '(blank)'} before a block starting "
-                              f"at 1: kept as the first step of that gold")
+                    self.note(AnomalyKind.LONE_ROW, piece, variant="before", label=label)
                 continue
             joined.append(piece)
         return joined
 
     def _join_continuations(self, blocks: list[list[_Row]]) -> list[list[_Row]]:
-        """A separate block of a task that is one row, or whose numbering continues the task's
-        block before it, belongs to that block."""
+        """A separate block of a task whose numbering continues the task's block before it belongs
+        to that block; any other separate block (one starting again at step 1, above all) is a gold
+        of its own, however short."""
         result: list[list[_Row]] = []
         latest: dict[tuple[str, str], list[_Row]] = {}
         for block in blocks:
@@ -437,12 +480,10 @@ class _NumberingResolver:
             earlier = latest.get(key)
             if earlier is not None:
                 first, last = block[0].step_number, _last_number(earlier)
-                if len(block) == 1 or (first is not None and last is not None and first == last + 1):
+                if first is not None and last is not None and first == last + 1 and first not in FIRST_STEP_NUMBERS:
                     earlier.extend(block)
-                    reason = ("a single row" if len(block) == 1
-                              else f"its numbering ({first}..) continues step {last}")
-                    self.note(AnomalyKind.CONTINUED_BLOCK, block,
-                              f"a separate block of the task whose {reason}: joined to its gold above")
+                    self.note(AnomalyKind.CONTINUED_BLOCK, block, row_count=count_of(len(block), "row"), number=first,
+                              previous_number=last)
                     continue
             latest[key] = block
             result.append(block)
@@ -451,23 +492,20 @@ class _NumberingResolver:
     def _describe(self, block: list[_Row]) -> None:
         """Numbering oddities kept as they are (order is row order), reported once per gold."""
         numbers = [row.step_number for row in block]
+        steps = count_of(len(block), "step")
         if len(block) > 1 and all(number == 1 for number in numbers):
-            self.note(AnomalyKind.ALL_NUMBERED_ONE, block,
-                      f"all {len(block)} rows are numbered 1: read as one gold of {len(block)} steps in row order")
+            self.note(AnomalyKind.ALL_NUMBERED_ONE, block, count=len(block), steps=steps)
             return
         known = [number for number in numbers if number is not None]
-        if known and 1 not in known:
-            self.note(AnomalyKind.NO_FIRST_STEP, block,
-                      f"starts at step {known[0]} with no step 1: read as one gold of {len(block)} steps")
+        if known and not set(known) & set(FIRST_STEP_NUMBERS):
+            self.note(AnomalyKind.NO_FIRST_STEP, block, number=known[0], steps=steps)
         for previous, row in zip(block, block[1:]):
             if row.step_number is None or row.step_number != previous.step_number:
                 continue
             if row.step_number == 1 and row.step.text == previous.step.text:
-                self.note(AnomalyKind.DUPLICATE_FIRST_STEP, [previous, row],
-                          "two identical step-1 rows in a row: kept in one gold, both as written")
+                self.note(AnomalyKind.DUPLICATE_FIRST_STEP, [previous, row])
             else:
-                self.note(AnomalyKind.REPEATED_NUMBER, [previous, row],
-                          f"step number {row.step_number} repeated: kept in one gold in row order")
+                self.note(AnomalyKind.REPEATED_NUMBER, [previous, row], number=row.step_number)
 
 
 def _read_sheet(rows: Iterable[tuple[int, tuple]], fmt: str, benchmark: str, *, row_word: str) -> GoldFile:

@@ -119,6 +119,10 @@ class TaskImportSerializer(serializers.Serializer):
                                    help_text="Define (or replace) the subset of this name from the file's task ids.")
     subset_benchmark = serializers.CharField(required=False, allow_blank=True, default="webarena", max_length=64,
                                              help_text="Whose task ids the subset lists.")
+    strict = serializers.BooleanField(required=False, default=False,
+                                      help_text="Refuse the whole file when an entry cannot be read or is read "
+                                                "other than as written (default: skip it, or read it as meant, "
+                                                "and report it).")
 
     def validate_file(self, upload):
         if upload.size > MAX_TASK_FILE_BYTES:
@@ -139,13 +143,19 @@ TASK_IMPORT_REPORT_SCHEMA = inline_serializer("TaskImportReport", {
     "compared": serializers.IntegerField(help_text="Verified tasks whose WebArena version is stored."),
     "changes": serializers.ListField(child=serializers.DictField(),
                                      help_text="Verified: {task_id, field, webarena, verified} per change."),
+    "skipped": serializers.ListField(child=serializers.DictField(),
+                                     help_text="Entries left out as unreadable: {entry, task_id, field, message}."),
+    "notes": serializers.ListField(child=serializers.DictField(),
+                                   help_text="Values read as meant rather than as written: {entry, task_id, field, "
+                                             "message}."),
 })
 
 
 @extend_schema(
     tags=["tasks"], request={"multipart/form-data": TaskImportSerializer},
     responses={200: OpenApiResponse(TASK_IMPORT_REPORT_SCHEMA, description="Imported (or, with `subset`, the subset "
-                                                                            "{name, benchmark, tasks, outcome})."),
+                                                                            "{name, benchmark, tasks, outcome, "
+                                                                            "skipped, notes})."),
                400: OpenApiResponse(ErrorSerializer, description="The file was refused whole; `detail` names the "
                                                                  "file, entry and field.")},
 )
@@ -162,11 +172,11 @@ class TaskImport(APIView):
         data, upload = serializer.validated_data, serializer.validated_data["file"]
         try:
             if data["subset"].strip():
-                outcome, definition = import_subset_bytes(upload.read(), upload.name, name=data["subset"],
-                                                          benchmark=data["subset_benchmark"].strip() or "webarena")
-                return Response({"name": definition.name, "benchmark": definition.benchmark,
-                                 "tasks": len(definition.task_ids), "outcome": outcome})
-            report = import_task_bytes(upload.read(), upload.name, benchmark=data["benchmark"].strip() or None)
+                return Response(import_subset_bytes(upload.read(), upload.name, name=data["subset"],
+                                                    benchmark=data["subset_benchmark"].strip() or "webarena",
+                                                    strict=data["strict"]).to_dict())
+            report = import_task_bytes(upload.read(), upload.name, benchmark=data["benchmark"].strip() or None,
+                                       strict=data["strict"])
         except ValueError as exc:  # TaskConfigError names the file, entry and field
             raise ValidationError({"file": str(exc)}) from None
         return Response(report.to_dict())

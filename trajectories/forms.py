@@ -85,6 +85,9 @@ class TaskImportForm(forms.Form):
                                        label="Subset of benchmark")
     benchmark = forms.CharField(required=False, max_length=64,
                                 help_text="Task files: store under this benchmark instead of the file's own.")
+    strict = forms.BooleanField(required=False, label="Strict",
+                                help_text="Refuse the whole file when an entry cannot be read or is read other than "
+                                          "as written, instead of skipping or reading it as meant.")
 
     def clean_file(self):
         upload = self.cleaned_data["file"]

@@ -196,13 +196,12 @@ def task_import(request):
         data, upload = form.cleaned_data, form.cleaned_data["file"]
         try:
             if data["subset"].strip():
-                outcome, definition = import_subset_bytes(
+                subset = import_subset_bytes(
                     upload.read(), upload.name, name=data["subset"],
-                    benchmark=data["subset_benchmark"].strip() or "webarena")
-                subset = {"name": definition.name, "benchmark": definition.benchmark,
-                          "tasks": len(definition.task_ids), "outcome": outcome}
+                    benchmark=data["subset_benchmark"].strip() or "webarena", strict=data["strict"]).to_dict()
             else:
-                report = import_task_bytes(upload.read(), upload.name, benchmark=data["benchmark"].strip() or None)
+                report = import_task_bytes(upload.read(), upload.name, benchmark=data["benchmark"].strip() or None,
+                                           strict=data["strict"]).to_dict()
         except (TaskConfigError, ValueError) as exc:
             error = str(exc)
     return render(request, "trajectories/task_import.html",

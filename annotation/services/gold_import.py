@@ -28,11 +28,14 @@ from django.utils import timezone
 from accounts.roles import ANNOTATOR, REVIEWER, has_role
 from annotation.content import GoldContent, clean_content
 from annotation.errors import GoldPermissionDenied, GoldValidationError
-from annotation.formats import GoldAnomaly, GoldBlock, GoldFile, GoldFormatError, UnplacedRow, read_gold_file
+from annotation.formats import (
+    GoldAnomaly, GoldBlock, GoldFile, GoldFormatError, UnplacedRow, read_gold_file, unplaced_reason,
+)
 from annotation.models import GoldFlag, GoldStatus, GoldStep, GoldTrajectory
 from annotation.permissions import may_approve_gold_of
 from annotation.services.gold_checks import start_quality_checks_after_import
 from annotation.services.reference import assign_missing_references, make_reference
+from trajectories.formats.wording import count_of
 from trajectories.models import Task
 from trajectories.services.tasks import import_task_configs
 
@@ -90,8 +93,9 @@ class GoldImportReport:
     def summary(self) -> str:
         by = f", imported by {self.imported_by}" if self.imported_by and self.imported_by != self.annotator else ""
         lines = [
-            f"{self.file} ({self.format}) as {self.annotator}{by}, status {self.status}: {self.tasks} tasks, "
-            f"{len(self.gold)} gold trajectories, {self.steps} steps "
+            f"{self.file} ({self.format}) as {self.annotator}{by}, status {self.status}: "
+            f"{count_of(self.tasks, 'task')}, {count_of(len(self.gold), 'gold trajectory', 'gold trajectories')}, "
+            f"{count_of(self.steps, 'step')} "
             f"({self.count('created')} created, {self.count('updated')} updated, {self.count('unchanged')} unchanged)"
         ]
         if self.defined_tasks:
@@ -104,7 +108,7 @@ class GoldImportReport:
             lines.append(f"{_anomalies(len(self.anomalies))} resolved:")
             lines.extend(f"  {anomaly}" for anomaly in self.anomalies)
         if self.unplaced:
-            lines.append(f"{len(self.unplaced)} rows not placed:")
+            lines.append(f"{count_of(len(self.unplaced), 'row')} not placed:")
             lines.extend(f"  {row.where}: {row.reason}" for row in self.unplaced)
         return "\n".join(lines)
 
@@ -112,7 +116,7 @@ class GoldImportReport:
 
 
 def _anomalies(count: int) -> str:
-    return f"{count} numbering anomal{'y' if count == 1 else 'ies'}"
+    return count_of(count, "numbering anomaly", "numbering anomalies")
 
 
 def _annotator_user(username: str, *, create: bool):
@@ -282,7 +286,7 @@ def import_gold(parsed: GoldFile, *, file_name: str, annotator: str, status: str
             if task is None:
                 if block.task_id not in report.missing_tasks:
                     report.missing_tasks.append(block.task_id)
-                reason = f"task {block.task_id} does not exist in benchmark {block.benchmark!r}"
+                reason = unplaced_reason("missing_task", task_id=block.task_id, benchmark=block.benchmark)
                 report.unplaced.extend(UnplacedRow(where, reason) for where in block.rows or [block.where])
                 continue
             placed.append((block, task, _block_content(block, file_name), _source_key(file_name, user.username, block)))

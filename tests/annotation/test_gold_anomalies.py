@@ -95,17 +95,46 @@ def test_a_real_restart_is_a_second_gold_but_a_lone_row_is_not(rows):
     assert _anomalies(lone) == [(AnomalyKind.LONE_ROW, "1", [8])]
 
 
-def test_separate_blocks_that_cannot_stand_alone_join_the_gold_they_continue(rows):
-    one_row = _read(block(rows, 2, 8) + block(rows, 9, 14) + [rows[38]])
+def test_a_separate_block_that_continues_the_numbering_joins_the_gold_it_continues(rows):
     continued = _read(block(rows, 2, 5) + block(rows, 9, 14) + block(rows, 6, 8))
     second_version = _read(block(rows, 2, 8) + block(rows, 9, 14) + block(rows, 38, 44))
 
-    assert _shape(one_row) == [("809", 1, 8), ("1", 1, 6)]
-    assert _anomalies(one_row) == [(AnomalyKind.CONTINUED_BLOCK, "809", [15])]
     assert _shape(continued) == [("809", 1, 7), ("1", 1, 6)]
     assert _anomalies(continued) == [(AnomalyKind.CONTINUED_BLOCK, "809", [12, 13, 14])]
+    assert continued.anomalies[0].action == ("a separate block of 3 rows whose numbering (5..) continues the task's "
+                                             "gold above, which ends at step 4: joined to that gold")
     assert _shape(second_version) == [("809", 1, 7), ("1", 1, 6), ("809", 2, 7)]
     assert second_version.anomalies == []
+
+
+def test_a_one_row_block_starting_again_at_step_one_is_a_gold_of_its_own(rows):
+    # A 2-step gold of task 809 and, after other tasks' rows, a second annotator's one-row version.
+    parsed = _read(block(rows, 2, 3) + block(rows, 9, 14) + [rows[38]])
+
+    assert _shape(parsed) == [("809", 1, 2), ("1", 1, 6), ("809", 2, 1)]
+    assert [step.text for step in parsed.blocks[0].steps] == [rows[2][2].strip(), rows[3][2].strip()]
+    assert parsed.blocks[2].rows == ["row 10"] and parsed.anomalies == []
+
+
+def test_a_block_written_for_another_task_is_not_joined_to_the_gold_above(rows):
+    # Task 809's five steps, then task 1's click written under 809 after task 3's rows.
+    parsed = _read(block(rows, 2, 6) + block(rows, 21, 26) + relabel([rows[9]], task=809))
+
+    assert _shape(parsed) == [("809", 1, 5), ("3", 1, 6), ("809", 2, 1)]
+    assert parsed.blocks[0].steps[-1].text == rows[6][2].strip()
+    assert parsed.blocks[2].steps[0].text == rows[9][2].strip()
+
+
+@pytest.mark.parametrize("numbers, anomalies", [
+    ([0, 1, 2, 3, 4, 5, 6], []),  # numbered from 0
+    (["Pink"] * 7, []),  # no numbers at all
+    ([4, 5, 6, 7, 8, 9, 10], [(AnomalyKind.NO_FIRST_STEP, "809", list(range(15, 22)))]),  # neither starts nor continues
+])
+def test_a_separate_block_that_does_not_continue_the_numbering_is_a_second_gold(rows, numbers, anomalies):
+    parsed = _read(block(rows, 2, 8) + block(rows, 9, 14) + relabel(block(rows, 38, 44), numbers=numbers))
+
+    assert _shape(parsed) == [("809", 1, 7), ("1", 1, 6), ("809", 2, 7)]
+    assert _anomalies(parsed) == anomalies
 
 
 def test_every_row_stays_a_step(rows):
@@ -184,3 +213,16 @@ def test_the_web_import_page_lists_the_anomalies(db, webarena_tasks, anomalous_s
     strict = SimpleUploadedFile(ANOMALOUS, sheet_bytes(anomalous_sheet))
     refused = client.post(reverse("annotation:import"), {"file": strict, "strict": "1"}).content.decode()
     assert "Not imported: anomalous.xlsx: 2 numbering anomalies (refused by --strict)" in refused
+
+
+def test_the_excerpt_with_a_second_one_row_gold_imports_it_as_its_own(db, webarena_tasks, gold_xlsx, rows, tmp_path,
+                                                                       capsys):
+    # The whole excerpt, then task 1's first step again on its own, as a second annotator's version.
+    path = tmp_path / "gold.xlsx"
+    path.write_bytes(sheet_bytes(block(rows, 2, max(rows)) + [rows[9]]))
+
+    call_command("import_gold", str(path), "--annotator", "paper", "--create-annotator", "--strict")
+
+    assert "7 tasks, 9 gold trajectories, 51 steps (9 created" in capsys.readouterr().out
+    task_1 = GoldTrajectory.objects.filter(task__task_id="1").order_by("pk")
+    assert [gold.steps.count() for gold in task_1] == [6, 1]

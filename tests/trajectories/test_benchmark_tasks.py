@@ -68,13 +68,21 @@ def test_verified_report_lists_changes_against_the_stored_webarena_tasks(shared_
     assert Task.objects.filter(task_id="0").count() == 2  # one task id, two benchmark versions
 
 
-def test_a_broken_file_is_refused_whole_naming_file_entry_and_field(tmp_path, shared_data):
+def test_a_broken_entry_is_skipped_naming_file_entry_and_field_and_strict_refuses_the_file(tmp_path, shared_data,
+                                                                                             capsys):
     text = (shared_data / MORE / "mind2web-live.excerpt.json").read_text(encoding="utf-8")
     broken = tmp_path / "live.json"
     broken.write_text(text.replace('"task": "Compare available plans', '"task": 7, "x": "', 1))
     with pytest.raises(CommandError, match="1 of 1 file"):
-        call_command("import_tasks", str(broken))
+        call_command("import_tasks", str(broken), "--strict")
     assert not Task.objects.exists()
+
+    call_command("import_tasks", str(broken))
+
+    out = capsys.readouterr().out
+    assert "live.json: 2 mind2web-live tasks (2 created" in out
+    assert "live.json: 1 entry skipped, the rest imported:\n  task 1 (entry 2): field 'task': expected a string" in out
+    assert sorted(Task.objects.values_list("task_id", flat=True)) == ["0", "2"]
 
 
 def test_subsets_from_id_lists(tmp_path, capsys):

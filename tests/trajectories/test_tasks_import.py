@@ -50,7 +50,7 @@ def test_annotator_requirements_survive_reimport(task_file):
     assert (task.requirements, task.requirements_source) == (["Sprite Yoga Strap"], "annotator")
 
 
-def test_broken_file_is_refused_whole_and_changes_nothing(task_file, tmp_path):
+def test_strict_refuses_a_broken_file_whole_and_changes_nothing(task_file, tmp_path, capsys):
     existing = TaskFactory(task_id="0", number=0, intent="unchanged intent")
     data = json.loads(task_file.read_text())
     del data[17]["eval"]["eval_types"]
@@ -58,24 +58,28 @@ def test_broken_file_is_refused_whole_and_changes_nothing(task_file, tmp_path):
     broken.write_text(json.dumps(data))
 
     with pytest.raises(TaskConfigError):
-        import_task_file(broken)
+        import_task_file(broken, strict=True)
     with pytest.raises(CommandError, match="refused"):
-        call_command("import_tasks", str(broken))
+        call_command("import_tasks", str(broken), "--strict")
 
+    assert "broken.json: 1 entry not read as written (refused by --strict)" in capsys.readouterr().err
     assert list(Task.objects.all()) == [existing]
     existing.refresh_from_db()
     assert existing.intent == "unchanged intent"
 
 
-def test_command_error_message_names_task_and_field(task_file, tmp_path, capsys):
+def test_a_broken_entry_is_skipped_and_named_while_the_rest_import(task_file, tmp_path, capsys):
     data = json.loads(task_file.read_text())
-    data[17]["sites"] = "gitlab"
+    data[17]["sites"] = 7
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps(data))
-    with pytest.raises(CommandError):
-        call_command("import_tasks", str(broken))
-    err = capsys.readouterr().err
-    assert "broken.json" in err and "task 17 (entry 18): field 'sites'" in err
+
+    call_command("import_tasks", str(broken))
+
+    out = capsys.readouterr().out
+    assert "broken.json: 811 webarena tasks (811 created" in out
+    assert "broken.json: 1 entry skipped, the rest imported:\n  task 17 (entry 18): field 'sites'" in out
+    assert Task.objects.count() == 811 and not Task.objects.filter(task_id="17").exists()
 
 
 def test_command_reads_folders_of_per_task_configs(tmp_path, task_file):

@@ -22,7 +22,7 @@ def leaderboard_file(shared_data):
 
 
 def test_agentoccam_grades_are_read_without_options(grades_file):
-    records = parse_grades(grades_file.name, grades_file.read_bytes())
+    records = parse_grades(grades_file.name, grades_file.read_bytes()).records
     assert {record.grader for record in records} == {"Alice", "Bob", "Colin"}
     assert len(records) == 20 * 3
     task2 = {record.grader: record for record in records if record.task_id == "2"}
@@ -35,7 +35,7 @@ def test_agentoccam_grades_are_read_without_options(grades_file):
 def test_long_grades_in_json_lines():
     data = (b'{"task_id": 3, "grader": "ann", "grade": 0.5, "note": "half"}\n'
             b'{"task_id": 3, "grader": "ben", "grade": 1}\n')
-    records = parse_grades("grades.jsonl", data)
+    records = parse_grades("grades.jsonl", data).records
     assert [(r.task_id, r.grader, r.value, r.note, r.line) for r in records] == [
         ("3", "ann", 0.5, "half", 1), ("3", "ben", 1.0, "", 2)]
 
@@ -52,7 +52,7 @@ def test_bad_grade_files_say_where(data, message):
 
 
 def test_leaderboard_records_are_read_without_options(leaderboard_file):
-    records = parse_outcomes(leaderboard_file.name, leaderboard_file.read_bytes())
+    records = parse_outcomes(leaderboard_file.name, leaderboard_file.read_bytes()).records
     assert {record.run for record in records} == {"jace"}
     assert len(records) == 25 and sum(record.success for record in records) == 14
     assert records[0].task_id == "0" and records[0].success is True
@@ -66,14 +66,14 @@ def test_json_errors_name_the_item():
 def test_outcome_columns_can_be_named_and_runs_picked():
     data = b"agent_name,tid,ok\nA,1,PASS\nB,1,fail\n"
     records = parse_outcomes("r.csv", data, run="B", run_column="agent_name", task_column="tid",
-                             success_column="ok")
+                             success_column="ok").records
     assert [(r.run, r.task_id, r.success) for r in records] == [("B", "1", False)]
     with pytest.raises(VerdictFileError, match="r.csv, line 2: ok: 'maybe' is not a pass/fail verdict"):
         parse_outcomes("r.csv", b"agent_name,tid,ok\nA,1,maybe\n", run_column="agent_name", task_column="tid",
                        success_column="ok")
     with pytest.raises(VerdictFileError, match="no run column"):
         parse_outcomes("r.csv", b"task_id,success\n1,1\n")
-    assert parse_outcomes("r.csv", b"task_id,success\n1,1\n", run="mine")[0].run == "mine"
+    assert parse_outcomes("r.csv", b"task_id,success\n1,1\n", run="mine").records[0].run == "mine"
 
 
 def test_import_outcomes_creates_a_results_only_run(webarena_tasks, leaderboard_file):

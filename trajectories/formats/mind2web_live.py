@@ -8,7 +8,7 @@ of the first checkpoint URL, `reference_length` = the human path's length and `k
 
 import urllib.parse
 
-from .webarena_tasks import TaskConfig, TaskConfigError, _Checker, _type_name, checked_entries
+from .webarena_tasks import TaskConfig, TaskEntries, _Checker, _type_name, checked_entries
 
 BENCHMARK = "mind2web-live"
 MATCH_FUNCTIONS = (
@@ -53,8 +53,8 @@ def _site(nodes: list[dict]) -> list[str]:
     return []
 
 
-def parse_mind2web_live_tasks(entries: list, source: str) -> list[TaskConfig]:
-    problems, configs = [], []
+def parse_mind2web_live_tasks(entries: list) -> TaskEntries:
+    result = TaskEntries()
 
     def check_fields(check: _Checker, raw: dict) -> None:
         check.expect(raw, "task", (str,), "a string", required=True)
@@ -70,15 +70,13 @@ def parse_mind2web_live_tasks(entries: list, source: str) -> list[TaskConfig]:
             for position, node in enumerate(nodes):
                 _check_key_node(check, f"evaluation[{position}]", node)
 
-    for raw, key in checked_entries(entries, check_fields, problems, id_field="index", id_types=(int,),
+    for raw, key in checked_entries(entries, check_fields, result, id_field="index", id_types=(int,),
                                     id_expected="an integer"):
         index, nodes = raw["index"], raw["evaluation"]
-        configs.append(TaskConfig(
+        result.configs.append(TaskConfig(
             benchmark=BENCHMARK, task_id=key, number=index, old_task_id="", intent=raw["task"].strip(),
             intent_template="", intent_template_id=None, instantiation={}, sites=_site(nodes), start_url="",
             require_login=False, require_reset=False, eval_types=[], eval_config={}, config=raw,
             key_nodes=nodes, reference_length=raw["reference_task_length"],
         ))
-    if problems:
-        raise TaskConfigError(source, problems)
-    return configs
+    return result

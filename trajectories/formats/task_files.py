@@ -8,6 +8,9 @@
 Also the id lists that define subsets (a JSON list of ids, `{"task_ids": [...]}` as
 WebArena-Verified's subset files have, a list of task objects, or text with one id per line or
 separated by commas).
+
+Entries that cannot be read are left out and reported (`skipped`), values read as meant rather
+than as written are reported too (`notes`); `strict` refuses such a file whole.
 """
 
 import json
@@ -16,7 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import mind2web_live, webarena_verified
-from .webarena_tasks import TaskConfig, TaskConfigError, TaskProblem, _type_name, parse_task_configs
+from .webarena_tasks import (
+    READ_AS_LIST, TaskConfig, TaskConfigError, TaskEntries, TaskProblem, _type_name, check_reading, parse_task_configs,
+)
+from .wording import count_of
 
 LITE_SUBSET = "webarena-lite"
 LITE_DESCRIPTION = "WebArena-Lite: the WebArena tasks of the Lite set, by their old_task_id."
@@ -36,6 +42,28 @@ class TaskFile:
     kind: str  # webarena | webarena-lite | webarena-verified | mind2web-live
     configs: list[TaskConfig]
     subsets: list[SubsetDefinition] = field(default_factory=list)
+    skipped: list[TaskProblem] = field(default_factory=list)  # why each left-out entry could not be read
+    notes: list[TaskProblem] = field(default_factory=list)  # values read as meant, not as written
+
+
+@dataclass(frozen=True)
+class SubsetIds:
+    task_ids: tuple[str, ...]
+    skipped: tuple[TaskProblem, ...] = ()
+    notes: tuple[TaskProblem, ...] = ()
+
+
+def reported_lines(source: str, skipped, notes) -> list[str]:
+    """What a report says of the entries left out and of the values read as meant."""
+    lines = []
+    if skipped:
+        entries = count_of(len({problem.entry for problem in skipped}), "entry", "entries")
+        lines.append(f"{source}: {entries} skipped, the rest imported:")
+        lines += [f"  {problem}" for problem in skipped]
+    if notes:
+        lines.append(f"{source}: {count_of(len(notes), 'value')} read as meant rather than as written:")
+        lines += [f"  {problem}" for problem in notes]
+    return lines
 
 
 def decode_json(data: bytes, source: str):
@@ -48,50 +76,54 @@ def decode_json(data: bytes, source: str):
                                               f"{exc.msg}") from exc
 
 
-def parse_task_file(data, source: str, benchmark: str | None = None) -> TaskFile:
-    """Decoded JSON of any known task file as TaskConfigs (and subsets), or TaskConfigError."""
+def parse_task_file(data, source: str, benchmark: str | None = None, *, strict: bool = False) -> TaskFile:
+    """Decoded JSON of any known task file as TaskConfigs (and subsets), or TaskConfigError when
+    no entry can be read (under `strict`, when any entry is not read as written)."""
     entries = [data] if isinstance(data, dict) else data
     if not isinstance(entries, list):
         raise TaskConfigError(source, message=f"expected a list of task objects, got {_type_name(data)}")
     first = next((raw for raw in entries if isinstance(raw, dict)), None)
     if webarena_verified.is_verified_entry(first):
-        configs = webarena_verified.parse_verified_tasks(entries, source)
-        return TaskFile(webarena_verified.BENCHMARK, _renamed(configs, benchmark))
+        read = webarena_verified.parse_verified_tasks(entries).checked(source, strict=strict)
+        return _task_file(webarena_verified.BENCHMARK, read, benchmark)
     if mind2web_live.is_mind2web_live_entry(first):
-        configs = mind2web_live.parse_mind2web_live_tasks(entries, source)
-        return TaskFile(mind2web_live.BENCHMARK, _renamed(configs, benchmark))
-    configs = parse_task_configs(entries, source, benchmark)
-    lite = [config for config in configs if config.old_task_id]
+        read = mind2web_live.parse_mind2web_live_tasks(entries).checked(source, strict=strict)
+        return _task_file(mind2web_live.BENCHMARK, read, benchmark)
+    read = parse_task_configs(entries, source, benchmark).checked(source, strict=strict)
+    lite = [config for config in read.configs if config.old_task_id]
     if not lite:
-        return TaskFile("webarena", configs)
+        return _task_file("webarena", read, None)
     subset = SubsetDefinition(
         name=LITE_SUBSET, benchmark=webarena_verified.BASE_BENCHMARK,
         task_ids=tuple(dict.fromkeys(config.old_task_id for config in lite)), source=source,
         description=LITE_DESCRIPTION,
     )
-    return TaskFile(LITE_SUBSET, configs, [subset])
+    return _task_file(LITE_SUBSET, read, None, [subset])
 
 
-def _renamed(configs: list[TaskConfig], benchmark: str | None) -> list[TaskConfig]:
-    for config in configs:
+def _task_file(kind: str, read: TaskEntries, benchmark: str | None, subsets=()) -> TaskFile:
+    """`benchmark` renames the tasks of a file whose benchmark its reader names."""
+    for config in read.configs:
         config.benchmark = benchmark or config.benchmark
-    return configs
+    return TaskFile(kind, read.configs, list(subsets), read.skipped, read.notes)
 
 
-def read_task_bytes(data: bytes, source: str, benchmark: str | None = None) -> TaskFile:
-    return parse_task_file(decode_json(data, source), source, benchmark)
+def read_task_bytes(data: bytes, source: str, benchmark: str | None = None, *, strict: bool = False) -> TaskFile:
+    return parse_task_file(decode_json(data, source), source, benchmark, strict=strict)
 
 
-def read_task_file(path: Path, benchmark: str | None = None) -> TaskFile:
+def read_task_file(path: Path, benchmark: str | None = None, *, strict: bool = False) -> TaskFile:
     path = Path(path)
-    return read_task_bytes(path.read_bytes(), path.name, benchmark)
+    return read_task_bytes(path.read_bytes(), path.name, benchmark, strict=strict)
 
 
 _ID = re.compile(r"\A[A-Za-z0-9_.:-]+\Z")
 
 
-def parse_subset_ids(data: bytes, source: str) -> tuple[str, ...]:
-    """Task ids of an id-list file, in file order without repeats; TaskConfigError names the bad entry."""
+def parse_subset_ids(data: bytes, source: str, *, strict: bool = False) -> SubsetIds:
+    """Task ids of an id-list file, in file order without repeats, read as task files are: a bad
+    entry is skipped and reported, and TaskConfigError (naming the bad entries) only when no id
+    can be read or, under `strict`, when anything was reported."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -100,22 +132,27 @@ def parse_subset_ids(data: bytes, source: str) -> tuple[str, ...]:
         decoded = json.loads(text)
     except json.JSONDecodeError:
         decoded = [part for part in re.split(r"[\s,]+", text) if part]
+    notes = []
     if isinstance(decoded, dict):
         if "task_ids" not in decoded:
             raise TaskConfigError(source, message="expected a list of task ids or an object with 'task_ids'")
         decoded = decoded["task_ids"]
+        if isinstance(decoded, str):
+            notes.append(TaskProblem(1, decoded, "task_ids", READ_AS_LIST))
+            decoded = [decoded]
     if not isinstance(decoded, list):
         raise TaskConfigError(source, message=f"expected a list of task ids, got {_type_name(decoded)}")
     # A list of whole task definitions (WebArena-Verified's `subset-export`) lists its tasks' ids.
     decoded = [item.get("task_id") if isinstance(item, dict) and "task_id" in item else item for item in decoded]
-    problems = []
+    skipped, ids = [], []
     for entry, value in enumerate(decoded, start=1):
         is_number = isinstance(value, int) and not isinstance(value, bool)
-        valid = is_number or (isinstance(value, str) and _ID.match(value))
-        if not valid:
-            problems.append(TaskProblem(entry, value, "task_id", "expected an integer or an id of letters, digits, _.:-"))
-    if problems:
-        raise TaskConfigError(source, problems)
-    if not decoded:
+        if is_number or (isinstance(value, str) and _ID.match(value)):
+            ids.append(str(value))
+        else:
+            skipped.append(TaskProblem(entry, value, "task_id",
+                                       "expected an integer or an id of letters, digits, _.:-"))
+    check_reading(source, bool(ids), skipped, notes, strict=strict)
+    if not ids:
         raise TaskConfigError(source, message="no task ids")
-    return tuple(dict.fromkeys(str(value) for value in decoded))
+    return SubsetIds(tuple(dict.fromkeys(ids)), tuple(skipped), tuple(notes))

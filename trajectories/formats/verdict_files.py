@@ -7,6 +7,10 @@ Outcomes: one row per (run, task) with a pass/fail verdict, e.g. a published lea
 `{"t": task_id, "m": agent, "s": 0 | 1}` records. Grades: either *wide* (one row per task, one
 column per grader with the grader's note in the column beside it, as AgentOccam's human
 assessment CSV) or *long* (one row per task and grader: task, grader, grade, note).
+
+A row whose task id is a label (`Win Rate`, `Average`, `All`, `Total`) or empty summarises the
+rows above it, as published files end: it is skipped and named in the report, never read as a
+task. Every other row must be read, or the file is refused.
 """
 
 import csv
@@ -26,6 +30,8 @@ GRADE_COLUMNS = ("grade", "value", "mark", "score")
 NOTE_COLUMNS = ("note", "comment")
 # Columns of a wide grades file that summarise the graders rather than being one.
 SUMMARY_COLUMNS = ("average", "mean", "avg", "consensus", "total", "sum")
+# Task cells of summary rows (any case); an empty task cell marks one too.
+SUMMARY_LABELS = ("win rate", "success rate", "average", "avg", "mean", "all", "total", "overall", "sum")
 TRUE_WORDS = {"1", "1.0", "true", "pass", "passed", "yes", "success", "y", "t"}
 FALSE_WORDS = {"0", "0.0", "false", "fail", "failed", "no", "failure", "n", "f"}
 
@@ -57,6 +63,35 @@ class GradeRecord:
     value: float
     note: str
     line: int | str
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """A row that summarises the others (a win rate, an average), skipped."""
+
+    line: int | str
+    label: str  # its task cell as written, empty when blank
+
+    def __str__(self):
+        return f"{_where(self.line)} ({self.label or 'no task id'})"
+
+
+@dataclass(frozen=True)
+class VerdictRows:
+    records: list  # OutcomeRecord or GradeRecord, in file order
+    summary_rows: list[SummaryRow]
+
+
+def _without_summaries(rows: list[tuple[int | str, dict]], task_key: str) -> tuple[list, list[SummaryRow]]:
+    """(the task rows, the summary rows) of a file's rows."""
+    task_rows, summaries = [], []
+    for line, row in rows:
+        value = row.get(task_key)
+        if value is None or (isinstance(value, str) and value.strip().lower() in SUMMARY_LABELS + ("",)):
+            summaries.append(SummaryRow(line, (value or "").strip()))
+        else:
+            task_rows.append((line, row))
+    return task_rows, summaries
 
 
 def _text(data: bytes, source: str) -> str:
@@ -143,8 +178,8 @@ def _find(columns: Sequence[str], wanted: str | None, candidates: Sequence[str],
 
 
 def _task_id(value, source: str, line: int, column: str) -> str:
-    if isinstance(value, bool) or value in (None, ""):
-        raise VerdictFileError(source, f"{column}: no task id", line)
+    if isinstance(value, bool | dict | list):
+        raise VerdictFileError(source, f"{column}: {value!r} is not a task id", line)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return str(value).strip()
@@ -166,13 +201,14 @@ def parse_success(value, source: str = "", line: int | None = None, column: str 
 
 
 def parse_outcomes(source: str, data: bytes, *, run: str = "", run_column: str = "", task_column: str = "",
-                   success_column: str = "") -> list[OutcomeRecord]:
+                   success_column: str = "") -> VerdictRows:
     """Per-task verdicts, one record per row. With a run column, `run` keeps only that run's rows;
     without one, `run` names the run of every row (and is then required)."""
     columns, rows = read_rows(source, data)
     run_key = _find(columns, run_column, RUN_COLUMNS, "run", source, required=bool(run_column) or not run)
     task_key = _find(columns, task_column, TASK_COLUMNS, "task", source)
     success_key = _find(columns, success_column, SUCCESS_COLUMNS, "success", source)
+    rows, summaries = _without_summaries(rows, task_key)
     records, seen = [], {}
     for line, row in rows:
         row_run = str(row.get(run_key, "")).strip() if run_key else run
@@ -192,7 +228,7 @@ def parse_outcomes(source: str, data: bytes, *, run: str = "", run_column: str =
         records.append(OutcomeRecord(row_run, task_id, success, line))
     if not records:
         raise VerdictFileError(source, f"no verdicts for run {run!r}" if run else "no verdicts")
-    return records
+    return VerdictRows(records, summaries)
 
 
 def _grader_name(header: str) -> str:
@@ -251,11 +287,12 @@ def _long_grades(source, columns, rows, task_key, grader_key) -> list[GradeRecor
     return records
 
 
-def parse_grades(source: str, data: bytes) -> list[GradeRecord]:
+def parse_grades(source: str, data: bytes) -> VerdictRows:
     """Graders' marks per task, from a wide or a long file (a `grader` column makes it long)."""
     columns, rows = read_rows(source, data)
     task_key = _find(columns, None, TASK_COLUMNS, "task", source)
     grader_key = _find(columns, None, GRADER_COLUMNS, "grader", source, required=False)
+    rows, summaries = _without_summaries(rows, task_key)
     records = (_long_grades(source, columns, rows, task_key, grader_key) if grader_key
                else _wide_grades(source, columns, rows, task_key))
     seen = {}
@@ -267,4 +304,4 @@ def parse_grades(source: str, data: bytes) -> list[GradeRecord]:
         seen[key] = record.line
     if not records:
         raise VerdictFileError(source, "no grades")
-    return records
+    return VerdictRows(records, summaries)

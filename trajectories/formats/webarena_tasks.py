@@ -1,10 +1,15 @@
 """WebArena task configs (`test.raw.json`, per-task `config_files/<id>.json`, WebArena-Lite).
 
 Every entry is checked before anything is stored, and each problem names the task id and
-the field, so a broken file can be fixed in one pass.
+the field, so a broken file can be fixed in one pass. What the published files mean is read as
+meant (a single string where a list of strings is expected is a one-item list, noted); an entry
+that still cannot be read is left out and reported, and the file's other entries are kept. Strict
+reading (`TaskEntries.checked`) refuses a file with anything reported, as a whole.
 """
 
 from dataclasses import dataclass, field
+
+from .wording import count_of
 
 EVAL_TYPES = ("string_match", "url_match", "program_html")
 
@@ -19,6 +24,9 @@ class TaskProblem:
     def __str__(self):
         return f"task {self.task_id!s} (entry {self.entry}): field '{self.field}': {self.message}"
 
+    def to_dict(self) -> dict:
+        return {"entry": self.entry, "task_id": str(self.task_id), "field": self.field, "message": self.message}
+
 
 class TaskConfigError(ValueError):
     def __init__(self, source: str, problems: list[TaskProblem] | None = None, message: str = ""):
@@ -26,10 +34,13 @@ class TaskConfigError(ValueError):
         self.problems = problems or []
         if not message:
             count = len(self.problems)
-            message = f"{count} invalid task entr{'y' if count == 1 else 'ies'}, nothing imported:\n" + "\n".join(
-                f"  {problem}" for problem in self.problems
-            )
+            message = f"{count} invalid task entr{'y' if count == 1 else 'ies'}, nothing imported"
+        if self.problems:
+            message += ":\n" + "\n".join(f"  {problem}" for problem in self.problems)
         super().__init__(f"{source}: {message}")
+
+
+READ_AS_LIST = "a single string where a list of strings is expected: read as a one-item list"
 
 
 @dataclass
@@ -57,6 +68,32 @@ class TaskConfig:
     reference_length: int | None = None
 
 
+@dataclass
+class TaskEntries:
+    """The readable entries of a task file, and what was reported of the rest."""
+
+    configs: list[TaskConfig] = field(default_factory=list)
+    skipped: list[TaskProblem] = field(default_factory=list)  # why each left-out entry could not be read
+    notes: list[TaskProblem] = field(default_factory=list)  # values read as meant, not as written
+
+    def checked(self, source: str, *, strict: bool = False) -> "TaskEntries":
+        check_reading(source, bool(self.configs), self.skipped, self.notes, strict=strict)
+        return self
+
+
+def check_reading(source: str, kept: bool, skipped: list[TaskProblem], notes: list[TaskProblem], *,
+                  strict: bool) -> None:
+    """TaskConfigError when no entry of the file could be read, and under `strict` when anything at
+    all was reported: the file is then refused whole, as it is written."""
+    if skipped and not kept:
+        raise TaskConfigError(source, skipped)
+    if strict and (skipped or notes):
+        entries = len({problem.entry for problem in skipped + notes})
+        raise TaskConfigError(source, skipped + notes,
+                              message=f"{count_of(entries, 'entry', 'entries')} not read as written "
+                                      f"(refused by --strict), nothing imported")
+
+
 def _is_str_list(value) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
@@ -67,10 +104,20 @@ def _type_name(value) -> str:
 
 class _Checker:
     def __init__(self, entry: int, task_id):
-        self.entry, self.task_id, self.problems = entry, task_id, []
+        self.entry, self.task_id, self.problems, self.notes = entry, task_id, [], []
 
     def fail(self, name: str, message: str):
         self.problems.append(TaskProblem(self.entry, self.task_id, name, message))
+
+    def note(self, name: str, message: str):
+        self.notes.append(TaskProblem(self.entry, self.task_id, name, message))
+
+    def string_list(self, container: dict, key: str, name: str) -> bool:
+        """Whether `container[key]` is a list of strings, once a single string is read as a one-item list."""
+        if isinstance(container.get(key), str):
+            container[key] = [container[key]]
+            self.note(name, READ_AS_LIST)
+        return _is_str_list(container.get(key))
 
     def expect(self, raw: dict, name: str, kinds: tuple, what: str, required: bool = False):
         if name not in raw:
@@ -87,11 +134,10 @@ def _check_eval(check: _Checker, raw_eval) -> None:
     if not isinstance(raw_eval, dict):
         check.fail("eval", f"expected an object, got {_type_name(raw_eval)}")
         return
-    eval_types = raw_eval.get("eval_types")
-    if not _is_str_list(eval_types) or not eval_types:
+    if not check.string_list(raw_eval, "eval_types", "eval.eval_types") or not raw_eval["eval_types"]:
         check.fail("eval.eval_types", "expected a non-empty list of strings")
     else:
-        unknown = [name for name in eval_types if name not in EVAL_TYPES]
+        unknown = [name for name in raw_eval["eval_types"] if name not in EVAL_TYPES]
         if unknown:
             check.fail("eval.eval_types", f"unknown evaluator {unknown[0]!r} (known: {', '.join(EVAL_TYPES)})")
     answers = raw_eval.get("reference_answers")
@@ -102,10 +148,12 @@ def _check_eval(check: _Checker, raw_eval) -> None:
         return
     if "exact_match" in answers and not isinstance(answers["exact_match"], str):
         check.fail("eval.reference_answers.exact_match", f"expected a string, got {_type_name(answers['exact_match'])}")
-    if "must_include" in answers and not _is_str_list(answers["must_include"]):
+    if "must_include" in answers and not check.string_list(answers, "must_include",
+                                                           "eval.reference_answers.must_include"):
         check.fail("eval.reference_answers.must_include", "expected a list of strings")
-    fuzzy = answers.get("fuzzy_match")
-    if "fuzzy_match" in answers and not (_is_str_list(fuzzy) or fuzzy == "N/A"):
+    # "N/A" is WebArena's word for a task that cannot be done, not a one-item list.
+    if ("fuzzy_match" in answers and answers["fuzzy_match"] != "N/A"
+            and not check.string_list(answers, "fuzzy_match", "eval.reference_answers.fuzzy_match")):
         check.fail("eval.reference_answers.fuzzy_match", "expected a list of strings or \"N/A\"")
 
 
@@ -120,18 +168,18 @@ def _requirements(reference_answers: dict) -> tuple[list[str], str]:
     return [], ""
 
 
-def checked_entries(entries: list, check_fields, problems: list[TaskProblem], *, id_field: str = "task_id",
+def checked_entries(entries: list, check_fields, result: TaskEntries, *, id_field: str = "task_id",
                     id_types: tuple = (int, str), id_expected: str = "an integer or string"):
     """Each well-formed task entry as (raw object, task id as text), in file order.
 
     Every format's entries are objects with a unique id (`id_field`); `check_fields(check, raw)`
     adds the format's own checks. An entry with a problem is left out and its problems go to
-    `problems`, so that a file is refused once, naming every bad entry and field.
+    `result.skipped`, naming every bad entry and field; a kept entry's notes go to `result.notes`.
     """
     seen = {}
     for entry, raw in enumerate(entries, start=1):
         if not isinstance(raw, dict):
-            problems.append(TaskProblem(entry, "?", "(entry)", f"expected an object, got {_type_name(raw)}"))
+            result.skipped.append(TaskProblem(entry, "?", "(entry)", f"expected an object, got {_type_name(raw)}"))
             continue
         task_id = raw.get(id_field)
         check = _Checker(entry, task_id)
@@ -142,13 +190,14 @@ def checked_entries(entries: list, check_fields, problems: list[TaskProblem], *,
             check.fail(id_field, f"duplicate of entry {seen[key]}")
         seen.setdefault(key, entry)
         if check.problems:
-            problems.extend(check.problems)
+            result.skipped.extend(check.problems)
             continue
+        result.notes.extend(check.notes)
         yield raw, key
 
 
-def parse_task_configs(data, source: str, benchmark: str | None = None) -> list[TaskConfig]:
-    """Turn decoded JSON (a list of task objects, or one object) into TaskConfigs, or raise."""
+def parse_task_configs(data, source: str, benchmark: str | None = None) -> TaskEntries:
+    """Decoded JSON (a list of task objects, or one object) as TaskConfigs and what was reported."""
     entries = [data] if isinstance(data, dict) else data
     if not isinstance(entries, list):
         raise TaskConfigError(source, message=f"expected a list of task objects, got {_type_name(data)}")
@@ -156,7 +205,7 @@ def parse_task_configs(data, source: str, benchmark: str | None = None) -> list[
         is_lite = any(isinstance(raw, dict) and "old_task_id" in raw for raw in entries)
         benchmark = "webarena-lite" if is_lite else "webarena"
 
-    problems, configs = [], []
+    result = TaskEntries()
 
     def check_fields(check: _Checker, raw: dict) -> None:
         if isinstance(raw.get("task_id"), str) and not raw["task_id"].strip():
@@ -173,18 +222,18 @@ def parse_task_configs(data, source: str, benchmark: str | None = None) -> list[
         check.expect(raw, "old_task_id", (int, str), "an integer or string")
         if "sites" not in raw:
             check.fail("sites", "missing")
-        elif not _is_str_list(raw["sites"]):
+        elif not check.string_list(raw, "sites", "sites"):
             check.fail("sites", "expected a list of strings")
         if "eval" not in raw:
             check.fail("eval", "missing")
         else:
             _check_eval(check, raw["eval"])
 
-    for raw, key in checked_entries(entries, check_fields, problems):
+    for raw, key in checked_entries(entries, check_fields, result):
         task_id = raw["task_id"]
         answers = raw["eval"].get("reference_answers") or {}
         requirements, requirements_source = _requirements(answers)
-        configs.append(
+        result.configs.append(
             TaskConfig(
                 benchmark=benchmark,
                 task_id=key,
@@ -206,6 +255,4 @@ def parse_task_configs(data, source: str, benchmark: str | None = None) -> list[
                 unachievable=answers.get("fuzzy_match") == "N/A",
             )
         )
-    if problems:
-        raise TaskConfigError(source, problems)
-    return configs
+    return result

@@ -4,7 +4,8 @@ A Verified task keeps its WebArena `task_id` and is stored as its own version of
 in the benchmark `webarena-verified`. What it adds: a `revision`, `start_urls` with site
 placeholders (`__GITLAB__`), and an `eval` list of evaluators:
 - `AgentResponseEvaluator` (exactly one): the structured answer expected of the agent,
-  `{task_type, status, retrieved_data}`, with the `results_schema` of `retrieved_data`;
+  `{task_type, status, retrieved_data}`, with the `results_schema` of `retrieved_data` (absent
+  where the status is not a success, as upstream reads it: null);
 - `NetworkEventEvaluator` (any number): an HTTP request the agent's browser must have made.
 Both are stored as published, under `eval_config["evaluators"]`; `eval_types` lists the
 evaluator names in file order. `changes_against_webarena` says per task what the audit changed.
@@ -13,7 +14,7 @@ evaluator names in file order. `changes_against_webarena` says per task what the
 import json
 from dataclasses import dataclass
 
-from .webarena_tasks import TaskConfig, TaskConfigError, _Checker, _is_str_list, _type_name, checked_entries
+from .webarena_tasks import TaskConfig, TaskEntries, _Checker, _is_str_list, _type_name, checked_entries
 
 BENCHMARK = "webarena-verified"
 BASE_BENCHMARK = "webarena"
@@ -38,7 +39,11 @@ def _check_agent_response(check: _Checker, where: str, evaluator: dict) -> None:
         if not isinstance(expected.get(name), str) or not expected[name].strip():
             check.fail(f"{where}.expected.{name}", "expected a non-empty string")
     if "retrieved_data" not in expected:
-        check.fail(f"{where}.expected.retrieved_data", "missing (null when nothing is retrieved)")
+        status = expected.get("status")
+        if isinstance(status, str) and status.strip().lower() == SUCCESS_STATUS:
+            check.fail(f"{where}.expected.retrieved_data", "missing (a successful answer names what it retrieved)")
+        else:
+            expected["retrieved_data"] = None  # upstream reads it so when nothing is to be retrieved
     schema = evaluator.get("results_schema")
     if schema is not None and not isinstance(schema, dict):
         check.fail(f"{where}.results_schema", f"expected an object, got {_type_name(schema)}")
@@ -92,9 +97,9 @@ def network_requirements(eval_config: dict) -> list[dict]:
             if isinstance(evaluator, dict) and evaluator.get("evaluator") == NETWORK_EVENT]
 
 
-def parse_verified_tasks(entries: list, source: str) -> list[TaskConfig]:
-    """Verified entries as TaskConfigs of `webarena-verified`, or TaskConfigError naming entry and field."""
-    problems, configs = [], []
+def parse_verified_tasks(entries: list) -> TaskEntries:
+    """Verified entries as TaskConfigs of `webarena-verified`; problems name entry and field."""
+    result = TaskEntries()
 
     def check_fields(check: _Checker, raw: dict) -> None:
         check.expect(raw, "intent", (str,), "a string", required=True)
@@ -104,18 +109,18 @@ def parse_verified_tasks(entries: list, source: str) -> list[TaskConfig]:
         check.expect(raw, "intent_template", (str,), "a string")
         check.expect(raw, "intent_template_id", (int, type(None)), "an integer")
         check.expect(raw, "instantiation_dict", (dict, type(None)), "an object")
-        if not _is_str_list(raw.get("sites")):
+        if not check.string_list(raw, "sites", "sites"):
             check.fail("sites", "missing" if "sites" not in raw else "expected a list of strings")
-        if not _is_str_list(raw.get("start_urls")) or not raw.get("start_urls"):
+        if not check.string_list(raw, "start_urls", "start_urls") or not raw["start_urls"]:
             check.fail("start_urls", "expected a non-empty list of strings")
         _check_eval(check, raw.get("eval"))
 
-    for raw, key in checked_entries(entries, check_fields, problems):
+    for raw, key in checked_entries(entries, check_fields, result):
         task_id = raw["task_id"]
         evaluators = raw["eval"]
         eval_types = list(dict.fromkeys(evaluator["evaluator"] for evaluator in evaluators))
         response = agent_response_evaluator({"evaluators": evaluators})
-        configs.append(TaskConfig(
+        result.configs.append(TaskConfig(
             benchmark=BENCHMARK,
             task_id=key,
             number=task_id if isinstance(task_id, int) else (int(key) if key.isdigit() else None),
@@ -134,9 +139,7 @@ def parse_verified_tasks(entries: list, source: str) -> list[TaskConfig]:
             unachievable=response["expected"]["status"].strip().lower() != SUCCESS_STATUS,
             revision=raw["revision"],
         ))
-    if problems:
-        raise TaskConfigError(source, problems)
-    return configs
+    return result
 
 
 # What the audit changed ---------------------------------------------------------------------

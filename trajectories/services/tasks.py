@@ -1,8 +1,9 @@
 """Writes of benchmark tasks: import of task files, idempotent by (benchmark, task id).
 
 A file is one unit: its tasks and the subsets it defines (WebArena-Lite) are stored together
-or not at all. A WebArena-Verified file also reports, per task, what changed against the
-WebArena version of the same task id when that version is stored.
+or not at all. Entries that cannot be read are left out and listed in the report with what was
+read as meant; `strict` refuses such a file instead. A WebArena-Verified file also reports, per
+task, what changed against the WebArena version of the same task id when that version is stored.
 """
 
 from dataclasses import asdict, dataclass, field
@@ -12,8 +13,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from trajectories.formats import webarena_verified
-from trajectories.formats.task_files import TaskFile, read_task_bytes, read_task_file
-from trajectories.formats.webarena_tasks import TaskConfig
+from trajectories.formats.task_files import TaskFile, read_task_bytes, read_task_file, reported_lines
+from trajectories.formats.webarena_tasks import TaskConfig, TaskProblem
 from trajectories.models import RequirementsSource, Task
 from trajectories.services.subsets import save_subset
 
@@ -52,9 +53,12 @@ class TaskImportReport:
     subsets: list[dict] = field(default_factory=list)  # {name, tasks, outcome}
     changes: list[dict] = field(default_factory=list)  # Verified: {task_id, field, webarena, verified}
     compared: int = 0  # Verified tasks whose WebArena version is stored
+    skipped: list[TaskProblem] = field(default_factory=list)  # entries left out: {entry, task_id, field, message}
+    notes: list[TaskProblem] = field(default_factory=list)  # values read as meant rather than as written
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "skipped": [problem.to_dict() for problem in self.skipped],
+                "notes": [problem.to_dict() for problem in self.notes]}
 
     def __str__(self):
         lines = [
@@ -68,7 +72,7 @@ class TaskImportReport:
                          f"WebArena version")
             lines += [f"  task {item['task_id']}: {item['field']}: {item['webarena']!r} -> {item['verified']!r}"
                       for item in self.changes]
-        return "\n".join(lines)
+        return "\n".join(lines + reported_lines(self.source, self.skipped, self.notes))
 
 
 def _id_order(task_id: str):
@@ -150,7 +154,7 @@ def import_task_configs(configs: list[TaskConfig], source: str) -> TaskImportRep
 def import_parsed_task_file(parsed: TaskFile, source: str) -> TaskImportReport:
     """Store a parsed task file: its tasks, then the subsets it defines."""
     report = import_task_configs(parsed.configs, source)
-    report.kind = parsed.kind
+    report.kind, report.skipped, report.notes = parsed.kind, parsed.skipped, parsed.notes
     report.benchmark = ", ".join(sorted({config.benchmark for config in parsed.configs}))
     for definition in parsed.subsets:
         outcome = save_subset(definition)
@@ -160,12 +164,13 @@ def import_parsed_task_file(parsed: TaskFile, source: str) -> TaskImportReport:
     return report
 
 
-def import_task_file(path: Path, *, benchmark: str | None = None) -> TaskImportReport:
-    """Import one file as one unit: every entry is validated first, then all are stored or none."""
+def import_task_file(path: Path, *, benchmark: str | None = None, strict: bool = False) -> TaskImportReport:
+    """Import one file as one unit: every entry is checked first, then all readable ones are stored."""
     path = Path(path)
-    return import_parsed_task_file(read_task_file(path, benchmark), source=path.name)
+    return import_parsed_task_file(read_task_file(path, benchmark, strict=strict), source=path.name)
 
 
-def import_task_bytes(data: bytes, name: str, *, benchmark: str | None = None) -> TaskImportReport:
+def import_task_bytes(data: bytes, name: str, *, benchmark: str | None = None,
+                      strict: bool = False) -> TaskImportReport:
     """The same import for an uploaded file (web page, API)."""
-    return import_parsed_task_file(read_task_bytes(data, name, benchmark), source=name)
+    return import_parsed_task_file(read_task_bytes(data, name, benchmark, strict=strict), source=name)

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from django.db import transaction
 
 from trajectories.formats.verdict_files import VerdictFileError, parse_grades, parse_outcomes
+from trajectories.formats.wording import count_of
 from trajectories.models import AgentRun, OutcomeGrade, ResultOrigin, Task, TaskResult, Trajectory
 from trajectories.permissions import can_import_into
 from trajectories.services.runs import get_or_create_run
@@ -38,10 +39,15 @@ class RunOutcomes:
     uniform: bool | None  # every verdict the same over many tasks: likely scraped wrongly
 
 
+def summary_rows_line(source: str, rows: list[str]) -> list[str]:
+    return [f"{source}: skipped {count_of(len(rows), 'summary row')}: {', '.join(rows)}"] if rows else []
+
+
 @dataclass
 class OutcomeImportReport:
     source: str
     runs: list[RunOutcomes] = field(default_factory=list)
+    summary_rows: list[str] = field(default_factory=list)  # rows that summarise the others, skipped
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -55,7 +61,7 @@ class OutcomeImportReport:
                 line += (f". Warning: every verdict is {'pass' if run.uniform else 'fail'}; check the file was "
                          f"read right")
             lines.append(line)
-        return "\n".join(lines)
+        return "\n".join(lines + summary_rows_line(self.source, self.summary_rows))
 
 
 def import_outcomes(source: str, data: bytes, *, run: str = "", run_column: str = "", task_column: str = "",
@@ -66,8 +72,9 @@ def import_outcomes(source: str, data: bytes, *, run: str = "", run_column: str 
     With a `user`, runs that exist must be theirs (or they must be an admin); the command line
     (no user) may update any run.
     """
-    records = parse_outcomes(source, data, run=run, run_column=run_column, task_column=task_column,
-                             success_column=success_column)
+    read = parse_outcomes(source, data, run=run, run_column=run_column, task_column=task_column,
+                          success_column=success_column)
+    records = read.records
     tasks = _tasks(benchmark, [record.task_id for record in records], source)
     by_run: dict[str, list] = {}
     for record in records:
@@ -76,7 +83,7 @@ def import_outcomes(source: str, data: bytes, *, run: str = "", run_column: str 
         for existing in AgentRun.objects.filter(name__in=list(by_run)):
             if not can_import_into(user, existing):
                 raise VerdictFileError(source, f"run {existing.name!r} belongs to another account")
-    report = OutcomeImportReport(source=source)
+    report = OutcomeImportReport(source=source, summary_rows=[str(row) for row in read.summary_rows])
     with transaction.atomic():
         for name, rows in by_run.items():
             created = not AgentRun.objects.filter(name=name).exists()
@@ -115,26 +122,31 @@ class GradeImportReport:
     graders: dict = field(default_factory=dict)  # {grader: grades}
     tasks: int = 0
     without_trajectory: int = 0
+    summary_rows: list[str] = field(default_factory=list)  # rows that summarise the others, skipped
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     def __str__(self):
         graders = ", ".join(f"{name} ({count})" for name, count in self.graders.items())
-        return (f"{self.source}: {self.grades} grades of {self.tasks} tasks in run {self.run!r} by {graders} "
-                f"({self.new} new, {self.updated} changed; {self.without_trajectory} tasks have no trajectory "
-                f"and are kept with the run's task results)")
+        return "\n".join([
+            f"{self.source}: {self.grades} grades of {self.tasks} tasks in run {self.run!r} by {graders} "
+            f"({self.new} new, {self.updated} changed; {self.without_trajectory} tasks have no trajectory "
+            f"and are kept with the run's task results)",
+            *summary_rows_line(self.source, self.summary_rows)])
 
 
 def import_grades(run: AgentRun, source: str, data: bytes, *, origin: str = ResultOrigin.IMPORT) -> GradeImportReport:
     """Graders' marks per task for one run; a task without a trajectory gets a task result row
     (verdict unknown) so its grades are listed with the run."""
-    records = parse_grades(source, data)
+    read = parse_grades(source, data)
+    records = read.records
     tasks = _tasks(run.benchmark, [record.task_id for record in records], source)
     trajectories = dict(Trajectory.objects.filter(run=run, task__in=tasks.values()).values_list("task_id", "pk"))
     report = GradeImportReport(source=source, run=run.name, grades=len(records),
                                graders=dict(Counter(record.grader for record in records)),
-                               tasks=len({record.task_id for record in records}))
+                               tasks=len({record.task_id for record in records}),
+                               summary_rows=[str(row) for row in read.summary_rows])
     with transaction.atomic():
         stored = {(grade.task_id, grade.grader_name): grade for grade in OutcomeGrade.objects.filter(run=run)}
         to_create, to_update = [], []

@@ -6,7 +6,7 @@ import pytest
 
 from trajectories.formats import webarena_verified
 from trajectories.formats.task_files import parse_subset_ids, parse_task_file, read_task_file
-from trajectories.formats.webarena_tasks import TaskConfigError
+from trajectories.formats.webarena_tasks import READ_AS_LIST, TaskConfigError
 
 MORE = "more-benchmarks"
 
@@ -34,18 +34,23 @@ def test_verified_tasks_keep_their_ids_revision_placeholders_and_evaluators(shar
     assert not any(config.unachievable for config in parsed.configs)
 
 
-def test_a_bad_verified_entry_names_the_file_entry_and_field(verified_entries):
+def test_a_bad_verified_entry_is_skipped_naming_the_file_entry_and_field(verified_entries):
     broken = json.loads(json.dumps(verified_entries))
     broken[2]["eval"][1]["expected"] = {"http_method": "POST"}
     del broken[5]["revision"]
     broken[6]["eval"][0]["expected"]["status"] = ""
+
+    parsed = parse_task_file(broken, "verified.json")
+
+    assert [config.task_id for config in parsed.configs] == ["0", "3", "102", "398", "526"]
+    skipped = [str(problem) for problem in parsed.skipped]
+    assert skipped[0].startswith("task 44 (entry 3): field 'eval[1].expected.url'")
+    assert "task 506 (entry 6): field 'revision': missing" in skipped
+    assert skipped[2].startswith("task 524 (entry 7): field 'eval[0].expected.status'")
     with pytest.raises(TaskConfigError) as caught:
-        parse_task_file(broken, "verified.json")
-    message = str(caught.value)
-    assert message.startswith("verified.json: 3 invalid task entries, nothing imported")
-    assert "task 44 (entry 3): field 'eval[1].expected.url'" in message
-    assert "task 506 (entry 6): field 'revision': missing" in message
-    assert "task 524 (entry 7): field 'eval[0].expected.status'" in message
+        parse_task_file(broken, "verified.json", strict=True)
+    assert str(caught.value).startswith("verified.json: 3 entries not read as written (refused by --strict)")
+    assert "task 506 (entry 6): field 'revision': missing" in str(caught.value)
 
 
 def test_a_verified_task_needs_exactly_one_agent_response_evaluator(verified_entries):
@@ -98,8 +103,9 @@ def test_a_bad_key_node_names_the_entry_and_field(shared_data):
     entries = json.loads((shared_data / MORE / "mind2web-live.excerpt.json").read_text(encoding="utf-8"))
     entries[1]["evaluation"][2]["match_function_name"] = "url_fuzzy_match"
     entries[2]["reference_task_length"] = "8"
+    assert [config.task_id for config in parse_task_file(entries, "live.json").configs] == ["0"]
     with pytest.raises(TaskConfigError) as caught:
-        parse_task_file(entries, "live.json")
+        parse_task_file(entries, "live.json", strict=True)
     message = str(caught.value)
     assert "task 1 (entry 2): field 'evaluation[2].match_function_name': unknown match function 'url_fuzzy_match'" in message
     assert "task 2 (entry 3): field 'reference_task_length': expected an integer, got str" in message
@@ -113,11 +119,27 @@ def test_a_bad_key_node_names_the_entry_and_field(shared_data):
     (b'[{"task_id": 4, "intent": "..."}, {"task_id": 7}]', ("4", "7")),
 ])
 def test_id_lists_in_every_accepted_shape(text, ids):
-    assert parse_subset_ids(text, "hard.txt") == ids
+    read = parse_subset_ids(text, "hard.txt")
+    assert (read.task_ids, read.skipped, read.notes) == (ids, (), ())
 
 
-def test_a_bad_id_list_names_the_entry():
-    with pytest.raises(TaskConfigError, match=r"(?s)hard.json: 1 invalid task entry.*\(entry 2\): field 'task_id'"):
-        parse_subset_ids(b'[1, {"id": 2}]', "hard.json")
+def test_a_bad_id_is_skipped_naming_the_entry():
+    read = parse_subset_ids(b'[1, {"id": 2}, 3]', "hard.json")
+    assert read.task_ids == ("1", "3")
+    assert [str(problem) for problem in read.skipped] == [
+        "task {'id': 2} (entry 2): field 'task_id': expected an integer or an id of letters, digits, _.:-"]
+    with pytest.raises(TaskConfigError, match=r"(?s)hard.json: 1 entry not read as written \(refused by --strict\)"
+                                              r".*\(entry 2\): field 'task_id'"):
+        parse_subset_ids(b'[1, {"id": 2}, 3]', "hard.json", strict=True)
+    with pytest.raises(TaskConfigError, match=r"(?s)hard.json: 1 invalid task entry.*\(entry 1\): field 'task_id'"):
+        parse_subset_ids(b'[{"id": 2}]', "hard.json")
     with pytest.raises(TaskConfigError, match="hard.json: no task ids"):
         parse_subset_ids(b"[]", "hard.json")
+
+
+def test_a_single_id_where_a_list_is_expected_is_a_one_item_list():
+    read = parse_subset_ids(b'{"name": "one", "task_ids": "44"}', "one.json")
+    assert read.task_ids == ("44",)
+    assert [(note.field, note.message) for note in read.notes] == [("task_ids", READ_AS_LIST)]
+    with pytest.raises(TaskConfigError, match="refused by --strict"):
+        parse_subset_ids(b'{"name": "one", "task_ids": "44"}', "one.json", strict=True)

@@ -11,7 +11,8 @@ class Command(BaseCommand):
     help = (
         "Import human outcome grades (1 correct, 0.5 partially correct, 0 incorrect) of one run's tasks: CSV with "
         "one column per grader and their note beside it (AgentOccam's human assessment), or rows of task, grader, "
-        "grade, note in CSV, JSON or JSONL. Imported whole or not at all; re-running updates the grades."
+        "grade, note in CSV, JSON or JSONL. Summary rows (task id Win Rate, Average, All, Total or empty) are skipped "
+        "and named; any other row that cannot be read refuses the file. Re-running updates the grades."
     )
 
     def add_arguments(self, parser):

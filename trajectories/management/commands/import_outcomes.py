@@ -10,7 +10,8 @@ class Command(BaseCommand):
     help = (
         "Import per-task harness verdicts (pass/fail) as results-only runs: CSV, JSON or JSONL, one row per run "
         "and task, e.g. a published leaderboard's {\"t\", \"m\", \"s\"} records (one run per m). "
-        "The file is imported whole or not at all; re-running updates the verdicts in place."
+        "Summary rows (task id Win Rate, Average, All, Total or empty) are skipped and named; any other row that cannot "
+        "be read refuses the file. Re-running updates the verdicts in place."
     )
 
     def add_arguments(self, parser):
@@ -31,5 +32,8 @@ class Command(BaseCommand):
                                      task_column=task_column, success_column=success_column, benchmark=benchmark)
         except VerdictFileError as error:
             raise CommandError(f"{error}; nothing was stored.") from None
-        for run_report, line in zip(report.runs, str(report).splitlines()):
+        lines = str(report).splitlines()
+        for run_report, line in zip(report.runs, lines):
             self.stdout.write(self.style.WARNING(line) if run_report.uniform is not None else self.style.SUCCESS(line))
+        for line in lines[len(report.runs):]:  # the summary rows skipped
+            self.stdout.write(self.style.WARNING(line))

@@ -10,7 +10,8 @@ class Command(BaseCommand):
     help = (
         "Define a named subset of a benchmark's tasks from a file of task ids (a JSON list, "
         '{"task_ids": [...]}, a list of task objects, or ids one per line or separated by commas), e.g. the '
-        "WebArena-Verified hard and non-hard lists. Importing again under the same name replaces the ids."
+        "WebArena-Verified hard and non-hard lists. An entry that is no task id is reported and skipped (--strict "
+        "refuses the file instead). Importing again under the same name replaces the ids."
     )
 
     def add_arguments(self, parser):
@@ -18,13 +19,15 @@ class Command(BaseCommand):
         parser.add_argument("path", type=Path)
         parser.add_argument("--benchmark", default="webarena", help="Whose task ids these are (default: webarena)")
         parser.add_argument("--description", default="")
+        parser.add_argument("--strict", action="store_true",
+                            help="Refuse the file when any entry cannot be read or is read other than as written")
 
-    def handle(self, *args, name, path, benchmark, description, **options):
+    def handle(self, *args, name, path, benchmark, description, strict, **options):
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
         try:
-            outcome, definition = import_subset_file(path, name=name, benchmark=benchmark, description=description)
+            result = import_subset_file(path, name=name, benchmark=benchmark, description=description, strict=strict)
         except (TaskConfigError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
-        self.stdout.write(self.style.SUCCESS(
-            f"subset {definition.name} of {definition.benchmark}: {len(definition.task_ids)} tasks ({outcome})"))
+        style = self.style.WARNING if result.skipped or result.notes else self.style.SUCCESS
+        self.stdout.write(style(str(result)))
