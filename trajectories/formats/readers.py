@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
+from . import agent_e, online_mind2web
 from .actions import extract_planned_action
 from .agent_steps import action_parts
 from .canonical import MAX_DEPTH, SCHEMA_ID, Trajectory, TrajectoryFormatError, from_dict
@@ -40,6 +41,8 @@ class Record:
     content_hash: str = ""
     # Screenshot files already written for this record where it was read, by image hash.
     files: dict[str, str] = field(default_factory=dict)
+    # Why a file that holds no trajectories is passed over (a benchmark's task list or verdict file).
+    skipped: str = ""
 
 
 def decode(data: bytes) -> tuple[str, bool]:
@@ -114,9 +117,18 @@ def _trace_record(document: list, name: str, notes: tuple[str, ...]) -> Record:
         return Record(format=TRACE, error=error, notes=notes)
 
 
-def _json_records(document: object, name: str, notes: tuple[str, ...]) -> Iterator[Record]:
+def _json_records(document: object, name: str, notes: tuple[str, ...], read_sibling=None) -> Iterator[Record]:
     if looks_like_trace(document):
         yield _trace_record(document, name, notes)
+    elif online_mind2web.looks_like_result(document):
+        yield _record(online_mind2web.RESULTS_FORMAT,
+                      lambda: online_mind2web.parse_result(document, name, read_sibling), notes=notes)
+    elif reason := online_mind2web.not_trajectories(document):
+        yield Record(format=online_mind2web.OTHER_FORMAT, skipped=reason, notes=notes)
+    elif agent_e.looks_like_records(document):
+        for position, item in enumerate(document):
+            yield _record(agent_e.FORMAT, lambda item=item: agent_e.parse_record(item, name), key=f"[{position}]",
+                          notes=notes)
     elif isinstance(document, dict) and document.keys() & {"schema", "task", "steps"}:
         yield _record(CANONICAL_JSON, lambda: canonical_trajectory(document), notes=notes)
     elif isinstance(document, list):
@@ -170,8 +182,9 @@ def _jsonl_records(stream: BinaryIO, max_line_bytes: int) -> Iterator[Record]:
                       notes=notes)
 
 
-def read_records(name: str, stream: BinaryIO, max_bytes: int) -> Iterator[Record]:
-    """Every trajectory in the file `name` (its suffix picks the format), as records in file order."""
+def read_records(name: str, stream: BinaryIO, max_bytes: int, read_sibling=None) -> Iterator[Record]:
+    """Every trajectory in the file `name` (its suffix picks the format), as records in file order;
+    `read_sibling(relative path)` reads the other files of a multi-file layout."""
     suffix = name.lower().rsplit(".", 1)[-1]
     if suffix == "jsonl":
         yield from _jsonl_records(stream, max_bytes)
@@ -184,10 +197,13 @@ def read_records(name: str, stream: BinaryIO, max_bytes: int) -> Iterator[Record
     try:
         document = load_json(text)
     except TrajectoryFormatError as error:
-        yield Record(format=CANONICAL_JSON, error=error, line=error.line, notes=notes)
+        if reason := online_mind2web.not_trajectory_lines(text):
+            yield Record(format=online_mind2web.OTHER_FORMAT, skipped=reason, notes=notes)
+        else:
+            yield Record(format=CANONICAL_JSON, error=error, line=error.line, notes=notes)
         return
     del text
-    yield from _json_records(document, name, notes)
+    yield from _json_records(document, name, notes, read_sibling)
 
 
 def prepare(record: Record, read_sibling) -> Record:
@@ -206,7 +222,7 @@ def prepare(record: Record, read_sibling) -> Record:
 def prepared_records(source: Source, max_bytes: int) -> Iterator[Record]:
     """Every record of the file `source`, prepared for storing, in file order."""
     with source.open() as stream:
-        for record in read_records(source.name, stream, max_bytes):
+        for record in read_records(source.name, stream, max_bytes, source.read_sibling):
             yield prepare(record, source.read_sibling)
 
 

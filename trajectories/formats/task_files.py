@@ -4,7 +4,8 @@
 - WebArena-Lite (entries with `old_task_id`): `webarena-lite` tasks, and the subset
   `webarena-lite` of WebArena made of their `old_task_id`s;
 - WebArena-Verified (`start_urls`, an `eval` list): `webarena-verified` tasks;
-- Mind2Web-Live (`evaluation`, `reference_task_length`): `mind2web-live` tasks.
+- Mind2Web-Live (`evaluation`, `reference_task_length`): `mind2web-live` tasks;
+- Online-Mind2Web (`confirmed_task`, `website`): `online-mind2web` tasks.
 Also the id lists that define subsets (a JSON list of ids, `{"task_ids": [...]}` as
 WebArena-Verified's subset files have, a list of task objects, or text with one id per line or
 separated by commas).
@@ -15,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import mind2web_live, webarena_verified
+from . import mind2web_live, online_mind2web, webarena_verified
 from .webarena_tasks import TaskConfig, TaskConfigError, TaskProblem, _type_name, parse_task_configs
 
 LITE_SUBSET = "webarena-lite"
@@ -33,7 +34,7 @@ class SubsetDefinition:
 
 @dataclass
 class TaskFile:
-    kind: str  # webarena | webarena-lite | webarena-verified | mind2web-live
+    kind: str  # webarena | webarena-lite | webarena-verified | mind2web-live | online-mind2web
     configs: list[TaskConfig]
     subsets: list[SubsetDefinition] = field(default_factory=list)
 
@@ -60,6 +61,8 @@ def parse_task_file(data, source: str, benchmark: str | None = None) -> TaskFile
     if mind2web_live.is_mind2web_live_entry(first):
         configs = mind2web_live.parse_mind2web_live_tasks(entries, source)
         return TaskFile(mind2web_live.BENCHMARK, _renamed(configs, benchmark))
+    if online_mind2web.is_task_entry(first):
+        return TaskFile(online_mind2web.BENCHMARK, _renamed(online_mind2web.parse_tasks(entries, source), benchmark))
     configs = parse_task_configs(entries, source, benchmark)
     lite = [config for config in configs if config.old_task_id]
     if not lite:

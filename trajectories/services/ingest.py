@@ -22,6 +22,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import DataError, IntegrityError, connection, reset_queries, transaction
 
+from trajectories.formats import mind2web_live, webarena_verified
 from trajectories.formats.canonical import MAX_DEPTH, TaskRef, Trajectory as ParsedTrajectory, TrajectoryFormatError
 from trajectories.formats.format_traces import FORMAT as TRACE
 from trajectories.formats.harness import parse_harness_config, parse_results
@@ -52,6 +53,9 @@ STATUSES = (IMPORTED, UNCHANGED, REPLACED, FAILED, SKIPPED_STATUS)
 _KINDS = {TRAJECTORIES: "trajectory", RESULTS: "results", LOG_LIST: "results", RUN_DESCRIPTION: "run_description",
           HARNESS_CONFIG: "harness_config", SKIPPED: "other"}
 _LISTED_TASKS = 20
+# Benchmarks whose tasks come from their task files, with what evaluates them: a trajectory of a task
+# id they do not hold is refused. Tasks of any other benchmark are created from the trajectory's own text.
+TASK_FILE_BENCHMARKS = frozenset({"webarena", "webarena-lite", webarena_verified.BENCHMARK, mind2web_live.BENCHMARK})
 
 
 @dataclass
@@ -192,6 +196,9 @@ class _RunImport:
             self.held_hashes[(benchmark, task_id)] = digest
         # Tasks (pks) with a kept harness verdict (an earlier upload, a results file), for trajectories to take up.
         self.verdict_tasks = set(TaskResult.objects.filter(run=run).values_list("task_id", flat=True))
+        # Tasks (pks) stored by this import: (file, the run its file names), and those of the file being stored.
+        self.given: dict[int, tuple[str, str]] = {}
+        self.giving: dict[int, tuple[str, str]] = {}
 
     def will_store(self, record: Record) -> bool:
         """Whether a trajectory just read is likely to be stored: not what the run held when the
@@ -256,7 +263,11 @@ class _RunImport:
                     if record.format == TRACE:
                         self.traces.append((source, record))
                         return
-                    if failure is None:
+                    if record.skipped:
+                        entries.append(FileReport(file=source.name, status=SKIPPED_STATUS, kind="other",
+                                                  format=record.format, reason=record.skipped,
+                                                  notes=list(record.notes)))
+                    elif failure is None:
                         entry = self._store(source, record, written, stored, alone=alone)
                     else:
                         entry = self._entry(source, record)
@@ -271,6 +282,7 @@ class _RunImport:
                     raise _FileFailed
         except _FileFailed:
             self.run.refresh_from_db()
+            self.tasks.clear()  # tasks the file created are gone with it
             discard_files(written)
             where = ", ".join(part for part in (f"line {failure.line}" if failure.line else "",
                                                 "" if failure.where == "(document)" else failure.where) if part)
@@ -283,6 +295,7 @@ class _RunImport:
             # The file could not be read to its end (a JSONL file read as it is stored): nothing
             # of it was kept.
             self.run.refresh_from_db()
+            self.tasks.clear()
             discard_files(written)
             for entry in entries:
                 if entry.status in (IMPORTED, REPLACED):
@@ -291,7 +304,9 @@ class _RunImport:
             raise
         else:
             self.held.update(stored)
+            self.given.update(self.giving)
         finally:
+            self.giving.clear()
             self.report.files.extend(entries)
             if isinstance(records, list):  # files written ahead for what was not stored after all
                 discard_written_ahead(records)
@@ -309,6 +324,9 @@ class _RunImport:
             return entry.fail(record.error)
         parsed = record.trajectory
         task = self._task(parsed.task)
+        if task is None and parsed.task.intent.strip() and parsed.task.benchmark not in TASK_FILE_BENCHMARKS:
+            task = self._create_task(parsed.task)
+            entry.notes.append(f"task {task} created from this file: the platform held no task of this id")
         if task is None:
             entry.reason = (f"task {parsed.task.benchmark}/{parsed.task.task_id} is not imported "
                             "(run manage.py import_tasks)")
@@ -327,6 +345,12 @@ class _RunImport:
             return entry
         if existing and not self.replace:
             entry.reason = self._refusal(task)
+            given_by, given_run = self.given.get(task.pk, ("", ""))
+            if given_by and given_run != parsed.run.name:
+                entry.status = SKIPPED_STATUS
+                entry.reason = (f"another run's result for task {task}: {given_by} of this upload gave run "
+                                f"{self.run.name!r} its trajectory, and a run holds one per task; import the "
+                                f"results of {parsed.run.name or 'this file'!r} as a run of their own")
             return entry
         try:
             files = take_files(record)
@@ -349,6 +373,7 @@ class _RunImport:
         entry.status = REPLACED if replaced else IMPORTED
         entry.trajectory_id = row.pk
         stored[task.pk] = (row.pk, record.content_hash)
+        self.giving[task.pk] = (source.name, parsed.run.name)
         return entry
 
     def _rows(self, entry: FileReport, task: Task, record: Record, written: dict[str, str], *, held: bool):
@@ -390,6 +415,14 @@ class _RunImport:
     def _refusal(self, task: Task) -> str:
         return (f"run {self.run.name!r} already has a different trajectory for task {task}; "
                 "import with replace (--replace) to replace it")
+
+    def _create_task(self, ref: TaskRef) -> Task:
+        """A task of a benchmark whose results name their own task text (live-web benchmarks)."""
+        number = int(ref.task_id) if ref.task_id.isdecimal() and len(ref.task_id) < 10 else None
+        task, _ = Task.objects.get_or_create(benchmark=ref.benchmark, task_id=ref.task_id,
+                                             defaults={"intent": ref.intent.strip(), "number": number})
+        self.tasks[ref.benchmark][ref.task_id] = task
+        return task
 
     def _task(self, ref: TaskRef) -> Task | None:
         """The task, from the benchmark's tasks read in one query the first time it is named."""
