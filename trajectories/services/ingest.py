@@ -264,9 +264,8 @@ class _RunImport:
                         self.traces.append((source, record))
                         return
                     if record.skipped:
-                        entries.append(FileReport(file=source.name, status=SKIPPED_STATUS, kind="other",
-                                                  format=record.format, reason=record.skipped,
-                                                  notes=list(record.notes)))
+                        entry = FileReport(file=source.name, status=SKIPPED_STATUS, kind="other",
+                                           format=record.format, reason=record.skipped, notes=list(record.notes))
                     elif failure is None:
                         entry = self._store(source, record, written, stored, alone=alone)
                     else:
@@ -342,15 +341,17 @@ class _RunImport:
         existing = stored.get(task.pk) or self.held.get(task.pk)
         if existing and existing[1] == record.content_hash:
             entry.status, entry.trajectory_id = UNCHANGED, existing[0]
+            self.giving[task.pk] = (source.name, parsed.run.name)
+            return entry
+        given_by, given_run = self.given.get(task.pk, ("", ""))
+        if existing and given_by and given_run != parsed.run.name:
+            entry.status = SKIPPED_STATUS
+            entry.reason = (f"another run's result for task {task}: {given_by} of this upload gave run "
+                            f"{self.run.name!r} its trajectory, and a run holds one per task; import the "
+                            f"results of {parsed.run.name or 'this file'!r} as a run of their own")
             return entry
         if existing and not self.replace:
             entry.reason = self._refusal(task)
-            given_by, given_run = self.given.get(task.pk, ("", ""))
-            if given_by and given_run != parsed.run.name:
-                entry.status = SKIPPED_STATUS
-                entry.reason = (f"another run's result for task {task}: {given_by} of this upload gave run "
-                                f"{self.run.name!r} its trajectory, and a run holds one per task; import the "
-                                f"results of {parsed.run.name or 'this file'!r} as a run of their own")
             return entry
         try:
             files = take_files(record)
@@ -364,6 +365,7 @@ class _RunImport:
             discard_files(files.values())
             if isinstance(error, _Unchanged):
                 entry.status, entry.trajectory_id = UNCHANGED, error.trajectory_id
+                self.giving[task.pk] = (source.name, parsed.run.name)
                 return entry
             if isinstance(error, (_Refused, IntegrityError, DataError)):
                 entry.reason = str(error) if isinstance(error, _Refused) else f"could not be stored: {error}"
