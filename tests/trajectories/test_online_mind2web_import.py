@@ -24,6 +24,8 @@ NOTHING = {"imported": 0, "unchanged": 0, "replaced": 0, "failed": 0, "skipped":
 QATAR = "005be9dd91c95669d6ddde9ae667125c"
 ADOPTAPET = "0a54069a0ef542e571d1fee7f39c93d5"
 UPDATED = "0a0fa834ce41b5297c6474293383759d_110325"
+OFFICIAL = "fb7b4f784cfde003e2548fdf4e8d6b4f"
+TRADER_JOES = "b7258ee05d75e6c50673a59914db412e"
 
 
 @pytest.fixture
@@ -191,3 +193,34 @@ def test_agent_e_records_are_a_results_only_run_with_two_verdicts_each(shared_da
     skipped = [entry for entry in whole["files"] if entry["status"] == "skipped"]
     assert {entry["file"] for entry in skipped} == {"agent-e/vision_final_eval_gpt4o.excerpt.json"}
     assert "import the results of 'vision_final_eval_gpt4o' as a run of their own" in skipped[0]["reason"]
+
+
+def _result_folder(tmp_path, om2w, task_id: str, text: str) -> Path:
+    folder = tmp_path / f"run-{len(list(tmp_path.iterdir()))}"
+    (folder / task_id).mkdir(parents=True)
+    document = {**json.loads((om2w / "official-example" / OFFICIAL / "result.json").read_text()),
+                "task_id": task_id, "task": text}
+    (folder / task_id / "result.json").write_text(json.dumps(document))
+    return folder
+
+
+def test_a_result_under_the_original_id_with_the_updated_text_is_the_updated_tasks(task_list, om2w, tmp_path,
+                                                                                     capsys):
+    updated = Task.objects.get(benchmark="online-mind2web", task_id=f"{TRADER_JOES}_110325")
+    report = _import(_result_folder(tmp_path, om2w, TRADER_JOES, updated.intent), "versions", capsys)
+    [entry] = report["files"]
+    assert entry["status"] == "imported" and entry["notes"] == [
+        f"task online-mind2web/{TRADER_JOES} is not imported: stored as a trajectory of its version "
+        f"online-mind2web/{TRADER_JOES}_110325, whose text the file has"]
+    assert not Task.objects.filter(benchmark="online-mind2web", task_id=TRADER_JOES).exists()
+
+    # Once the original version is stored (here from a result with its own text), a result under its id
+    # with the updated text is the original's, and the report names the version that has the text.
+    original = "Find the store location and hours of the closest Gamestop to zip code 90028 and set it as the home store on Gamestop."
+    _import(_result_folder(tmp_path, om2w, TRADER_JOES, original), "originals", capsys)
+    report = _import(_result_folder(tmp_path, om2w, TRADER_JOES, updated.intent), "mixed", capsys)
+    [entry] = report["files"]
+    assert entry["task_id"] == TRADER_JOES and entry["notes"] == [
+        f"the file's intent differs from task online-mind2web/{TRADER_JOES}'s: {updated.intent!r}",
+        f"task online-mind2web/{TRADER_JOES}_110325, another version of this task, has the file's text: the "
+        "result may belong to that version"]

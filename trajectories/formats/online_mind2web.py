@@ -34,6 +34,14 @@ JUDGE_THRESHOLD = 50.0
 _ENDED = {"success": "answered", "error_max_turns": "early_stop"}
 
 
+_VERSION_SUFFIX = re.compile(r"_\d{6}\Z")
+
+
+def original_task_id(task_id: str) -> str:
+    """The id a task had before it was updated (`<id>_110325` -> `<id>`): what its versions share."""
+    return _VERSION_SUFFIX.sub("", task_id)
+
+
 def is_task_entry(raw) -> bool:
     return isinstance(raw, dict) and "confirmed_task" in raw and "website" in raw
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import DataError, IntegrityError, connection, reset_queries, transaction
 
-from trajectories.formats import mind2web_live, webarena_verified
+from trajectories.formats import mind2web_live, online_mind2web, webarena_verified
 from trajectories.formats.canonical import MAX_DEPTH, TaskRef, Trajectory as ParsedTrajectory, TrajectoryFormatError
 from trajectories.formats.format_traces import FORMAT as TRACE
 from trajectories.formats.harness import parse_harness_config, parse_results
@@ -324,14 +324,23 @@ class _RunImport:
         parsed = record.trajectory
         task = self._task(parsed.task)
         if task is None and parsed.task.intent.strip() and parsed.task.benchmark not in TASK_FILE_BENCHMARKS:
-            task = self._create_task(parsed.task)
-            entry.notes.append(f"task {task} created from this file: the platform held no task of this id")
+            task = self._version_with_text(parsed.task)
+            if task is not None:
+                entry.notes.append(f"task {parsed.task.benchmark}/{parsed.task.task_id} is not imported: "
+                                   f"stored as a trajectory of its version {task}, whose text the file has")
+            else:
+                task = self._create_task(parsed.task)
+                entry.notes.append(f"task {task} created from this file: the platform held no task of this id")
         if task is None:
             entry.reason = (f"task {parsed.task.benchmark}/{parsed.task.task_id} is not imported "
                             "(run manage.py import_tasks)")
             return entry
         if parsed.task.intent and " ".join(parsed.task.intent.split()) != " ".join(task.intent.split()):
             entry.notes.append(f"the file's intent differs from task {task}'s: {parsed.task.intent!r}")
+            version = self._version_with_text(parsed.task)
+            if version is not None:
+                entry.notes.append(f"task {version}, another version of this task, has the file's text: "
+                                   "the result may belong to that version")
         try:
             _check_lengths(parsed)
         except TrajectoryFormatError as error:
@@ -425,6 +434,16 @@ class _RunImport:
                                              defaults={"intent": ref.intent.strip(), "number": number})
         self.tasks[ref.benchmark][ref.task_id] = task
         return task
+
+    def _version_with_text(self, ref: TaskRef) -> Task | None:
+        """Where a benchmark keeps updated tasks under suffixed ids (Online-Mind2Web), another
+        version of the file's task whose text is the file's."""
+        if ref.benchmark != online_mind2web.BENCHMARK:
+            return None
+        original, text = online_mind2web.original_task_id(ref.task_id), " ".join(ref.intent.split())
+        return next((task for task in self.tasks[ref.benchmark].values()
+                     if task.task_id != ref.task_id and online_mind2web.original_task_id(task.task_id) == original
+                     and " ".join(task.intent.split()) == text), None)
 
     def _task(self, ref: TaskRef) -> Task | None:
         """The task, from the benchmark's tasks read in one query the first time it is named."""
