@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from trajectories.formats import agent_e
 from trajectories.formats.canonical import TrajectoryFormatError
@@ -82,3 +83,22 @@ def test_a_bad_record_names_its_field(folder, change, where):
 def test_a_score_other_than_0_or_1_is_kept_as_a_label(folder):
     record = {**json.loads((folder / TEXT).read_text())[0], "score": 0.5}
     assert agent_e.parse_record(record, TEXT).verdicts[0].label == "score 0.5"
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(record=st.fixed_dictionaries({"task_id": _json, "intent": _json, "last_statement": _json, "score": _json},
+                                    optional={"pred_score": _json, "pred_reason": _json, "reason": _json,
+                                              "tct": _json, "compute_cost": _json, "last_url": _json}) | _json)
+def test_any_record_is_read_or_refused_with_a_message(record):
+    try:
+        trajectory = agent_e.parse_record(record, "agent-e/x.json")
+    except TrajectoryFormatError as error:
+        assert error.message
+    else:
+        assert trajectory.task.benchmark == "webvoyager" and trajectory.steps == []

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from trajectories.formats import online_mind2web
 from trajectories.formats.canonical import ActionParts, TrajectoryFormatError
@@ -194,3 +195,30 @@ def test_the_task_id_comes_from_the_folder_when_the_result_has_none():
     trajectory = online_mind2web.parse_result({"task_id": "", "task": "Do it.", "final_result_response": ""},
                                               "run/abc123/result.json")
     assert trajectory.task.task_id == "abc123" and trajectory.outcome.status == "no_stop"
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12)
+_fields = st.fixed_dictionaries({"task_id": _json, "task": st.text(max_size=30)}, optional={
+    "final_result_response": _json, "action_history": _json | st.lists(st.text(max_size=40), max_size=5),
+    "thoughts": _json, "result_status": _json, "judge": _json | st.fixed_dictionaries(
+        {"score": _json, "reasoning": _json})})
+
+
+@settings(max_examples=300, deadline=None)
+@given(document=_fields)
+def test_any_result_document_is_read_or_refused_with_a_field(document):
+    try:
+        trajectory = online_mind2web.parse_result(document, "run/t/result.json")
+    except TrajectoryFormatError as error:
+        assert error.where
+    else:
+        assert trajectory.task.benchmark == "online-mind2web"
+
+
+@settings(max_examples=300, deadline=None)
+@given(action=st.text(max_size=60) | st.from_regex(r"<[a-z#.\"= ]{0,12}> -> [A-Z ]{0,12}.{0,8}", fullmatch=True))
+def test_any_action_string_has_parts(action):
+    assert online_mind2web.action_parts(action).type
