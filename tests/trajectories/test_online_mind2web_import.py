@@ -216,7 +216,8 @@ def test_a_result_under_the_original_id_with_the_updated_text_is_the_updated_tas
 
     # Once the original version is stored (here from a result with its own text), a result under its id
     # with the updated text is the original's, and the report names the version that has the text.
-    original = "Find the store location and hours of the closest Gamestop to zip code 90028 and set it as the home store on Gamestop."
+    original = ("Find the store location and hours of the closest Gamestop to zip code 90028 and set it as the home "
+                "store on Gamestop.")
     _import(_result_folder(tmp_path, om2w, TRADER_JOES, original), "originals", capsys)
     report = _import(_result_folder(tmp_path, om2w, TRADER_JOES, updated.intent), "mixed", capsys)
     [entry] = report["files"]

@@ -10,7 +10,7 @@ harness's, so `outcome.success` stays unset.
 
 import posixpath
 
-from .canonical import Outcome, RunInfo, TaskRef, Trajectory, TrajectoryFormatError, Verdict
+from .canonical import TASK_ID_MAX_LENGTH, Outcome, RunInfo, TaskRef, Trajectory, TrajectoryFormatError, Verdict
 
 FORMAT = "agent_e_evaluation"
 BENCHMARK = "webvoyager"
@@ -60,8 +60,10 @@ def parse_record(record, name: str) -> Trajectory:
     if not isinstance(record, dict):
         raise TrajectoryFormatError(f"expected an object, got {type(record).__name__}")
     task_id = record.get("task_id")
-    if isinstance(task_id, bool) or not isinstance(task_id, (int, str)) or not str(task_id).strip():
-        raise TrajectoryFormatError(f"expected a task id, got {task_id!r}", where="task_id")
+    if (isinstance(task_id, bool) or not isinstance(task_id, (int, str)) or not str(task_id).strip()
+            or len(str(task_id).strip()) > TASK_ID_MAX_LENGTH):
+        raise TrajectoryFormatError(f"expected a task id of at most {TASK_ID_MAX_LENGTH} characters, got "
+                                    f"{str(task_id)[:80]!r}", where="task_id")
     stem = posixpath.splitext(posixpath.basename(name.replace("\\", "/")))[0].removesuffix(".excerpt")
     human_success, human_label = _success(record, "score")
     verdicts = [Verdict(kind="human", name=HUMAN, success=human_success, label=human_label,

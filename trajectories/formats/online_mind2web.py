@@ -18,7 +18,8 @@ import re
 import urllib.parse
 from collections.abc import Callable
 
-from .canonical import ActionParts, Outcome, RunInfo, Step, TaskRef, Trajectory, TrajectoryFormatError, Verdict
+from .canonical import (TASK_ID_MAX_LENGTH, ActionParts, Outcome, RunInfo, Step, TaskRef, Trajectory,
+                        TrajectoryFormatError, Verdict)
 from .webarena_tasks import TaskConfig, TaskConfigError, _Checker, checked_entries
 
 BENCHMARK = "online-mind2web"
@@ -192,12 +193,17 @@ def _text(document: dict, name: str) -> str:
 def _task_id(document: dict, name: str) -> str:
     """The result's own `task_id`, else its folder's name."""
     value = document.get("task_id")
-    if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
-        return str(value).strip()
     parts = name.replace("\\", "/").split("/")
-    if len(parts) >= 2 and parts[-2].strip():
-        return parts[-2].strip()
-    raise TrajectoryFormatError("no task id: neither a task_id nor a folder named after the task", where="task_id")
+    if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
+        task_id = str(value).strip()
+    elif len(parts) >= 2 and parts[-2].strip():
+        task_id = parts[-2].strip()
+    else:
+        raise TrajectoryFormatError("no task id: neither a task_id nor a folder named after the task",
+                                    where="task_id")
+    if len(task_id) > TASK_ID_MAX_LENGTH:
+        raise TrajectoryFormatError(f"a task id of more than {TASK_ID_MAX_LENGTH} characters", where="task_id")
+    return task_id
 
 
 def _run_name(name: str) -> str:

@@ -72,6 +72,7 @@ def test_counts_of_the_verdicts_in_both_files(folder):
     ({"compute_cost": {"prompt_tokens": 1.5}}, "compute_cost.prompt_tokens"),
     ({"tct": "long"}, "tct"),
     ({"task_id": None}, "task_id"),
+    ({"task_id": "9" * 65}, "task_id"),
 ])
 def test_a_bad_record_names_its_field(folder, change, where):
     record = {**json.loads((folder / TEXT).read_text())[0], **change}

@@ -112,7 +112,8 @@ def test_the_official_example_reads_element_actions(om2w):
         ActionParts(type="click", element_label='<a href="https://support.discogs.com/hc/articles/360004016474-'
                                                 'Overview-of-Submission-Guidelines-for-Releases" role="menuitem">'),
     ]
-    assert trajectory.steps[3].reasoning == "Click on 'Database Guidelines' to find information about submission of releases."
+    assert trajectory.steps[3].reasoning == (
+        "Click on 'Database Guidelines' to find information about submission of releases.")
     assert trajectory.outcome.status == "answered" and trajectory.final_answer.startswith("The page with an overview")
 
 
@@ -182,6 +183,7 @@ def test_webjudge_results_of_many_lines_are_recognised(om2w, tmp_path):
     ({"final_result_response": 3}, "final_result_response", "expected a string, got int"),
     ({"judge": {"score": "high"}}, "judge.score", "expected a number from 0 to 100"),
     ({"result_status": 1}, "result_status", "expected a string, got int"),
+    ({"task_id": "x" * 65}, "task_id", "a task id of more than 64 characters"),
 ])
 def test_a_bad_result_names_the_field(change, where, message):
     document = {"task_id": "t1", "task": "Do it.", "final_result_response": "done",
