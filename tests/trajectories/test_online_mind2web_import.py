@@ -225,3 +225,14 @@ def test_a_result_under_the_original_id_with_the_updated_text_is_the_updated_tas
         f"the file's intent differs from task online-mind2web/{TRADER_JOES}'s: {updated.intent!r}",
         f"task online-mind2web/{TRADER_JOES}_110325, another version of this task, has the file's text: the "
         "result may belong to that version"]
+
+
+def test_the_official_example_imports_as_a_run_of_one_task(task_list, om2w, capsys):
+    report = _import(om2w / "official-example", "example", capsys)
+    assert report["ok"] is True and report["counts"] == _counts(imported=1)
+    [entry] = report["files"]
+    assert (entry["task_id"], entry["notes"]) == (OFFICIAL, [])
+    example = _by_task("example")[OFFICIAL]
+    assert (example.step_count, example.outcome_status) == (4, "answered")
+    assert [step.element_label for step in example.steps.order_by("index")][:2] == ['<div role="button">',
+                                                                                     "<button>"]
