@@ -177,7 +177,7 @@ def test_agent_e_records_are_a_results_only_run_with_two_verdicts_each(shared_da
     report = _import(folder / "text_main_chat_eval_gpt4o.excerpt.json", "agent-e", capsys)
     assert report["ok"] is True and report["counts"] == _counts(imported=30)
     trajectories = _by_task("agent-e")
-    first = trajectories["0"]
+    first = trajectories["Allrecipes--0"]
     assert (first.task.benchmark, first.step_count, first.outcome_status, first.success) == (
         "webvoyager", 0, "answered", None)
     assert first.final_answer.startswith("Here is a recipe for Vegetarian Four Cheese Lasagna")

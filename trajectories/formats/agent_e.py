@@ -1,6 +1,7 @@
 """Agent-E's evaluation records (github.com/EmergenceAI/Agent-E, `test/evaluator_results/*.json`).
 
-A JSON list, one record per WebVoyager task: `task_id` (Agent-E's own number of the task),
+A JSON list, one record per WebVoyager task: `task_id` (Agent-E's own number of the task, its
+position in WebVoyager's task list, read back as WebVoyager's `<site>--<n>` id),
 `intent`, `start_url`, `last_statement` (the agent's final answer), `tct` (seconds),
 `compute_cost {cost, prompt_tokens, completion_tokens}`, the human evaluators' `score` / `reason`
 and, where the file's LLM judge evaluated the task, `pred_score` / `pred_reason`. The steps were
@@ -9,6 +10,7 @@ harness's, so `outcome.success` stays unset.
 """
 
 import posixpath
+import urllib.parse
 
 from .canonical import TASK_ID_MAX_LENGTH, Outcome, RunInfo, TaskRef, Trajectory, TrajectoryFormatError, Verdict
 
@@ -17,6 +19,29 @@ BENCHMARK = "webvoyager"
 AGENT = "Agent-E"
 HUMAN = "Agent-E human evaluators"
 _REQUIRED = {"task_id", "intent", "last_statement", "score"}
+# WebVoyager's 643 tasks in the order Agent-E numbers them (its `test/tasks/webvoyager_test.json`,
+# whose `task_alias` is WebVoyager's id): the first number of each site, the site, its host.
+WEBVOYAGER_SITES = (
+    (0, "Allrecipes", "allrecipes.com"), (45, "Amazon", "amazon.com"), (86, "Apple", "apple.com"),
+    (129, "ArXiv", "arxiv.org"), (172, "BBC News", "bbc.com"), (214, "Booking", "booking.com"),
+    (258, "Cambridge Dictionary", "dictionary.cambridge.org"), (301, "Coursera", "coursera.org"),
+    (343, "ESPN", "espn.com"), (387, "GitHub", "github.com"), (428, "Google Flights", "google.com"),
+    (470, "Google Map", "google.com"), (511, "Google Search", "google.com"), (554, "Huggingface", "huggingface.co"),
+    (597, "Wolfram Alpha", "wolframalpha.com"),
+)
+WEBVOYAGER_TASKS = 643
+
+
+def webvoyager_task_id(number: int | str, start_url: str) -> str:
+    """WebVoyager's id of Agent-E's task `number` (`Allrecipes--0`), when the record's start URL is on
+    that task's site; else Agent-E's number as it is."""
+    if not isinstance(number, int) or isinstance(number, bool) or not 0 <= number < WEBVOYAGER_TASKS:
+        return str(number).strip()
+    first, site, host = next(entry for entry in reversed(WEBVOYAGER_SITES) if entry[0] <= number)
+    start_host = (urllib.parse.urlparse(start_url).hostname or "").removeprefix("www.")
+    if start_url and start_host != host:
+        return str(number)
+    return f"{site}--{number - first}"
 
 
 def looks_like_records(document) -> bool:
@@ -79,7 +104,8 @@ def parse_record(record, name: str) -> Trajectory:
     answer = _text(record, "last_statement")
     last_url = _text(record, "last_url")
     return Trajectory(
-        task=TaskRef(task_id=str(task_id).strip(), benchmark=BENCHMARK, intent=_text(record, "intent").strip()),
+        task=TaskRef(task_id=webvoyager_task_id(task_id, _text(record, "start_url")), benchmark=BENCHMARK,
+                     intent=_text(record, "intent").strip()),
         steps=[],
         outcome=Outcome(status="answered" if answer.strip() else "no_stop",
                         message=f"last URL {last_url}" if last_url else ""),

@@ -28,7 +28,7 @@ def _trajectories(folder, name):
 
 def test_each_record_is_a_results_only_trajectory_with_its_verdicts(folder):
     trajectories = _trajectories(folder, TEXT)
-    assert [t.task.task_id for t in trajectories] == [str(number) for number in range(30)]
+    assert [t.task.task_id for t in trajectories] == [f"Allrecipes--{number}" for number in range(30)]
     first = trajectories[0]
     assert (first.task.benchmark, first.steps, first.run.agent, first.run.name) == (
         "webvoyager", [], "Agent-E", "text_main_chat_eval_gpt4o")
@@ -43,6 +43,32 @@ def test_each_record_is_a_results_only_trajectory_with_its_verdicts(folder):
     assert (human.kind, human.name, human.success) == ("human", "Agent-E human evaluators", True)
     assert (judge.kind, judge.name, judge.model, judge.success) == ("llm_judge", "Agent-E text GPT-4o judge",
                                                                     "gpt-4o", True)
+
+
+# Numbers and ids as Agent-E's test/tasks/webvoyager_test.json pairs them (task_index, task_alias).
+@pytest.mark.parametrize("number, start_url, task_id", [
+    (44, "https://www.allrecipes.com/", "Allrecipes--44"),
+    (45, "https://www.amazon.com/", "Amazon--0"),
+    (91, "https://www.apple.com/", "Apple--5"),
+    (157, "https://arxiv.org/", "ArXiv--28"),
+    (203, "https://www.bbc.com/news/", "BBC News--31"),
+    (213, "https://www.bbc.com/news/", "BBC News--41"),
+    (214, "https://www.booking.com/", "Booking--0"),
+    (258, "https://dictionary.cambridge.org/", "Cambridge Dictionary--0"),
+    (316, "https://www.coursera.org/", "Coursera--15"),
+    (359, "https://www.espn.com/", "ESPN--16"),
+    (403, "https://github.com/", "GitHub--16"),
+    (452, "https://www.google.com/travel/flights/", "Google Flights--24"),
+    (498, "https://www.google.com/maps/", "Google Map--28"),
+    (511, "https://www.google.com/", "Google Search--0"),
+    (574, "https://huggingface.co/", "Huggingface--20"),
+    (642, "https://www.wolframalpha.com/", "Wolfram Alpha--45"),
+    # not WebVoyager's task of that number: Agent-E's number as it is
+    (45, "https://www.allrecipes.com/", "45"),
+    (643, "https://www.wolframalpha.com/", "643"),
+])
+def test_agent_e_numbers_are_webvoyager_ids(number, start_url, task_id):
+    assert agent_e.webvoyager_task_id(number, start_url) == task_id
 
 
 def test_the_human_and_the_judge_may_disagree(folder):
