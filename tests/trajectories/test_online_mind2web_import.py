@@ -161,7 +161,10 @@ def test_zipped_folders_through_the_api(om2w, shared_data):
     assert AgentRun.objects.get(name="api-agent-e").agent == "Agent-E"
 
 
-def test_screenshots_beside_a_result_are_stored_with_their_steps(om2w, tmp_path, capsys):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_screenshots_beside_a_result_are_stored_with_their_steps(om2w, tmp_path, capsys, settings, workers):
+    """Read where the file is read: in this process, or in a worker of the parsing pool."""
+    settings.INGEST_WORKERS = workers
     folder = tmp_path / "run" / QATAR
     (folder / "trajectory").mkdir(parents=True)
     (folder / "result.json").write_bytes((om2w / "abp_run" / QATAR / "result.json").read_bytes())
