@@ -10,9 +10,9 @@ harness's, so `outcome.success` stays unset.
 """
 
 import posixpath
-import urllib.parse
 
 from .canonical import TASK_ID_MAX_LENGTH, Outcome, RunInfo, TaskRef, Trajectory, TrajectoryFormatError, Verdict
+from .online_mind2web import host_of
 
 FORMAT = "agent_e_evaluation"
 BENCHMARK = "webvoyager"
@@ -38,7 +38,7 @@ def webvoyager_task_id(number: int | str, start_url: str) -> str:
     if not isinstance(number, int) or isinstance(number, bool) or not 0 <= number < WEBVOYAGER_TASKS:
         return str(number).strip()
     first, site, host = next(entry for entry in reversed(WEBVOYAGER_SITES) if entry[0] <= number)
-    start_host = (urllib.parse.urlparse(start_url).hostname or "").removeprefix("www.")
+    start_host = host_of(start_url)
     if start_url and start_host != host:
         return str(number)
     return f"{site}--{number - first}"

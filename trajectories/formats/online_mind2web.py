@@ -33,14 +33,20 @@ JUDGE_NAME = "browser-use judge"
 JUDGE_THRESHOLD = 50.0
 # `result_status` of runners built on an agent SDK: how the session ended, not whether the task was done.
 _ENDED = {"success": "answered", "error_max_turns": "early_stop"}
-
-
 _VERSION_SUFFIX = re.compile(r"_\d{6}\Z")
 
 
 def original_task_id(task_id: str) -> str:
     """The id a task had before it was updated (`<id>_110325` -> `<id>`): what its versions share."""
     return _VERSION_SUFFIX.sub("", task_id)
+
+
+def host_of(url: str) -> str:
+    """The URL's host without `www.`; empty for what is not a URL."""
+    try:
+        return (urllib.parse.urlparse(url).hostname or "").removeprefix("www.")
+    except ValueError:
+        return ""
 
 
 def is_task_entry(raw) -> bool:
@@ -54,6 +60,8 @@ def parse_tasks(entries: list, source: str) -> list[TaskConfig]:
     def check_fields(check: _Checker, raw: dict) -> None:
         if isinstance(raw.get("task_id"), str) and not raw["task_id"].strip():
             check.fail("task_id", "empty")
+        if isinstance(raw.get("task_id"), str) and len(raw["task_id"]) > TASK_ID_MAX_LENGTH:
+            check.fail("task_id", f"longer than {TASK_ID_MAX_LENGTH} characters")
         check.expect(raw, "confirmed_task", (str,), "a string", required=True)
         if isinstance(raw.get("confirmed_task"), str) and not raw["confirmed_task"].strip():
             check.fail("confirmed_task", "empty")
@@ -66,11 +74,11 @@ def parse_tasks(entries: list, source: str) -> list[TaskConfig]:
 
     for raw, key in checked_entries(entries, check_fields, problems, id_types=(str,), id_expected="a string"):
         website = raw["website"].strip()
-        host = urllib.parse.urlparse(website).hostname or ""
+        host = host_of(website)
         configs.append(TaskConfig(
             benchmark=BENCHMARK, task_id=key, number=None, old_task_id="", intent=raw["confirmed_task"].strip(),
             intent_template="", intent_template_id=None, instantiation={},
-            sites=[host.removeprefix("www.")] if host else [], start_url=website, require_login=False,
+            sites=[host] if host else [], start_url=website, require_login=False,
             require_reset=False, eval_types=[], eval_config={}, config=raw,
             reference_length=raw.get("reference_length"),
         ))

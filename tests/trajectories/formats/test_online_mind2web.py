@@ -53,11 +53,16 @@ def test_a_bad_task_entry_names_the_entry_and_field(om2w):
     entries = json.loads((om2w / "Online_Mind2Web.excerpt.json").read_text())
     entries[3]["level"] = "impossible"
     entries[5]["reference_length"] = "six"
+    entries[6]["task_id"] = "x" * 65
+    entries[7]["website"] = "http://[::1"
     with pytest.raises(TaskConfigError) as error:
         online_mind2web.parse_tasks(entries, "Online_Mind2Web.json")
     text = str(error.value)
     assert "entry 4): field 'level': expected one of easy, medium, hard, got 'impossible'" in text
     assert "entry 6): field 'reference_length': expected an integer, got str" in text
+    assert "entry 7): field 'task_id': longer than 64 characters" in text
+    assert "entry 8)" not in text  # a website that is not a URL is kept as written, without a site
+    assert online_mind2web.parse_tasks(entries[7:8], "x")[0].sites == []
 
 
 def test_an_abp_result_pairs_actions_with_thoughts_and_ends_with_the_answer(om2w):
