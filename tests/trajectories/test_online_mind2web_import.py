@@ -121,9 +121,9 @@ def test_the_whole_folder_into_one_run_accounts_for_every_file(task_list, om2w, 
     cloud = entries[f"online-mind2web/browser_use_cloud/{QATAR}/result.json"]
     assert cloud["status"] == "skipped"
     assert cloud["reason"] == (
-        f"another run's result for task online-mind2web/{QATAR}: online-mind2web/abp_run/{QATAR}/result.json of "
-        "this upload gave run 'om2w' its trajectory, and a run holds one per task; import the results of "
-        "'browser_use_cloud' as a run of their own")
+        f"a second trajectory of task online-mind2web/{QATAR}, from other results in this upload "
+        f"(browser_use_cloud): online-mind2web/abp_run/{QATAR}/result.json gave run 'om2w' its trajectory of "
+        "this task, and a run holds one per task; import these results as a run of their own")
     assert entries["online-mind2web/official-example/fb7b4f784cfde003e2548fdf4e8d6b4f/result.json"]["status"] == (
         "imported")
     assert {t.source_name.split("/")[1] for t in _by_task("om2w").values()} == {"abp_run", "official-example"}
@@ -195,7 +195,7 @@ def test_agent_e_records_are_a_results_only_run_with_two_verdicts_each(shared_da
     assert whole["ok"] is True and whole["counts"] == _counts(unchanged=45, skipped=15)
     skipped = [entry for entry in whole["files"] if entry["status"] == "skipped"]
     assert {entry["file"] for entry in skipped} == {"agent-e/vision_final_eval_gpt4o.excerpt.json"}
-    assert "import the results of 'vision_final_eval_gpt4o' as a run of their own" in skipped[0]["reason"]
+    assert "from other results in this upload (vision_final_eval_gpt4o)" in skipped[0]["reason"]
 
 
 def _result_folder(tmp_path, om2w, task_id: str, text: str) -> Path:

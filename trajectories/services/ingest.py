@@ -355,9 +355,10 @@ class _RunImport:
         given_by, given_run = self.given.get(task.pk, ("", ""))
         if existing and given_by and given_run != parsed.run.name:
             entry.status = SKIPPED_STATUS
-            entry.reason = (f"another run's result for task {task}: {given_by} of this upload gave run "
-                            f"{self.run.name!r} its trajectory, and a run holds one per task; import the "
-                            f"results of {parsed.run.name or 'this file'!r} as a run of their own")
+            entry.reason = (f"a second trajectory of task {task}, from other results in this upload "
+                            f"({parsed.run.name or 'unnamed'}): {given_by} gave run {self.run.name!r} its "
+                            "trajectory of this task, and a run holds one per task; import these results as a "
+                            "run of their own")
             return entry
         if existing and not self.replace:
             entry.reason = self._refusal(task)
