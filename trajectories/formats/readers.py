@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from . import browser_use, webvoyager
+from . import agent_e, browser_use, online_mind2web, webvoyager
 from .actions import extract_planned_action
 from .agent_steps import action_parts
 from .canonical import MAX_DEPTH, SCHEMA_ID, Trajectory, TrajectoryFormatError, from_dict
@@ -41,7 +41,8 @@ class Record:
     content_hash: str = ""
     # Screenshot files already written for this record where it was read, by image hash.
     files: dict[str, str] = field(default_factory=dict)
-    # Why the file is not a trajectory of its own (a harness result read with the history beside it).
+    # Why the file is not a trajectory of its own: a harness result read with the history beside it,
+    # a benchmark's task list or verdict file.
     skipped: str = ""
 
 
@@ -141,6 +142,15 @@ def _json_records(document: object, name: str, notes: tuple[str, ...], read_sibl
                            lambda: webvoyager.parse_interact_messages(document, name, read_sibling), notes)
     elif looks_like_trace(document):
         yield _trace_record(document, name, notes)
+    elif online_mind2web.looks_like_result(document):
+        yield _record(online_mind2web.RESULTS_FORMAT,
+                      lambda: online_mind2web.parse_result(document, name, read_sibling), notes=notes)
+    elif reason := online_mind2web.not_trajectories(document):
+        yield Record(format=online_mind2web.OTHER_FORMAT, skipped=reason, notes=notes)
+    elif agent_e.looks_like_records(document):
+        for position, item in enumerate(document):
+            yield _record(agent_e.FORMAT, lambda item=item: agent_e.parse_record(item, name), key=f"[{position}]",
+                          notes=notes)
     elif isinstance(document, dict) and document.keys() & {"schema", "task", "steps"}:
         yield _record(CANONICAL_JSON, lambda: canonical_trajectory(document), notes=notes)
     elif isinstance(document, list):
@@ -213,7 +223,10 @@ def read_records(name: str, stream: BinaryIO, max_bytes: int, read_sibling=_noth
     try:
         document = load_json(text)
     except TrajectoryFormatError as error:
-        yield Record(format=CANONICAL_JSON, error=error, line=error.line, notes=notes)
+        if reason := online_mind2web.not_trajectory_lines(text):
+            yield Record(format=online_mind2web.OTHER_FORMAT, skipped=reason, notes=notes)
+        else:
+            yield Record(format=CANONICAL_JSON, error=error, line=error.line, notes=notes)
         return
     del text
     yield from _json_records(document, name, notes, read_sibling)

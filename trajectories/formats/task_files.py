@@ -4,7 +4,8 @@
 - WebArena-Lite (entries with `old_task_id`): `webarena-lite` tasks, and the subset
   `webarena-lite` of WebArena made of their `old_task_id`s;
 - WebArena-Verified (`start_urls`, an `eval` list): `webarena-verified` tasks;
-- Mind2Web-Live (`evaluation`, `reference_task_length`): `mind2web-live` tasks.
+- Mind2Web-Live (`evaluation`, `reference_task_length`): `mind2web-live` tasks;
+- Online-Mind2Web (`confirmed_task`, `website`): `online-mind2web` tasks.
 Also the id lists that define subsets (a JSON list of ids, `{"task_ids": [...]}` as
 WebArena-Verified's subset files have, a list of task objects, or text with one id per line or
 separated by commas).
@@ -18,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import mind2web_live, webarena_verified
+from . import mind2web_live, online_mind2web, webarena_verified
 from .webarena_tasks import (
     READ_AS_LIST, TaskConfig, TaskConfigError, TaskEntries, TaskProblem, _type_name, check_reading, parse_task_configs,
 )
@@ -39,7 +40,7 @@ class SubsetDefinition:
 
 @dataclass
 class TaskFile:
-    kind: str  # webarena | webarena-lite | webarena-verified | mind2web-live
+    kind: str  # webarena | webarena-lite | webarena-verified | mind2web-live | online-mind2web
     configs: list[TaskConfig]
     subsets: list[SubsetDefinition] = field(default_factory=list)
     skipped: list[TaskProblem] = field(default_factory=list)  # why each left-out entry could not be read
@@ -89,6 +90,9 @@ def parse_task_file(data, source: str, benchmark: str | None = None, *, strict: 
     if mind2web_live.is_mind2web_live_entry(first):
         read = mind2web_live.parse_mind2web_live_tasks(entries).checked(source, strict=strict)
         return _task_file(mind2web_live.BENCHMARK, read, benchmark)
+    if online_mind2web.is_task_entry(first):
+        read = online_mind2web.parse_tasks(entries).checked(source, strict=strict)
+        return _task_file(online_mind2web.BENCHMARK, read, benchmark)
     read = parse_task_configs(entries, source, benchmark).checked(source, strict=strict)
     lite = [config for config in read.configs if config.old_task_id]
     if not lite:

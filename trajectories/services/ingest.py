@@ -22,7 +22,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import DataError, IntegrityError, connection, reset_queries, transaction
 
-from trajectories.formats import mind2web_live, webarena_verified
+from trajectories.formats import mind2web_live, online_mind2web, webarena_verified
 from trajectories.formats.canonical import MAX_DEPTH, TaskRef, Trajectory as ParsedTrajectory, TrajectoryFormatError
 from trajectories.formats.format_traces import FORMAT as TRACE
 from trajectories.formats.harness import parse_harness_config, parse_results
@@ -56,8 +56,9 @@ _LISTED_TASKS = 20
 # Benchmarks whose tasks always come from their published task files (manage.py import_tasks). The
 # tasks of any other benchmark are created from the trajectories that name them, until a task file
 # of that benchmark is imported.
-_TASK_FILE_BENCHMARKS = frozenset({webarena_verified.BASE_BENCHMARK, webarena_verified.BENCHMARK,
+_TASK_FILE_BENCHMARKS = frozenset({webarena_verified.BASE_BENCHMARK, "webarena-lite", webarena_verified.BENCHMARK,
                                    mind2web_live.BENCHMARK})
+_TASKS_NAMED_BY_RESULTS = frozenset({online_mind2web.BENCHMARK})
 
 
 @dataclass
@@ -199,6 +200,9 @@ class _RunImport:
             self.held_hashes[(benchmark, task_id)] = digest
         # Tasks (pks) with a kept harness verdict (an earlier upload, a results file), for trajectories to take up.
         self.verdict_tasks = set(TaskResult.objects.filter(run=run).values_list("task_id", flat=True))
+        # Tasks (pks) stored by this import: (file, the run its file names), and those of the file being stored.
+        self.given: dict[int, tuple[str, str]] = {}
+        self.giving: dict[int, tuple[str, str]] = {}
 
     def will_store(self, record: Record) -> bool:
         """Whether a trajectory just read is likely to be stored: not what the run held when the
@@ -264,10 +268,9 @@ class _RunImport:
                         self.traces.append((source, record))
                         return
                     if record.skipped:
-                        entries.append(FileReport(file=source.name, status=SKIPPED_STATUS, format=record.format,
-                                                  reason=record.skipped, notes=list(record.notes)))
-                        continue
-                    if failure is None:
+                        entry = FileReport(file=source.name, status=SKIPPED_STATUS, kind="other",
+                                           format=record.format, reason=record.skipped, notes=list(record.notes))
+                    elif failure is None:
                         entry = self._store(source, record, written, stored, alone=alone)
                     else:
                         entry = self._entry(source, record)
@@ -282,6 +285,7 @@ class _RunImport:
                     raise _FileFailed
         except _FileFailed:
             self.run.refresh_from_db()
+            self.tasks.clear()  # tasks the file created are gone with it
             discard_files(written)
             where = ", ".join(part for part in (f"line {failure.line}" if failure.line else "",
                                                 "" if failure.where == "(document)" else failure.where) if part)
@@ -294,6 +298,7 @@ class _RunImport:
             # The file could not be read to its end (a JSONL file read as it is stored): nothing
             # of it was kept.
             self.run.refresh_from_db()
+            self.tasks.clear()
             discard_files(written)
             for entry in entries:
                 if entry.status in (IMPORTED, REPLACED):
@@ -302,7 +307,9 @@ class _RunImport:
             raise
         else:
             self.held.update(stored)
+            self.given.update(self.giving)
         finally:
+            self.giving.clear()
             self.report.files.extend(entries)
             if isinstance(records, list):  # files written ahead for what was not stored after all
                 discard_written_ahead(records)
@@ -319,13 +326,25 @@ class _RunImport:
         if record.error is not None:
             return entry.fail(record.error)
         parsed = record.trajectory
-        task = self._task(parsed.task, create=True)
+        task = self._task(parsed.task)
+        if task is None:
+            task = self._version_with_text(parsed.task)
+            if task is not None:
+                entry.notes.append(f"task {parsed.task.benchmark}/{parsed.task.task_id} is not imported: "
+                                   f"stored as a trajectory of its version {task}, whose text the file has")
+            elif self._may_create(parsed.task):
+                task = self._create_task(parsed.task)
+                entry.notes.append(f"task {task} created from this file: the platform held no task of this id")
         if task is None:
             entry.reason = (f"task {parsed.task.benchmark}/{parsed.task.task_id} is not imported "
                             "(run manage.py import_tasks)")
             return entry
         if parsed.task.intent and " ".join(parsed.task.intent.split()) != " ".join(task.intent.split()):
             entry.notes.append(f"the file's intent differs from task {task}'s: {parsed.task.intent!r}")
+            version = self._version_with_text(parsed.task)
+            if version is not None:
+                entry.notes.append(f"task {version}, another version of this task, has the file's text: "
+                                   "the result may belong to that version")
         try:
             _check_lengths(parsed)
         except TrajectoryFormatError as error:
@@ -335,6 +354,15 @@ class _RunImport:
         existing = stored.get(task.pk) or self.held.get(task.pk)
         if existing and existing[1] == record.content_hash:
             entry.status, entry.trajectory_id = UNCHANGED, existing[0]
+            self.giving[task.pk] = (source.name, parsed.run.name)
+            return entry
+        given_by, given_run = self.given.get(task.pk, ("", ""))
+        if existing and given_by and given_run != parsed.run.name:
+            entry.status = SKIPPED_STATUS
+            entry.reason = (f"a second trajectory of task {task}, from other results in this upload "
+                            f"({parsed.run.name or 'unnamed'}): {given_by} gave run {self.run.name!r} its "
+                            "trajectory of this task, and a run holds one per task; import these results as a "
+                            "run of their own")
             return entry
         if existing and not self.replace:
             entry.reason = self._refusal(task)
@@ -351,6 +379,7 @@ class _RunImport:
             discard_files(files.values())
             if isinstance(error, _Unchanged):
                 entry.status, entry.trajectory_id = UNCHANGED, error.trajectory_id
+                self.giving[task.pk] = (source.name, parsed.run.name)
                 return entry
             if isinstance(error, (_Refused, IntegrityError, DataError)):
                 entry.reason = str(error) if isinstance(error, _Refused) else f"could not be stored: {error}"
@@ -360,6 +389,7 @@ class _RunImport:
         entry.status = REPLACED if replaced else IMPORTED
         entry.trajectory_id = row.pk
         stored[task.pk] = (row.pk, record.content_hash)
+        self.giving[task.pk] = (source.name, parsed.run.name)
         return entry
 
     def _rows(self, entry: FileReport, task: Task, record: Record, written: dict[str, str], *, held: bool):
@@ -402,9 +432,36 @@ class _RunImport:
         return (f"run {self.run.name!r} already has a different trajectory for task {task}; "
                 "import with replace (--replace) to replace it")
 
-    def _task(self, ref: TaskRef, *, create: bool = False) -> Task | None:
-        """The task, from the benchmark's tasks read in one query the first time it is named; with
-        `create`, a task of a benchmark without a task file is created from the trajectory's."""
+    def _may_create(self, ref: TaskRef) -> bool:
+        """Whether a task the platform does not hold is made from the trajectory's own text: not for a
+        benchmark whose tasks come from its task files, nor once such a file of the benchmark is in,
+        except where the benchmark's task list changes under its results (Online-Mind2Web's results
+        name the version of the task they ran, with its text)."""
+        if ref.benchmark in _TASK_FILE_BENCHMARKS:
+            return False
+        named = ref.benchmark in _TASKS_NAMED_BY_RESULTS and bool(ref.intent.strip())
+        return named or not self.task_lists[ref.benchmark]
+
+    def _create_task(self, ref: TaskRef) -> Task:
+        """Created in the file's transaction and not kept with the tasks read, so that a file that
+        fails takes its task with it."""
+        number = int(ref.task_id) if ref.task_id.isdecimal() and len(ref.task_id) < 10 else None
+        task, _ = Task.objects.get_or_create(benchmark=ref.benchmark, task_id=ref.task_id,
+                                             defaults={"intent": ref.intent.strip(), "number": number})
+        return task
+
+    def _version_with_text(self, ref: TaskRef) -> Task | None:
+        """Where a benchmark keeps updated tasks under suffixed ids (Online-Mind2Web), another
+        version of the file's task whose text is the file's."""
+        if ref.benchmark != online_mind2web.BENCHMARK or not ref.intent.strip():
+            return None
+        original, text = online_mind2web.original_task_id(ref.task_id), " ".join(ref.intent.split())
+        return next((task for task in self.tasks[ref.benchmark].values()
+                     if task.task_id != ref.task_id and online_mind2web.original_task_id(task.task_id) == original
+                     and " ".join(task.intent.split()) == text), None)
+
+    def _task(self, ref: TaskRef) -> Task | None:
+        """The task, from the benchmark's tasks read in one query the first time it is named."""
         if ref.benchmark not in self.tasks:
             tasks = Task.objects.filter(benchmark=ref.benchmark)
             self.tasks[ref.benchmark] = {
@@ -413,13 +470,7 @@ class _RunImport:
             # A task file's tasks keep their whole entry in `config`; tasks made from trajectories have none.
             self.task_lists[ref.benchmark] = (ref.benchmark in _TASK_FILE_BENCHMARKS
                                               or tasks.exclude(config={}).exists())
-        task = self.tasks[ref.benchmark].get(ref.task_id)
-        if task is None and create and not self.task_lists[ref.benchmark]:
-            # Not kept with the tasks read: it is created in the file's transaction, undone if the file fails.
-            number = int(ref.task_id) if ref.task_id.isdigit() and len(ref.task_id) < 10 else None
-            task, _ = Task.objects.get_or_create(benchmark=ref.benchmark, task_id=ref.task_id,
-                                                 defaults={"intent": ref.intent, "number": number})
-        return task
+        return self.tasks[ref.benchmark].get(ref.task_id)
 
     def _trace(self, source: Source, record: Record) -> FileReport:
         """A format trace: the task's harness verdict, and its model outputs for the task's steps."""
