@@ -39,7 +39,7 @@ from trajectories.formats.sources import (
     Limits,
     Source,
 )
-from trajectories.models import AgentRun, Step, Task, TaskResult, Trajectory
+from trajectories.models import AgentRun, Step, Task, TaskResult, Trajectory, Verdict, VerdictSource
 
 from .reading import read_sources
 from .runs import describe_run, parse_run_description, record_harness_config
@@ -192,6 +192,9 @@ class _RunImport:
             self.held_hashes[(benchmark, task_id)] = digest
         # Tasks (pks) with a kept harness verdict (an earlier upload, a results file), for trajectories to take up.
         self.verdict_tasks = set(TaskResult.objects.filter(run=run).values_list("task_id", flat=True))
+        # Benchmarks whose task list is imported: a task id they do not hold is refused, not created.
+        self.listed_benchmarks: dict[str, bool] = {}
+        self.verdict_sources: dict[tuple[str, str, str], VerdictSource] = {}
 
     def will_store(self, record: Record) -> bool:
         """Whether a trajectory just read is likely to be stored: not what the run held when the
@@ -308,7 +311,7 @@ class _RunImport:
         if record.error is not None:
             return entry.fail(record.error)
         parsed = record.trajectory
-        task = self._task(parsed.task)
+        task = self._task(parsed.task) or self._task_of_unlisted_benchmark(parsed.task, entry)
         if task is None:
             entry.reason = (f"task {parsed.task.benchmark}/{parsed.task.task_id} is not imported "
                             "(run manage.py import_tasks)")
@@ -367,6 +370,8 @@ class _RunImport:
         kept = recorded_verdict(self.run, task) if task.pk in self.verdict_tasks else None
         success, success_source, outputs = take_up(kept, parsed, entry.file)
         row = Trajectory.objects.create(
+            **_totals(parsed),
+            success_by=_text(parsed.outcome.source) if parsed.outcome.success is not None else "",
             run=self.run,
             task=task,
             final_answer=_text(parsed.final_answer),
@@ -383,6 +388,7 @@ class _RunImport:
         )
         outputs = outputs or [""] * len(parsed.steps)
         insert_steps([_step_values(row.pk, step, ids, output) for step, output in zip(parsed.steps, outputs)])
+        self._store_verdicts(row, parsed, entry.file)
         if unused:
             transaction.on_commit(lambda: discard_files(unused))
         return row, current is not None
@@ -399,6 +405,48 @@ class _RunImport:
                 Task.objects.filter(benchmark=ref.benchmark).only("id", "benchmark", "task_id", "intent")
             }
         return self.tasks[ref.benchmark].get(ref.task_id)
+
+    def _task_of_unlisted_benchmark(self, ref: TaskRef, entry: FileReport) -> Task | None:
+        """A task of a benchmark whose task list the platform does not hold (WorkArena, MiniWoB, a
+        live-web benchmark), made from what the file says of it; None for a listed benchmark."""
+        if ref.benchmark not in self.listed_benchmarks:
+            self.listed_benchmarks[ref.benchmark] = Task.objects.filter(benchmark=ref.benchmark,
+                                                                        from_task_list=True).exists()
+        if self.listed_benchmarks[ref.benchmark]:
+            return None
+        task, created = Task.objects.get_or_create(
+            benchmark=ref.benchmark, task_id=ref.task_id,
+            defaults={"intent": _text(ref.intent), "from_task_list": False,
+                      "number": int(ref.task_id) if ref.task_id.isdigit() and len(ref.task_id) < 10 else None})
+        if created:
+            entry.notes.append(f"task {task} created from this file: the platform holds no task list of "
+                               f"{ref.benchmark}")
+        # Cached once the file's transaction commits: a rolled-back file leaves no task behind.
+        transaction.on_commit(lambda: self.tasks[ref.benchmark].setdefault(task.task_id, task))
+        return task
+
+    def _store_verdicts(self, row: Trajectory, parsed: ParsedTrajectory, file: str) -> None:
+        """The trajectory's verdicts from sources other than its harness, replacing the same
+        sources' earlier verdicts on the task."""
+        if not parsed.verdicts:
+            return
+        sources = [self._verdict_source(verdict) for verdict in parsed.verdicts]
+        Verdict.objects.filter(run=self.run, task=row.task, source__in=sources).delete()
+        Verdict.objects.bulk_create([
+            Verdict(run=self.run, task=row.task, trajectory=row, source=source, success=verdict.success,
+                    label=verdict.label, score=verdict.score, explanation=_text(verdict.explanation),
+                    source_name=file[-500:])
+            for verdict, source in zip(parsed.verdicts, sources)
+        ])
+
+    def _verdict_source(self, verdict) -> VerdictSource:
+        key = (verdict.kind, verdict.name, verdict.model)
+        source = self.verdict_sources.get(key)
+        if source is None:
+            source, _ = VerdictSource.objects.get_or_create(kind=verdict.kind, name=verdict.name, model=verdict.model,
+                                                            defaults={"threshold": verdict.threshold})
+            transaction.on_commit(lambda: self.verdict_sources.setdefault(key, source))
+        return source
 
     def _trace(self, source: Source, record: Record) -> FileReport:
         """A format trace: the task's harness verdict, and its model outputs for the task's steps."""
@@ -524,10 +572,25 @@ def _check_lengths(parsed: ParsedTrajectory) -> None:
                 )
 
 
+_USAGE = ("tokens_in", "tokens_out", "cost", "duration")
+
+
+def _totals(parsed: ParsedTrajectory) -> dict:
+    """A trajectory's tokens, cost and time: its file's totals, else the sums of its steps' where
+    any step records them."""
+    totals = {}
+    for name in _USAGE:
+        totals[name] = getattr(parsed, name)
+        known = [value for step in parsed.steps if (value := getattr(step, name)) is not None]
+        if totals[name] is None and known:
+            totals[name] = sum(known)
+    return totals
+
+
 # The columns of an agent step row, in the order `_step_values` gives them.
 _STEP_FIELDS = ("trajectory", "index", "url", "observation", "reasoning", "planned_action", "action", "action_type",
                 "element_id", "element_label", "action_value", "press_enter", "prev_action", "model_output",
-                "screenshot")
+                "screenshot", *_USAGE)
 
 
 def _step_values(trajectory_id: int, step, screenshot_ids: dict[str, int], model_output: str) -> tuple:
@@ -551,6 +614,10 @@ def _step_values(trajectory_id: int, step, screenshot_ids: dict[str, int], model
         _text(step.prev_action),
         _text(model_output),
         screenshot_ids[screenshot] if screenshot else None,
+        step.tokens_in,
+        step.tokens_out,
+        step.cost,
+        step.duration,
     )
 
 
