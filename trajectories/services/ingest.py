@@ -412,7 +412,7 @@ class _RunImport:
         if ref.benchmark not in self.listed_benchmarks:
             self.listed_benchmarks[ref.benchmark] = Task.objects.filter(benchmark=ref.benchmark,
                                                                         from_task_list=True).exists()
-        if self.listed_benchmarks[ref.benchmark]:
+        if self.listed_benchmarks[ref.benchmark] or not (ref.task_id.isprintable() and ref.benchmark.isprintable()):
             return None
         task, created = Task.objects.get_or_create(
             benchmark=ref.benchmark, task_id=ref.task_id,
