@@ -241,7 +241,8 @@ def _success_by_source(rows: dict[int, LeaderboardRow], evaluations: dict[int, E
     """
     from metrics.verdicts import success_counts  # reads the leaderboard's choice of evaluation
 
-    counts = success_counts(rows, evaluations, {run_id for run_id, row in rows.items() if row.with_steps}, subset)
+    counts = success_counts(rows, evaluations, {run_id for run_id, row in rows.items() if row.with_steps}, subset,
+                            outcomes_only={run_id for run_id, row in rows.items() if row.trajectories})
     for run_id, row in rows.items():
         run_counts = counts[run_id]
         row.success_sources = {source: run_counts.summary(source, filters.site) for source in SOURCE_LABELS}

@@ -29,7 +29,8 @@ TRAJECTORIES_PER_PAGE = 100
 def run_list(request):
     runs = list(selectors.runs_overview())
     run_ids = [run.pk for run in runs]
-    counts = success_counts(run_ids, latest_evaluations(run_ids), {run.pk for run in runs if run.stepped_count})
+    counts = success_counts(run_ids, latest_evaluations(run_ids), {run.pk for run in runs if run.stepped_count},
+                            outcomes_only={run.pk for run in runs if run.trajectory_count})
     return render(request, "metrics/run_list.html", {"rows": [(run, counts[run.pk]) for run in runs]})
 
 

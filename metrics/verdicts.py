@@ -298,10 +298,11 @@ class SourceCounts:
 
 
 def success_counts(run_ids, evaluations: dict[int, Evaluation], with_steps: set[int],
-                   subset: TaskSubset | None = None) -> dict[int, SourceCounts]:
+                   subset: TaskSubset | None = None, outcomes_only: set[int] = frozenset()) -> dict[int, SourceCounts]:
     """The success rates of `RunVerdicts.summary` for many runs, counted by the database (four queries,
     a row per run and site group) instead of read task by task: what the leaderboard and runs list need.
-    `with_steps` are the runs that have trajectories with steps (the others with verdicts are results-only).
+    `with_steps` are the runs that have trajectories with steps (the others with verdicts are results-only, as
+    are `outcomes_only`, runs whose trajectories are final answers and named sources' verdicts alone).
     The same rules: the harness verdict is the trajectory's, else the task result's; the offline check
     comes from the run's evaluation in `evaluations`; a task's graders succeed when their mean is above 0.5.
     With a `subset`, only its tasks count.
@@ -338,7 +339,7 @@ def success_counts(run_ids, evaluations: dict[int, Evaluation], with_steps: set[
     for run_id, sites, mean in graded:
         counts[run_id].add(site(sites), HUMAN, int(bool(consensus_success(mean))), 1)
     for run_id, run_counts in counts.items():
-        run_counts.results_only = run_id not in with_steps and bool(run_counts.by_site)
+        run_counts.results_only = run_id not in with_steps and (bool(run_counts.by_site) or run_id in outcomes_only)
         if run_id not in evaluations:  # no offline check: METRICS.md's success is the harness's
             for sources in run_counts.by_site.values():
                 if HARNESS in sources:

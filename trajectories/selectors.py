@@ -152,9 +152,9 @@ def run_usage(run: AgentRun) -> dict:
     """Totals of tokens, cost and time over the run's trajectories that record them, with how many do:
     {field: {"total", "trajectories"}} for the fields some trajectory records."""
     found = Trajectory.objects.filter(run=run).aggregate(
-        **{field: Sum(field) for field in USAGE_FIELDS},
+        **{f"{field}_total": Sum(field) for field in USAGE_FIELDS},
         **{f"{field}_known": Count("pk", filter=Q(**{f"{field}__isnull": False})) for field in USAGE_FIELDS})
-    return {field: {"total": found[field], "trajectories": found[f"{field}_known"]}
+    return {field: {"total": found[f"{field}_total"], "trajectories": found[f"{field}_known"]}
             for field in USAGE_FIELDS if found[f"{field}_known"]}
 
 
