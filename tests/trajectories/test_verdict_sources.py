@@ -155,3 +155,11 @@ def test_the_command_imports_the_folder_and_again_changes_nothing(folder, capsys
     report = json.loads(capsys.readouterr().out)
     assert report["counts"]["unchanged"] == 2 and report["ok"] is True
     assert Verdict.objects.count() == 4
+
+
+def test_a_new_run_is_on_the_benchmark_of_its_first_trajectory(folder):
+    run = AgentRunFactory()
+    assert run.benchmark == "webarena"
+    import_paths([folder], run)
+    run.refresh_from_db()
+    assert run.benchmark == BENCHMARK

@@ -323,6 +323,10 @@ class _RunImport:
         except TrajectoryFormatError as error:
             return entry.fail(error)
         describe_run(self.run, parsed.run)
+        if not (self.held or stored or self.verdict_tasks) and self.run.benchmark != task.benchmark:
+            # A run holding nothing yet is a run on the benchmark of its first trajectory.
+            self.run.benchmark = task.benchmark
+            self.run.save(update_fields=["benchmark", "updated_at"])
 
         existing = stored.get(task.pk) or self.held.get(task.pk)
         if existing and existing[1] == record.content_hash:
