@@ -163,3 +163,15 @@ def test_a_new_run_is_on_the_benchmark_of_its_first_trajectory(folder):
     import_paths([folder], run)
     run.refresh_from_db()
     assert run.benchmark == BENCHMARK
+
+
+def test_two_verdicts_of_one_source_fail_the_file_naming_the_second(tmp_path):
+    document = json.loads(json.dumps(CLICK_CHECKBOXES))
+    document["verdicts"].append({"kind": "llm_judge", "name": "WebJudge", "model": "o4-mini", "success": False})
+    path = tmp_path / "twice.json"
+    path.write_text(json.dumps(document))
+    report = import_paths([path], AgentRunFactory())
+    entry = report.files[0]
+    assert (entry.status, entry.where) == ("failed", "verdicts[3]")
+    assert entry.reason == "a second verdict of source 'WebJudge' (llm_judge, o4-mini); verdicts[1] is the first"
+    assert not Trajectory.objects.exists() and not Verdict.objects.exists()

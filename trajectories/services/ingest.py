@@ -320,6 +320,7 @@ class _RunImport:
             entry.notes.append(f"the file's intent differs from task {task}'s: {parsed.task.intent!r}")
         try:
             _check_lengths(parsed)
+            _check_verdict_sources(parsed)
         except TrajectoryFormatError as error:
             return entry.fail(error)
         describe_run(self.run, parsed.run)
@@ -574,6 +575,18 @@ def _check_lengths(parsed: ParsedTrajectory) -> None:
                     f"longer than {_STEP_LIMITS[name]} characters",
                     where=f"steps[{position}].action_parts.{'type' if name == 'action_type' else name}",
                 )
+
+
+def _check_verdict_sources(parsed: ParsedTrajectory) -> None:
+    """One verdict per source on a trajectory, as the platform keeps them."""
+    seen = {}
+    for position, verdict in enumerate(parsed.verdicts):
+        key = (verdict.kind, verdict.name, verdict.model)
+        if key in seen:
+            raise TrajectoryFormatError(f"a second verdict of source {verdict.name!r} ({verdict.kind}"
+                                        f"{', ' + verdict.model if verdict.model else ''}); verdicts[{seen[key]}] "
+                                        "is the first", where=f"verdicts[{position}]")
+        seen[key] = position
 
 
 _USAGE = ("tokens_in", "tokens_out", "cost", "duration")
