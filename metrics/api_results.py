@@ -129,7 +129,7 @@ class LeaderboardRowSerializer(serializers.Serializer):
     success_sources = serializers.DictField(
         child=SummarySerializer(), help_text="Success rate by each verdict source: combined (METRICS.md: the "
         "harness's, else the offline check's), harness, check, human; `metrics.success` is the chosen one.")
-    results_only = serializers.BooleanField(help_text="Per-task verdicts without trajectories: no other metric.")
+    results_only = serializers.BooleanField(help_text="Per-task verdicts without agent steps: no other metric.")
     uniform = serializers.BooleanField(allow_null=True, help_text="A results-only run whose hundreds of verdicts "
                                                                   "are all this one value (likely read wrongly).")
 

@@ -179,7 +179,7 @@ LEADERBOARD_COLUMNS = RUN_COLUMNS + (
     Column("mean_length_difference", "Float64", "Mean of n - m"),
     Column("success_from", "string", "Which verdict the success columns are: combined (the harness's, else the "
                                      "offline check's), harness, check or human"),
-    Column("results_only", "boolean", "The run has per-task verdicts and no trajectories: no other metric"),
+    Column("results_only", "boolean", "The run has per-task verdicts and no agent steps: no other metric"),
 ) + tuple(
     column
     for source, label in (("harness", "the harness's verdicts"), ("check", "the offline check's verdicts"),

@@ -116,11 +116,12 @@ class LeaderboardRow:
     created_at: datetime
     trajectories: int
     evaluation: Evaluation | None
+    with_steps: bool = True  # False: its trajectories (if any) are final answers and verdicts only
     metrics: dict[str, Summary] = field(default_factory=dict)
     outcomes: dict | None = None  # aggregation.OutcomeTable.to_dict()
     lengths: dict | None = None  # aggregation.LengthComparison.to_dict()
     success_sources: dict[str, Summary] = field(default_factory=dict)  # every verdict source's success rate
-    results_only: bool = False  # per-task verdicts and no trajectories: success is the only number
+    results_only: bool = False  # per-task verdicts and no agent steps: success is the only number
     uniform: bool | None = None  # a results-only run whose hundreds of verdicts are all one value
     site_success: dict[str, Summary] | None = None  # per site group, when success is not the stored aggregate
 
@@ -184,7 +185,8 @@ def leaderboard(filters: LeaderboardFilters) -> Leaderboard:
     stored aggregates, four counting every verdict source's success)."""
     # A count per run through the (run, task) index: several times faster than a join and GROUP BY.
     per_run = Trajectory.objects.filter(run=OuterRef("pk")).order_by().values("run").annotate(n=Count("pk"))
-    runs = AgentRun.objects.annotate(trajectory_count=Coalesce(Subquery(per_run.values("n")), 0))
+    runs = AgentRun.objects.annotate(trajectory_count=Coalesce(Subquery(per_run.values("n")), 0),
+                                     with_steps=Exists(Trajectory.objects.filter(run=OuterRef("pk"), step_count__gt=0)))
     if filters.benchmark:
         runs = runs.filter(benchmark=filters.benchmark)
     if filters.paradigm:
@@ -198,10 +200,10 @@ def leaderboard(filters: LeaderboardFilters) -> Leaderboard:
         run["pk"]: LeaderboardRow(
             run_id=run["pk"], name=run["name"], agent=run["agent"], model=run["model"], paradigm=run["paradigm"],
             benchmark=run["benchmark"], created_at=run["created_at"], trajectories=run["trajectory_count"],
-            evaluation=None,
+            with_steps=run["with_steps"], evaluation=None,
         )
         for run in runs.values("pk", "name", "agent", "model", "paradigm", "benchmark", "created_at",
-                               "trajectory_count")
+                               "trajectory_count", "with_steps")
     }
     evaluations = latest_evaluations(rows, judge=filters.judge)
     for run_id, evaluation in evaluations.items():
@@ -239,7 +241,8 @@ def _success_by_source(rows: dict[int, LeaderboardRow], evaluations: dict[int, E
     """
     from metrics.verdicts import success_counts  # reads the leaderboard's choice of evaluation
 
-    counts = success_counts(rows, evaluations, {run_id for run_id, row in rows.items() if row.trajectories}, subset)
+    counts = success_counts(rows, evaluations, {run_id for run_id, row in rows.items() if row.with_steps}, subset,
+                            outcomes_only={run_id for run_id, row in rows.items() if row.trajectories})
     for run_id, row in rows.items():
         run_counts = counts[run_id]
         row.success_sources = {source: run_counts.summary(source, filters.site) for source in SOURCE_LABELS}

@@ -109,7 +109,7 @@ def compare_page(request):
             if exc.run.trajectories.exists() or not exc.run.task_results.exists():
                 not_evaluated = f"{exc}: evaluate it first, from its run page. Until then only success is compared"
             else:
-                not_evaluated = (f"run {exc.run.name!r} is results-only (per-task verdicts, no trajectories): only "
+                not_evaluated = (f"run {exc.run.name!r} is results-only (per-task verdicts, no agent steps): only "
                                  f"success is compared, the other metrics are not available")
     return render(request, "metrics/compare.html", {
         # Run choices as plain options: Django's select widget renders each option through a template.

@@ -29,7 +29,8 @@ TRAJECTORIES_PER_PAGE = 100
 def run_list(request):
     runs = list(selectors.runs_overview())
     run_ids = [run.pk for run in runs]
-    counts = success_counts(run_ids, latest_evaluations(run_ids), {run.pk for run in runs if run.trajectory_count})
+    counts = success_counts(run_ids, latest_evaluations(run_ids), {run.pk for run in runs if run.stepped_count},
+                            outcomes_only={run.pk for run in runs if run.trajectory_count})
     return render(request, "metrics/run_list.html", {"rows": [(run, counts[run.pk]) for run in runs]})
 
 
@@ -67,6 +68,7 @@ def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = N
          "can_grade": has_role(request.user, ANNOTATOR), "graded": selectors.graded_tasks(run, request.user),
          "disagree": disagree if disagree in disagreements else "", "without_trajectory": without_trajectory,
          "can_import": can_import_into(request.user, run), "evaluations": run_evaluations(run),
+         "source_rates": selectors.source_rates(run), "usage": selectors.run_usage(run),
          "evaluate_form": evaluate_form},
         status=status,
     )
@@ -78,8 +80,8 @@ def trajectory_detail(request, pk: int):
     trajectory = get_object_or_404(selectors.viewer_trajectories(), pk=pk)
     previous, following = selectors.neighbours(trajectory)
     evaluation = trajectory_evaluation(trajectory, request.GET.get("job"), viewer=request.user)
-    steps = [(view, evaluation.steps.get(view.step.index) if evaluation else None)
-             for view in selectors.step_views(trajectory)]
+    views = selectors.step_views(trajectory)
+    steps = [(view, evaluation.steps.get(view.step.index) if evaluation else None) for view in views]
     task_verdicts = trajectory_verdicts(trajectory, evaluation.score.job_id if evaluation else None)
     grading = selectors.trajectory_grading(trajectory, request.user)
     disagreements = [pair for pair in task_verdicts.verdicts.disagreements()
@@ -90,5 +92,7 @@ def trajectory_detail(request, pk: int):
         {"trajectory": trajectory, "task": trajectory.task, "steps": steps, "evaluation": evaluation,
          "previous": previous, "next": following,
          "answer_check": task_answer_check(trajectory.task.eval_config, trajectory.final_answer),
-         "task_verdicts": task_verdicts, "grading": grading, "disagreements": disagreements},
+         "task_verdicts": task_verdicts, "grading": grading, "disagreements": disagreements,
+         "source_verdicts": selectors.task_verdicts_by_source(trajectory.run_id, trajectory.task_id),
+         "shows": selectors.steps_show(views)},
     )

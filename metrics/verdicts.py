@@ -125,7 +125,8 @@ def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = N
     # The harness verdict's own file (a format trace, a log) when the import recorded one, else the trajectory's.
     trajectories = list(Trajectory.objects.filter(run_id__in=run_ids, **only).annotate(
         harness_file=Coalesce(NullIf("success_source", Value("")), "source_name"),
-    ).values_list("run_id", "task_id", "pk", "success", "harness_file", "task__task_id", "task__number", "task__sites"))
+    ).values_list("run_id", "task_id", "pk", "success", "harness_file", "step_count", "task__task_id", "task__number",
+                  "task__sites"))
     # A task result without a verdict (grades of a task without a trajectory, a trace's model outputs
     # alone) adds nothing to the task's verdicts.
     results = list(TaskResult.objects.filter(run_id__in=run_ids, success__isnull=False, **only).values_list(
@@ -133,7 +134,7 @@ def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = N
     grades = list(OutcomeGrade.objects.filter(run_id__in=run_ids, **only).values_list(
         "run_id", "task_id", "grader_name", "value", "task__task_id", "task__number", "task__sites"))
     for row in trajectories:
-        task_info.setdefault(row[1], row[5:])
+        task_info.setdefault(row[1], row[6:])
     for row in results:
         task_info.setdefault(row[1], row[4:])
     for row in grades:
@@ -162,13 +163,14 @@ def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = N
             if backend == "openai":  # the LLM judge's verdict on the final answer
                 task.judge = correct
                 judge_names[run_id] = judge_name
-    has_trajectories = {row[0] for row in trajectories}
+    # Trajectories without steps (a final answer and verdicts only) make a results-only run too.
+    with_steps = {row[0] for row in trajectories if row[5]}
     return {
         run_id: RunVerdicts(run_id=run_id, evaluation=evaluations.get(run_id), judge_name=judge_names.get(run_id, ""),
                             tasks=dict(sorted(tables.get(run_id, {}).items(),
                                               key=lambda item: (item[1].number is None, item[1].number or 0,
                                                                 item[1].task_id))),
-                            results_only=run_id not in has_trajectories and bool(tables.get(run_id)))
+                            results_only=run_id not in with_steps and bool(tables.get(run_id)))
         for run_id in run_ids
     }
 
@@ -295,11 +297,12 @@ class SourceCounts:
         return rates
 
 
-def success_counts(run_ids, evaluations: dict[int, Evaluation], with_trajectories: set[int],
-                   subset: TaskSubset | None = None) -> dict[int, SourceCounts]:
+def success_counts(run_ids, evaluations: dict[int, Evaluation], with_steps: set[int],
+                   subset: TaskSubset | None = None, outcomes_only: set[int] = frozenset()) -> dict[int, SourceCounts]:
     """The success rates of `RunVerdicts.summary` for many runs, counted by the database (four queries,
     a row per run and site group) instead of read task by task: what the leaderboard and runs list need.
-    `with_trajectories` are the runs that have trajectories (the others with verdicts are results-only).
+    `with_steps` are the runs that have trajectories with steps (the others with verdicts are results-only, as
+    are `outcomes_only`, runs whose trajectories are final answers and named sources' verdicts alone).
     The same rules: the harness verdict is the trajectory's, else the task result's; the offline check
     comes from the run's evaluation in `evaluations`; a task's graders succeed when their mean is above 0.5.
     With a `subset`, only its tasks count.
@@ -336,7 +339,7 @@ def success_counts(run_ids, evaluations: dict[int, Evaluation], with_trajectorie
     for run_id, sites, mean in graded:
         counts[run_id].add(site(sites), HUMAN, int(bool(consensus_success(mean))), 1)
     for run_id, run_counts in counts.items():
-        run_counts.results_only = run_id not in with_trajectories and bool(run_counts.by_site)
+        run_counts.results_only = run_id not in with_steps and (bool(run_counts.by_site) or run_id in outcomes_only)
         if run_id not in evaluations:  # no offline check: METRICS.md's success is the harness's
             for sources in run_counts.by_site.values():
                 if HARNESS in sources:

@@ -46,6 +46,7 @@ def job_detail(request, pk):
         "without_reference": (list(tasks_without_reference(job)[:200]) if job.gold_policy == GoldPolicy.REFERENCE
                               else []),
         "off_reference": scores_off_reference(job),
+        "without_gold": job.scores.filter(gold__isnull=True, error="").count(),
     })
 
 

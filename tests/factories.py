@@ -52,6 +52,7 @@ class TrajectoryFactory(factory.django.DjangoModelFactory):
     task = factory.SubFactory(TaskFactory)
     outcome_status = "answered"
     final_answer = "42"
+    step_count = 1  # a trajectory of agent steps, not an outcome record (those are results-only)
     content_hash = factory.Sequence(lambda n: hashlib.sha256(str(n).encode()).hexdigest())
 
 

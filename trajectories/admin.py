@@ -10,13 +10,15 @@ from .models import (
     TaskResult,
     TaskSubset,
     Trajectory,
+    Verdict,
+    VerdictSource,
 )
 
 
 @admin.register(Task)
 class TaskAdmin(admin.ModelAdmin):
     list_display = ("task_id", "benchmark", "intent", "site_list", "unachievable", "requirements_source")
-    list_filter = ("benchmark", "unachievable", "requirements_source", "require_login")
+    list_filter = ("benchmark", "from_task_list", "unachievable", "requirements_source", "require_login")
     search_fields = ("task_id", "intent", "old_task_id")
     readonly_fields = ("created_at", "updated_at")
 
@@ -96,3 +98,18 @@ class OutcomeGradeAdmin(admin.ModelAdmin):
     list_filter = ("origin", "value")
     search_fields = ("run__name", "task__task_id", "grader_name", "note")
     raw_id_fields = ("run", "task", "trajectory", "grader")
+
+
+@admin.register(VerdictSource)
+class VerdictSourceAdmin(admin.ModelAdmin):
+    list_display = ("name", "kind", "model", "threshold", "created_at")
+    list_filter = ("kind",)
+    search_fields = ("name", "model")
+
+
+@admin.register(Verdict)
+class VerdictAdmin(admin.ModelAdmin):
+    list_display = ("run", "task", "source", "success", "label", "score", "source_name")
+    list_filter = ("source__kind", "success")
+    search_fields = ("run__name", "task__task_id", "source__name", "explanation")
+    raw_id_fields = ("run", "task", "trajectory", "source")

@@ -11,7 +11,7 @@ from rest_framework import serializers, viewsets
 from config.api import IdFilter
 
 from . import selectors
-from .models import AgentRun, OutcomeStatus, Paradigm, Step, Task, Trajectory
+from .models import AgentRun, OutcomeStatus, Paradigm, Step, Task, Trajectory, Verdict
 
 
 class SiteFilter(django_filters.CharFilter):
@@ -87,10 +87,10 @@ class RunSerializer(serializers.ModelSerializer):
                   "trajectories", "passed", "judged", "results_only", "outcomes", "created_at", "updated_at")
         read_only_fields = fields
 
-    @extend_schema_field(serializers.BooleanField(help_text="Per-task verdicts without trajectories "
+    @extend_schema_field(serializers.BooleanField(help_text="Per-task verdicts without agent steps "
                                                             "(imported results): success is its only number."))
     def get_results_only(self, run) -> bool:
-        return run.trajectory_count == 0 and run.has_task_results
+        return run.stepped_count == 0 and (run.has_task_results or run.trajectory_count > 0)
 
     @extend_schema_field(serializers.DictField(child=serializers.IntegerField()))
     def get_outcomes(self, run) -> dict:
@@ -98,11 +98,47 @@ class RunSerializer(serializers.ModelSerializer):
         return {status: getattr(run, field) for status, field in selectors.OUTCOME_FIELDS.items()}
 
 
+class SourceRateSerializer(serializers.Serializer):
+    kind = serializers.CharField(source="source.kind")
+    name = serializers.CharField(source="source.name")
+    model = serializers.CharField(source="source.model")
+    threshold = serializers.FloatField(source="source.threshold", allow_null=True)
+    passed = serializers.IntegerField()
+    count = serializers.IntegerField(help_text="Verdicts that say yes or no.")
+    unsaid = serializers.IntegerField(help_text="Verdicts with only a label or a score.")
+    mean = serializers.FloatField(allow_null=True)
+
+
+class UsageTotalSerializer(serializers.Serializer):
+    total = serializers.FloatField()
+    trajectories = serializers.IntegerField(help_text="Trajectories that record it.")
+
+
+class RunDetailSerializer(RunSerializer):
+    verdict_sources = serializers.SerializerMethodField()
+    usage = serializers.SerializerMethodField()
+
+    class Meta(RunSerializer.Meta):
+        fields = RunSerializer.Meta.fields + ("verdict_sources", "usage")
+        read_only_fields = fields
+
+    @extend_schema_field(SourceRateSerializer(many=True))
+    def get_verdict_sources(self, run) -> list:
+        """Success by each named verdict source besides the harness (agent self-report, published judges...)."""
+        return SourceRateSerializer(selectors.source_rates(run), many=True).data
+
+    @extend_schema_field(serializers.DictField(child=UsageTotalSerializer()))
+    def get_usage(self, run) -> dict:
+        """Totals of tokens_in, tokens_out, cost (USD) and duration (s) where trajectories record them."""
+        return selectors.run_usage(run)
+
+
 @extend_schema(tags=["runs"])
 class RunViewSet(viewsets.ReadOnlyModelViewSet):
     """Agent runs with their trajectory and outcome counts; upload with POST /api/runs/import/."""
 
-    serializer_class = RunSerializer
+    def get_serializer_class(self):
+        return RunDetailSerializer if self.action == "retrieve" else RunSerializer
     filterset_class = RunFilter
     ordering_fields = ("name", "created_at")
     lookup_value_converter = "int"
@@ -137,7 +173,8 @@ class StepSerializer(serializers.ModelSerializer):
     class Meta:
         model = Step
         fields = ("index", "url", "observation", "reasoning", "planned_action", "action", "action_type",
-                  "element_id", "element_label", "action_value", "press_enter", "prev_action", "screenshot")
+                  "element_id", "element_label", "action_value", "press_enter", "prev_action", "screenshot",
+                  "tokens_in", "tokens_out", "cost", "duration")
         read_only_fields = fields
 
     @extend_schema_field(serializers.URLField(allow_null=True))
@@ -160,12 +197,34 @@ class TrajectorySerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class SourceVerdictSerializer(serializers.ModelSerializer):
+    kind = serializers.CharField(source="source.kind", read_only=True)
+    name = serializers.CharField(source="source.name", read_only=True)
+    model = serializers.CharField(source="source.model", read_only=True)
+    threshold = serializers.FloatField(source="source.threshold", read_only=True, allow_null=True)
+    file = serializers.CharField(source="source_name", read_only=True)
+
+    class Meta:
+        model = Verdict
+        fields = ("kind", "name", "model", "threshold", "success", "label", "score", "explanation", "file")
+        read_only_fields = fields
+
+
 class TrajectoryDetailSerializer(TrajectorySerializer):
     steps = StepSerializer(many=True, read_only=True)
+    verdicts = serializers.SerializerMethodField()
 
     class Meta(TrajectorySerializer.Meta):
-        fields = TrajectorySerializer.Meta.fields + ("outcome_message", "plan", "content_hash", "steps")
+        fields = TrajectorySerializer.Meta.fields + (
+            "outcome_message", "success_source", "success_by", "tokens_in", "tokens_out", "cost", "duration",
+            "verdicts", "plan", "content_hash", "steps")
         read_only_fields = fields
+
+    @extend_schema_field(SourceVerdictSerializer(many=True))
+    def get_verdicts(self, trajectory) -> list:
+        """Verdicts of named sources other than the harness of record (`success`, given by `success_by`)."""
+        return SourceVerdictSerializer(selectors.task_verdicts_by_source(trajectory.run_id, trajectory.task_id),
+                                       many=True).data
 
 
 @extend_schema(tags=["trajectories"])

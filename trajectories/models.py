@@ -71,6 +71,10 @@ class Task(models.Model):
     reference_length = models.PositiveIntegerField(
         null=True, blank=True, help_text="Mind2Web-Live: steps of the reference path."
     )
+    from_task_list = models.BooleanField(
+        default=True, help_text="Imported from the benchmark's task list; false: made from a run's files, "
+                                "for a benchmark whose task list the platform does not hold."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -156,7 +160,16 @@ class Trajectory(models.Model):
     success_source = models.CharField(
         max_length=500, blank=True, help_text="File the harness verdict came from (log, format trace, trajectory)."
     )
+    success_by = models.CharField(
+        max_length=200, blank=True,
+        help_text="Who gave the harness verdict (BrowserGym reward, WebArena-Infinity verifier); empty: the harness.",
+    )
     plan = models.JSONField(default=list, blank=True)
+    # Totals of the whole trajectory: the file's own, else the sums of what its steps record.
+    tokens_in = models.PositiveBigIntegerField(null=True, blank=True, help_text="Model input tokens.")
+    tokens_out = models.PositiveBigIntegerField(null=True, blank=True, help_text="Model output tokens.")
+    cost = models.FloatField(null=True, blank=True, help_text="Model cost in USD.")
+    duration = models.FloatField(null=True, blank=True, help_text="Seconds.")
     step_count = models.PositiveIntegerField(default=0)
     content_hash = models.CharField(max_length=64)
     source_name = models.CharField(max_length=500, blank=True, help_text="File the trajectory came from.")
@@ -173,6 +186,7 @@ class Trajectory(models.Model):
                 condition=Q(outcome_status="early_stop") | Q(outcome_reason=""),
                 name="trajectory_reason_only_for_early_stop",
             ),
+            models.CheckConstraint(condition=~Q(cost__lt=0) & ~Q(duration__lt=0), name="trajectory_cost_not_negative"),
         ]
         indexes = [
             models.Index(fields=["content_hash"]),
@@ -216,12 +230,17 @@ class Step(models.Model):
     screenshot = models.ForeignKey(
         Screenshot, null=True, blank=True, on_delete=models.SET_NULL, related_name="steps"
     )
+    tokens_in = models.PositiveBigIntegerField(null=True, blank=True, help_text="Model input tokens.")
+    tokens_out = models.PositiveBigIntegerField(null=True, blank=True, help_text="Model output tokens.")
+    cost = models.FloatField(null=True, blank=True, help_text="Model cost in USD.")
+    duration = models.FloatField(null=True, blank=True, help_text="Seconds.")
 
     class Meta:
         ordering = ["trajectory", "index"]
         constraints = [
             models.UniqueConstraint(fields=["trajectory", "index"], name="step_unique_index"),
             models.CheckConstraint(condition=Q(index__gte=1), name="step_index_positive"),
+            models.CheckConstraint(condition=~Q(cost__lt=0) & ~Q(duration__lt=0), name="step_cost_not_negative"),
         ]
 
     def __str__(self):
@@ -330,3 +349,62 @@ class OutcomeGrade(models.Model):
 
     def __str__(self):
         return f"{self.grader_name} on {self.run} / {self.task}: {self.value}"
+
+
+class VerdictKind(models.TextChoices):
+    """Who gives a verdict on whether an agent succeeded (`formats.canonical.VERDICT_KINDS`)."""
+
+    HARNESS = "harness", "Harness"
+    RULE_CHECK = "rule_check", "Rule check"
+    HUMAN = "human", "Human"
+    LLM_JUDGE = "llm_judge", "LLM judge"
+    AGENT_SELF_REPORT = "agent_self_report", "Agent self-report"
+
+
+class VerdictSource(models.Model):
+    """A named giver of verdicts on agents' success: a second harness, a published LLM judge, human
+    evaluators, the agent about itself. One row per (kind, name, model), shared by every run."""
+
+    kind = models.CharField(max_length=32, choices=VerdictKind.choices)
+    name = models.CharField(max_length=200, help_text='e.g. "agent self-report", "WebJudge".')
+    model = models.CharField(max_length=200, blank=True, help_text="The judge's model, for LLM judges.")
+    threshold = models.FloatField(null=True, blank=True, help_text="Score at or above which the source says success.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["kind", "name", "model"]
+        constraints = [
+            models.UniqueConstraint(fields=["kind", "name", "model"], name="verdict_source_unique"),
+            models.CheckConstraint(condition=Q(kind__in=VerdictKind.values), name="verdict_source_kind_known"),
+        ]
+
+    def __str__(self):
+        return f"{self.name} ({self.model})" if self.model else self.name
+
+
+class Verdict(models.Model):
+    """One source's verdict on a run's outcome for one task, imported with the trajectory it judges
+    (which then owns it: replacing the trajectory replaces its verdicts)."""
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="verdicts")
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="verdicts")
+    trajectory = models.ForeignKey(
+        Trajectory, null=True, blank=True, on_delete=models.CASCADE, related_name="verdicts"
+    )
+    source = models.ForeignKey(VerdictSource, on_delete=models.PROTECT, related_name="verdicts")
+    success = models.BooleanField(null=True, blank=True, help_text="Empty when the source gave no yes/no.")
+    label = models.CharField(max_length=200, blank=True, help_text='What the source said instead, e.g. "not_executable".')
+    score = models.FloatField(null=True, blank=True, help_text="The source's graded answer, as given.")
+    explanation = models.TextField(blank=True)
+    origin = models.CharField(max_length=16, choices=ResultOrigin.choices, default=ResultOrigin.IMPORT)
+    source_name = models.CharField(max_length=500, blank=True, help_text="File the verdict came from.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "task", "source"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "task", "source"], name="verdict_one_per_source"),
+        ]
+
+    def __str__(self):
+        return f"{self.source} on {self.run} / {self.task}: {self.success}"

@@ -3,7 +3,7 @@
 import json
 from dataclasses import dataclass
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 
 from accounts.roles import ANNOTATOR, has_role
 
@@ -18,6 +18,8 @@ from .models import (
     TaskResult,
     TaskSubset,
     Trajectory,
+    Verdict,
+    VerdictSource,
 )
 
 
@@ -31,6 +33,8 @@ def runs_overview() -> QuerySet[AgentRun]:
         .annotate(
             has_task_results=Exists(TaskResult.objects.filter(run=OuterRef("pk"))),
             trajectory_count=Count("trajectories"),
+            # Trajectories with agent steps: a run without any (verdicts and final answers only) is results-only.
+            stepped_count=Count("trajectories", filter=Q(trajectories__step_count__gt=0)),
             passed=Count("trajectories", filter=Q(trajectories__success=True)),
             judged=Count("trajectories", filter=Q(trajectories__success__isnull=False)),
             **{
@@ -95,6 +99,63 @@ def step_views(trajectory: Trajectory) -> list[StepView]:
             matches = parse_action(step.action, executed=True).executes(parse_action(step.planned_action))
         views.append(StepView(step=step, planned_matches=matches))
     return views
+
+
+@dataclass(frozen=True)
+class StepsShow:
+    """Which kinds of what the agent saw its steps hold, so that a page says once what the file
+    does not record instead of showing an empty pane per step."""
+
+    screenshots: bool
+    observations: bool
+
+
+def steps_show(views: list[StepView]) -> StepsShow:
+    return StepsShow(screenshots=any(view.step.screenshot_id for view in views),
+                     observations=any(view.step.observation for view in views))
+
+
+def task_verdicts_by_source(run_id: int, task_id: int) -> list[Verdict]:
+    """The verdicts of named sources (other than the harness of record) on one task of a run."""
+    return list(Verdict.objects.filter(run_id=run_id, task_id=task_id).select_related("source")
+                .order_by("source__kind", "source__name", "source__model"))
+
+
+@dataclass(frozen=True)
+class SourceRate:
+    """A named verdict source's success rate over a run's tasks: `passed` of the `count` verdicts that
+    say yes or no; `unsaid` verdicts gave only a label or a score."""
+
+    source: VerdictSource
+    passed: int
+    count: int
+    unsaid: int
+
+    @property
+    def mean(self) -> float | None:
+        return self.passed / self.count if self.count else None
+
+
+def source_rates(run: AgentRun) -> list[SourceRate]:
+    rows = (Verdict.objects.filter(run=run).order_by().values("source_id")
+            .annotate(count=Count("pk", filter=Q(success__isnull=False)), passed=Count("pk", filter=Q(success=True)),
+                      unsaid=Count("pk", filter=Q(success__isnull=True))))
+    sources = VerdictSource.objects.in_bulk([row["source_id"] for row in rows])
+    rates = [SourceRate(sources[row["source_id"]], row["passed"], row["count"], row["unsaid"]) for row in rows]
+    return sorted(rates, key=lambda rate: (rate.source.kind, rate.source.name, rate.source.model))
+
+
+USAGE_FIELDS = ("tokens_in", "tokens_out", "cost", "duration")
+
+
+def run_usage(run: AgentRun) -> dict:
+    """Totals of tokens, cost and time over the run's trajectories that record them, with how many do:
+    {field: {"total", "trajectories"}} for the fields some trajectory records."""
+    found = Trajectory.objects.filter(run=run).aggregate(
+        **{f"{field}_total": Sum(field) for field in USAGE_FIELDS},
+        **{f"{field}_known": Count("pk", filter=Q(**{f"{field}__isnull": False})) for field in USAGE_FIELDS})
+    return {field: {"total": found[f"{field}_total"], "trajectories": found[f"{field}_known"]}
+            for field in USAGE_FIELDS if found[f"{field}_known"]}
 
 
 def neighbours(trajectory: Trajectory) -> tuple[Trajectory | None, Trajectory | None]:

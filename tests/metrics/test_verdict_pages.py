@@ -170,7 +170,7 @@ def test_results_only_run_in_a_paired_comparison_of_success(client, voices, resu
     Trajectory.objects.filter(pk=voices["disputed"].pk).update(task=Task.objects.get(benchmark="webarena", task_id="0"))
     client.force_login(voices["gina"])
     page = text(client.get(reverse("metrics:compare"), {"baseline": "three-voices", "candidate": "jace"}))
-    assert "run 'jace' is results-only (per-task verdicts, no trajectories): only success is compared" in page
+    assert "run 'jace' is results-only (per-task verdicts, no agent steps): only success is compared" in page
     assert "harness 1 0.000 1.000 +1.000" in page  # task 0: FAIL in three-voices, PASS in jace
     assert "Per metric" not in page
 

@@ -96,8 +96,8 @@ def record_verdicts(run: AgentRun, verdicts: dict[str, bool | None], source: str
     updated_rows = []
     for task_id, row in rows.items():
         success, touched = verdicts[task_id], False
-        if success is not None and (row.success, row.success_source) != (success, source):
-            row.success, row.success_source, row.updated_at = success, source, now
+        if success is not None and (row.success, row.success_source, row.success_by) != (success, source, ""):
+            row.success, row.success_source, row.success_by, row.updated_at = success, source, "", now
             updated_rows.append(row)
             touched = True
         if task_id in model_outputs:
@@ -109,7 +109,8 @@ def record_verdicts(run: AgentRun, verdicts: dict[str, bool | None], source: str
                 touched = _set_model_outputs(row, aligned) or touched
         if touched:
             applied.updated.append(task_id)
-    Trajectory.objects.bulk_update(updated_rows, ["success", "success_source", "updated_at"], batch_size=500)
+    Trajectory.objects.bulk_update(updated_rows, ["success", "success_source", "success_by", "updated_at"],
+                                   batch_size=500)
     return applied
 
 

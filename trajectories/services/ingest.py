@@ -40,7 +40,7 @@ from trajectories.formats.sources import (
     Limits,
     Source,
 )
-from trajectories.models import AgentRun, Step, Task, TaskResult, Trajectory
+from trajectories.models import AgentRun, Step, Task, TaskResult, Trajectory, Verdict, VerdictSource
 
 from .reading import read_sources
 from .runs import describe_run, parse_run_description, record_harness_config
@@ -185,7 +185,6 @@ class _RunImport:
     def __init__(self, run: AgentRun, replace: bool, report: ImportReport, catalogue: Catalogue):
         self.run, self.replace, self.report, self.catalogue = run, replace, report, catalogue
         self.tasks: dict[str, dict[str, Task]] = {}
-        self.task_lists: dict[str, bool] = {}
         self.max_bytes = settings.INGEST_MAX_FILE_BYTES
         self.traces: list[tuple[Source, Record]] = []
         # What the run holds, by task: (trajectory id, content hash). A first check only; the
@@ -203,6 +202,9 @@ class _RunImport:
         # Tasks (pks) stored by this import: (file, the run its file names), and those of the file being stored.
         self.given: dict[int, tuple[str, str]] = {}
         self.giving: dict[int, tuple[str, str]] = {}
+        # Benchmarks whose task list is imported: a task id they do not hold is refused, not created.
+        self.listed_benchmarks: dict[str, bool] = {}
+        self.verdict_sources: dict[tuple[str, str, str], VerdictSource] = {}
 
     def will_store(self, record: Record) -> bool:
         """Whether a trajectory just read is likely to be stored: not what the run held when the
@@ -332,9 +334,8 @@ class _RunImport:
             if task is not None:
                 entry.notes.append(f"task {parsed.task.benchmark}/{parsed.task.task_id} is not imported: "
                                    f"stored as a trajectory of its version {task}, whose text the file has")
-            elif self._may_create(parsed.task):
-                task = self._create_task(parsed.task)
-                entry.notes.append(f"task {task} created from this file: the platform held no task of this id")
+            else:
+                task = self._task_from_file(parsed.task, entry)
         if task is None:
             entry.reason = (f"task {parsed.task.benchmark}/{parsed.task.task_id} is not imported "
                             "(run manage.py import_tasks)")
@@ -347,9 +348,14 @@ class _RunImport:
                                    "the result may belong to that version")
         try:
             _check_lengths(parsed)
+            _check_verdict_sources(parsed)
         except TrajectoryFormatError as error:
             return entry.fail(error)
         describe_run(self.run, parsed.run)
+        if not (self.held or stored or self.verdict_tasks) and self.run.benchmark != task.benchmark:
+            # A run holding nothing yet is a run on the benchmark of its first trajectory.
+            self.run.benchmark = task.benchmark
+            self.run.save(update_fields=["benchmark", "updated_at"])
 
         existing = stored.get(task.pk) or self.held.get(task.pk)
         if existing and existing[1] == record.content_hash:
@@ -408,6 +414,8 @@ class _RunImport:
         kept = recorded_verdict(self.run, task) if task.pk in self.verdict_tasks else None
         success, success_source, outputs = take_up(kept, parsed, entry.file)
         row = Trajectory.objects.create(
+            **_totals(parsed),
+            success_by=_text(parsed.outcome.source) if parsed.outcome.success is not None else "",
             run=self.run,
             task=task,
             final_answer=_text(parsed.final_answer),
@@ -424,6 +432,7 @@ class _RunImport:
         )
         outputs = outputs or [""] * len(parsed.steps)
         insert_steps([_step_values(row.pk, step, ids, output) for step, output in zip(parsed.steps, outputs)])
+        self._store_verdicts(row, parsed, entry.file)
         if unused:
             transaction.on_commit(lambda: discard_files(unused))
         return row, current is not None
@@ -431,24 +440,6 @@ class _RunImport:
     def _refusal(self, task: Task) -> str:
         return (f"run {self.run.name!r} already has a different trajectory for task {task}; "
                 "import with replace (--replace) to replace it")
-
-    def _may_create(self, ref: TaskRef) -> bool:
-        """Whether a task the platform does not hold is made from the trajectory's own text: not for a
-        benchmark whose tasks come from its task files, nor once such a file of the benchmark is in,
-        except where the benchmark's task list changes under its results (Online-Mind2Web's results
-        name the version of the task they ran, with its text)."""
-        if ref.benchmark in _TASK_FILE_BENCHMARKS:
-            return False
-        named = ref.benchmark in _TASKS_NAMED_BY_RESULTS and bool(ref.intent.strip())
-        return named or not self.task_lists[ref.benchmark]
-
-    def _create_task(self, ref: TaskRef) -> Task:
-        """Created in the file's transaction and not kept with the tasks read, so that a file that
-        fails takes its task with it."""
-        number = int(ref.task_id) if ref.task_id.isdecimal() and len(ref.task_id) < 10 else None
-        task, _ = Task.objects.get_or_create(benchmark=ref.benchmark, task_id=ref.task_id,
-                                             defaults={"intent": ref.intent.strip(), "number": number})
-        return task
 
     def _version_with_text(self, ref: TaskRef) -> Task | None:
         """Where a benchmark keeps updated tasks under suffixed ids (Online-Mind2Web), another
@@ -463,14 +454,57 @@ class _RunImport:
     def _task(self, ref: TaskRef) -> Task | None:
         """The task, from the benchmark's tasks read in one query the first time it is named."""
         if ref.benchmark not in self.tasks:
-            tasks = Task.objects.filter(benchmark=ref.benchmark)
             self.tasks[ref.benchmark] = {
-                task.task_id: task for task in tasks.only("id", "benchmark", "task_id", "intent")
+                task.task_id: task for task in
+                Task.objects.filter(benchmark=ref.benchmark).only("id", "benchmark", "task_id", "intent")
             }
-            # A task file's tasks keep their whole entry in `config`; tasks made from trajectories have none.
-            self.task_lists[ref.benchmark] = (ref.benchmark in _TASK_FILE_BENCHMARKS
-                                              or tasks.exclude(config={}).exists())
         return self.tasks[ref.benchmark].get(ref.task_id)
+
+    def _task_from_file(self, ref: TaskRef, entry: FileReport) -> Task | None:
+        """A task of a benchmark whose task list the platform does not hold (WorkArena, MiniWoB, a
+        live-web benchmark), made from what the file says of it; None for a listed benchmark, except
+        where the benchmark's list changes under its results (Online-Mind2Web's results name the
+        version of the task they ran, with its text)."""
+        if ref.benchmark not in self.listed_benchmarks:
+            self.listed_benchmarks[ref.benchmark] = ref.benchmark in _TASK_FILE_BENCHMARKS or Task.objects.filter(
+                benchmark=ref.benchmark, from_task_list=True).exists()
+        listed = self.listed_benchmarks[ref.benchmark]
+        named = ref.benchmark in _TASKS_NAMED_BY_RESULTS and bool(ref.intent.strip())
+        if (listed and not named) or not (ref.task_id.isprintable() and ref.benchmark.isprintable()):
+            return None
+        task, created = Task.objects.get_or_create(
+            benchmark=ref.benchmark, task_id=ref.task_id,
+            defaults={"intent": _text(ref.intent), "from_task_list": False,
+                      "number": int(ref.task_id) if ref.task_id.isdigit() and len(ref.task_id) < 10 else None})
+        if created:
+            held = "no task of this id" if listed else f"no task list of {ref.benchmark}"
+            entry.notes.append(f"task {task} created from this file: the platform holds {held}")
+        # Cached once the file's transaction commits: a rolled-back file leaves no task behind.
+        transaction.on_commit(lambda: self.tasks[ref.benchmark].setdefault(task.task_id, task))
+        return task
+
+    def _store_verdicts(self, row: Trajectory, parsed: ParsedTrajectory, file: str) -> None:
+        """The trajectory's verdicts from sources other than its harness, replacing the same
+        sources' earlier verdicts on the task."""
+        if not parsed.verdicts:
+            return
+        sources = [self._verdict_source(verdict) for verdict in parsed.verdicts]
+        Verdict.objects.filter(run=self.run, task=row.task, source__in=sources).delete()
+        Verdict.objects.bulk_create([
+            Verdict(run=self.run, task=row.task, trajectory=row, source=source, success=verdict.success,
+                    label=verdict.label, score=verdict.score, explanation=_text(verdict.explanation),
+                    source_name=file[-500:])
+            for verdict, source in zip(parsed.verdicts, sources)
+        ])
+
+    def _verdict_source(self, verdict) -> VerdictSource:
+        key = (verdict.kind, verdict.name, verdict.model)
+        source = self.verdict_sources.get(key)
+        if source is None:
+            source, _ = VerdictSource.objects.get_or_create(kind=verdict.kind, name=verdict.name, model=verdict.model,
+                                                            defaults={"threshold": verdict.threshold})
+            transaction.on_commit(lambda: self.verdict_sources.setdefault(key, source))
+        return source
 
     def _trace(self, source: Source, record: Record) -> FileReport:
         """A format trace: the task's harness verdict, and its model outputs for the task's steps."""
@@ -596,10 +630,37 @@ def _check_lengths(parsed: ParsedTrajectory) -> None:
                 )
 
 
+def _check_verdict_sources(parsed: ParsedTrajectory) -> None:
+    """One verdict per source on a trajectory, as the platform keeps them."""
+    seen = {}
+    for position, verdict in enumerate(parsed.verdicts):
+        key = (verdict.kind, verdict.name, verdict.model)
+        if key in seen:
+            raise TrajectoryFormatError(f"a second verdict of source {verdict.name!r} ({verdict.kind}"
+                                        f"{', ' + verdict.model if verdict.model else ''}); verdicts[{seen[key]}] "
+                                        "is the first", where=f"verdicts[{position}]")
+        seen[key] = position
+
+
+_USAGE = ("tokens_in", "tokens_out", "cost", "duration")
+
+
+def _totals(parsed: ParsedTrajectory) -> dict:
+    """A trajectory's tokens, cost and time: its file's totals, else the sums of its steps' where
+    any step records them."""
+    totals = {}
+    for name in _USAGE:
+        totals[name] = getattr(parsed, name)
+        known = [value for step in parsed.steps if (value := getattr(step, name)) is not None]
+        if totals[name] is None and known:
+            totals[name] = sum(known)
+    return totals
+
+
 # The columns of an agent step row, in the order `_step_values` gives them.
 _STEP_FIELDS = ("trajectory", "index", "url", "observation", "reasoning", "planned_action", "action", "action_type",
                 "element_id", "element_label", "action_value", "press_enter", "prev_action", "model_output",
-                "screenshot")
+                "screenshot", *_USAGE)
 
 
 def _step_values(trajectory_id: int, step, screenshot_ids: dict[str, int], model_output: str) -> tuple:
@@ -623,6 +684,10 @@ def _step_values(trajectory_id: int, step, screenshot_ids: dict[str, int], model
         _text(step.prev_action),
         _text(model_output),
         screenshot_ids[screenshot] if screenshot else None,
+        step.tokens_in,
+        step.tokens_out,
+        step.cost,
+        step.duration,
     )
 
 

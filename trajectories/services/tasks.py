@@ -106,7 +106,8 @@ def _apply(task: Task, config: TaskConfig) -> bool:
     fields = _CONFIG_FIELDS
     if task.requirements_source != RequirementsSource.ANNOTATOR:
         fields += _REQUIREMENT_FIELDS
-    changed = False
+    changed = not task.from_task_list  # a task made from a run's files, now in its benchmark's list
+    task.from_task_list = True
     for name in fields:
         value = getattr(config, name)
         if getattr(task, name) != value:
@@ -145,7 +146,8 @@ def import_task_configs(configs: list[TaskConfig], source: str) -> TaskImportRep
         now = timezone.now()
         for task in to_update:
             task.updated_at = now
-        Task.objects.bulk_update(to_update, _CONFIG_FIELDS + _REQUIREMENT_FIELDS + ("updated_at",), batch_size=200)
+        Task.objects.bulk_update(to_update, _CONFIG_FIELDS + _REQUIREMENT_FIELDS + ("from_task_list", "updated_at"),
+                                 batch_size=200)
     report.created, report.updated = len(to_create), len(to_update)
     return report
 
