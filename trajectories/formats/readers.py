@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from .actions import extract_planned_action
+from .browsergym_agentlab import FORMAT as AGENTLAB, looks_like_summary_info, parse_episode
 from .agent_steps import action_parts
 from .canonical import MAX_DEPTH, SCHEMA_ID, Trajectory, TrajectoryFormatError, from_dict
 from .format_traces import FORMAT as TRACE, HarnessTrace, looks_like_trace, parse_trace
@@ -114,8 +115,10 @@ def _trace_record(document: list, name: str, notes: tuple[str, ...]) -> Record:
         return Record(format=TRACE, error=error, notes=notes)
 
 
-def _json_records(document: object, name: str, notes: tuple[str, ...]) -> Iterator[Record]:
-    if looks_like_trace(document):
+def _json_records(document: object, name: str, notes: tuple[str, ...], read_sibling=None) -> Iterator[Record]:
+    if looks_like_summary_info(name, document):
+        yield _record(AGENTLAB, lambda: parse_episode(document, read_sibling), notes=notes)
+    elif looks_like_trace(document):
         yield _trace_record(document, name, notes)
     elif isinstance(document, dict) and document.keys() & {"schema", "task", "steps"}:
         yield _record(CANONICAL_JSON, lambda: canonical_trajectory(document), notes=notes)
@@ -170,8 +173,9 @@ def _jsonl_records(stream: BinaryIO, max_line_bytes: int) -> Iterator[Record]:
                       notes=notes)
 
 
-def read_records(name: str, stream: BinaryIO, max_bytes: int) -> Iterator[Record]:
-    """Every trajectory in the file `name` (its suffix picks the format), as records in file order."""
+def read_records(name: str, stream: BinaryIO, max_bytes: int, read_sibling=None) -> Iterator[Record]:
+    """Every trajectory in the file `name` (its suffix picks the format), as records in file order;
+    `read_sibling` reads the other files of its folder (multi-file layouts)."""
     suffix = name.lower().rsplit(".", 1)[-1]
     if suffix == "jsonl":
         yield from _jsonl_records(stream, max_bytes)
@@ -187,7 +191,7 @@ def read_records(name: str, stream: BinaryIO, max_bytes: int) -> Iterator[Record
         yield Record(format=CANONICAL_JSON, error=error, line=error.line, notes=notes)
         return
     del text
-    yield from _json_records(document, name, notes)
+    yield from _json_records(document, name, notes, read_sibling)
 
 
 def prepare(record: Record, read_sibling) -> Record:
@@ -206,7 +210,7 @@ def prepare(record: Record, read_sibling) -> Record:
 def prepared_records(source: Source, max_bytes: int) -> Iterator[Record]:
     """Every record of the file `source`, prepared for storing, in file order."""
     with source.open() as stream:
-        for record in read_records(source.name, stream, max_bytes):
+        for record in read_records(source.name, stream, max_bytes, source.read_sibling):
             yield prepare(record, source.read_sibling)
 
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from .browsergym_agentlab import is_episode_file
+
 RUN_DESCRIPTION = "run"
 HARNESS_CONFIG = "harness_config"
 TRAJECTORIES = "trajectories"
@@ -128,6 +130,8 @@ def _classify(name: str) -> str:
         return HARNESS_CONFIG
     if base == LOG_LIST_NAME:
         return LOG_LIST
+    if is_episode_file(base):
+        return SKIPPED
     if base.endswith(TRAJECTORY_SUFFIXES):
         return TRAJECTORIES
     if base.endswith(RESULT_SUFFIXES):

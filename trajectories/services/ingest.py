@@ -22,6 +22,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import DataError, IntegrityError, connection, reset_queries, transaction
 
+from trajectories.formats.browsergym_agentlab import SUMMARY_FILE as AGENTLAB_SUMMARY, is_episode_file
 from trajectories.formats.canonical import MAX_DEPTH, TaskRef, Trajectory as ParsedTrajectory, TrajectoryFormatError
 from trajectories.formats.format_traces import FORMAT as TRACE
 from trajectories.formats.harness import parse_harness_config, parse_results
@@ -178,6 +179,9 @@ class _RunImport:
     def __init__(self, run: AgentRun, replace: bool, report: ImportReport, catalogue: Catalogue):
         self.run, self.replace, self.report, self.catalogue = run, replace, report, catalogue
         self.tasks: dict[str, dict[str, Task]] = {}
+        # Benchmarks with an imported task list: their tasks come from it, never from trajectories.
+        self.listed: dict[str, bool] = {}
+        self.created_tasks: set[int] = set()
         self.max_bytes = settings.INGEST_MAX_FILE_BYTES
         self.traces: list[tuple[Source, Record]] = []
         # What the run holds, by task: (trajectory id, content hash). A first check only; the
@@ -240,7 +244,8 @@ class _RunImport:
 
     def _skipped(self, source: Source, content=None) -> None:
         reason = ("archives inside archives are not opened" if source.suffix == ".zip"
-                  else "not a trajectory, result log or run description file")
+                  else f"part of a BrowserGym episode folder: read with its {AGENTLAB_SUMMARY}"
+                  if is_episode_file(source.name) else "not a trajectory, result log or run description file")
         self.report.files.append(FileReport(file=source.name, status=SKIPPED_STATUS, kind="other", reason=reason))
 
     def _trajectories(self, source: Source, records) -> None:
@@ -308,7 +313,9 @@ class _RunImport:
         if record.error is not None:
             return entry.fail(record.error)
         parsed = record.trajectory
-        task = self._task(parsed.task)
+        task = self._task(parsed.task, create=True)
+        if task is not None and task.pk in self.created_tasks:
+            entry.notes.append(f"task {task} created: no task list of {task.benchmark!r} is imported")
         if task is None:
             entry.reason = (f"task {parsed.task.benchmark}/{parsed.task.task_id} is not imported "
                             "(run manage.py import_tasks)")
@@ -391,14 +398,27 @@ class _RunImport:
         return (f"run {self.run.name!r} already has a different trajectory for task {task}; "
                 "import with replace (--replace) to replace it")
 
-    def _task(self, ref: TaskRef) -> Task | None:
-        """The task, from the benchmark's tasks read in one query the first time it is named."""
+    def _task(self, ref: TaskRef, *, create: bool = False) -> Task | None:
+        """The task, from the benchmark's tasks read in one query the first time it is named. With
+        `create`, a task of a benchmark without an imported task list (MiniWoB, WorkArena ... as an
+        agent's harness names them) is created from the trajectory's task, inside the caller's
+        transaction; WebArena's tasks come only from its task files."""
         if ref.benchmark not in self.tasks:
             self.tasks[ref.benchmark] = {
                 task.task_id: task for task in
                 Task.objects.filter(benchmark=ref.benchmark).only("id", "benchmark", "task_id", "intent")
             }
-        return self.tasks[ref.benchmark].get(ref.task_id)
+            self.listed[ref.benchmark] = (ref.benchmark == "webarena"
+                                          or Task.objects.filter(benchmark=ref.benchmark).exclude(config={}).exists())
+        task = self.tasks[ref.benchmark].get(ref.task_id)
+        if task is None and create and not self.listed[ref.benchmark] and ref.intent.strip():
+            task, created = Task.objects.get_or_create(benchmark=ref.benchmark, task_id=ref.task_id,
+                                                       defaults={"intent": ref.intent.strip()})
+            if created:
+                self.created_tasks.add(task.pk)
+            # Cached once the file's transaction commits: a rolled-back file leaves no task behind.
+            transaction.on_commit(lambda: self.tasks[ref.benchmark].setdefault(ref.task_id, task))
+        return task
 
     def _trace(self, source: Source, record: Record) -> FileReport:
         """A format trace: the task's harness verdict, and its model outputs for the task's steps."""
