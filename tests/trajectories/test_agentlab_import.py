@@ -13,13 +13,13 @@ from rest_framework.test import APIClient
 
 from accounts.services import create_api_token
 from tests.factories import UserFactory
-from trajectories.models import AgentRun, Task, Trajectory
+from trajectories.models import AgentRun, Task, TaskResult, Trajectory
 
 pytestmark = pytest.mark.django_db
 
 DIALOG = "2025-01-22_11-03-29_GenericAgent-gpt-4o-mini_on_miniwob.click-dialog_28"
 CHECKBOXES = "2025-01-22_11-03-29_GenericAgent-gpt-4o-mini_on_miniwob.click-checkboxes_7"
-COUNTS = {"imported": 2, "unchanged": 0, "replaced": 0, "failed": 0, "skipped": 14}
+COUNTS = {"imported": 3, "unchanged": 0, "replaced": 0, "failed": 0, "skipped": 13}
 EPISODE_FILE = "part of a BrowserGym episode folder: read with its summary_info.json"
 
 
@@ -57,6 +57,10 @@ def _assert_study_stored(run: AgentRun):
             for s in checkboxes.steps.order_by("index")] == [
         (1, "click('27')", "click", "27", "checkbox 'Neb', clickable, visible, checked='false'"),
         (2, "click('33')", "click", "33", "button 'Submit', clickable, visible")]
+    # result_df_trial_1_of_3.csv: four episodes, all with cum_reward 1.0; the two whose folders are not
+    # in the study excerpt (seeds 20 and 14) are kept as verdicts without trajectory.
+    assert sorted(TaskResult.objects.filter(run=run).values_list("task__task_id", "success")) == [
+        ("click-checkboxes_20", True), ("click-dialog_14", True)]
     [step] = dialog.steps.all()
     assert step.reasoning.startswith('The dialog box is currently open, and the "Close" button is focused.')
     assert step.observation.startswith("RootWebArea 'Click Dialog Task'")
@@ -72,21 +76,45 @@ def test_the_study_folder_imports_through_the_command_then_changes_nothing(study
     for name in ("exp_args.pkl", "goal_object.pkl.gz", "step_0.pkl.gz", "step_1.pkl.gz", "package_versions.txt"):
         assert entries[f"browsergym-agentlab/{DIALOG}/{name}"] == ("skipped", EPISODE_FILE)
     assert entries[f"browsergym-agentlab/{CHECKBOXES}/step_2.pkl.gz"] == ("skipped", EPISODE_FILE)
-    notes = {entry["task_id"]: entry["notes"] for entry in report["files"] if entry["format"]}
+    assert entries["browsergym-agentlab/summary_df_trial_1_of_3.csv"][1].startswith("an AgentLab study's summary")
+    assert entries["browsergym-agentlab/error_report_trial_1_of_3.md"] == (
+        "skipped", "an AgentLab study's error report: not read")
+    notes = {entry["file"].rsplit("/", 1)[-1] if entry["format"] == "agentlab_study_results" else entry["task_id"]:
+             entry["notes"] for entry in report["files"] if entry["format"]}
     assert notes["click-dialog_28"] == ["task miniwob/click-dialog_28 created: no task list of 'miniwob' is imported"]
+    assert notes["result_df_trial_1_of_3.csv"] == [
+        "4 episodes, 2 of them read from their folders in this import",
+        "2 verdicts of episodes without their folder kept for the run page; 0 trajectories updated"]
     _assert_study_stored(AgentRun.objects.get(name="agentlab"))
 
     call_command("import_trajectories", str(study), "--run", "agentlab", "--json", verbosity=0)
     again = json.loads(capsys.readouterr().out)
-    assert again["counts"] == {**COUNTS, "imported": 0, "unchanged": 2}
-    assert Task.objects.filter(benchmark="miniwob").count() == 2
+    assert again["counts"] == {**COUNTS, "imported": 0, "unchanged": 3}
+    assert Task.objects.filter(benchmark="miniwob").count() == 4
+
+
+def test_the_study_results_alone_keep_every_episodes_verdict_then_an_episode_names_its_task(study, capsys):
+    call_command("import_trajectories", str(study / "result_df_trial_1_of_3.csv"), "--run", "results-only",
+                 "--json", verbosity=0)
+    report = json.loads(capsys.readouterr().out)
+    assert report["counts"] == {"imported": 1, "unchanged": 0, "replaced": 0, "failed": 0, "skipped": 0}
+    run = AgentRun.objects.get(name="results-only")
+    assert sorted(TaskResult.objects.filter(run=run).values_list("task__task_id", "success")) == [
+        ("click-checkboxes_20", True), ("click-checkboxes_7", True), ("click-dialog_14", True),
+        ("click-dialog_28", True)]
+    # The result_df does not say what the task asks; the episode's folder does, once imported.
+    assert Task.objects.get(task_id="click-dialog_28").intent == ""
+    call_command("import_trajectories", str(study / DIALOG), "--run", "results-only", "--json", verbosity=0)
+    capsys.readouterr()
+    assert Task.objects.get(task_id="click-dialog_28").intent == 'Close the dialog box by clicking the "x".'
+    assert Trajectory.objects.get(run=run).success is True
 
 
 def test_a_second_run_attaches_to_the_tasks_the_first_created(study, capsys):
     for name in ("first", "second"):
         call_command("import_trajectories", str(study), "--run", name, "--json", verbosity=0)
         assert json.loads(capsys.readouterr().out)["counts"] == COUNTS
-    assert Task.objects.filter(benchmark="miniwob").count() == 2
+    assert Task.objects.filter(benchmark="miniwob").count() == 4
     assert Trajectory.objects.filter(task__benchmark="miniwob").count() == 4
 
 
@@ -104,7 +132,7 @@ def test_the_study_zipped_through_the_api(study):
     assert body["ok"] is True and body["counts"] == COUNTS
     assert _entries(body)[f"study.zip/study/{DIALOG}/exp_args.pkl"] == ("skipped", EPISODE_FILE)
     _assert_study_stored(AgentRun.objects.get(name="zipped"))
-    assert post()["counts"] == {**COUNTS, "imported": 0, "unchanged": 2}
+    assert post()["counts"] == {**COUNTS, "imported": 0, "unchanged": 3}
 
 
 def test_the_study_through_the_upload_page(study, client, django_capture_on_commit_callbacks):

@@ -14,8 +14,11 @@ verdict is the episode's reward (`cum_reward > 0`), source "BrowserGym reward".
 """
 
 import ast
+import csv
+import io
 import posixpath
 import re
+from dataclasses import dataclass
 
 from .actions import resolve_element_label
 from .canonical import (TASK_ID_MAX_LENGTH, ActionParts, Outcome, RunInfo, Step, TaskRef, Trajectory,
@@ -30,8 +33,15 @@ FIXED_TASK_BENCHMARKS = ("webarena", "visualwebarena", "assistantbench", "weblin
 # A step pickle decompressed is refused beyond this (its DOM snapshot is the largest part).
 MAX_STEP_BYTES = 256 << 20
 MAX_STEPS = 10_000
+STUDY_FORMAT = "agentlab_study_results"
 _STEP_FILE = re.compile(r"\Astep_\d+\.pkl\.gz\Z")
 _COMPANIONS = ("exp_args.pkl", "goal_object.pkl.gz", "package_versions.txt")
+_STUDY_RESULTS = re.compile(r"\Aresult_df.*\.csv\Z")
+_STUDY_FILES = (
+    (re.compile(r"\Asummary_df.*\.csv\Z"), "an AgentLab study's summary (averages over its episodes): not read; "
+                                           "result_df has the episodes' verdicts"),
+    (re.compile(r"\Aerror_report.*\.md\Z"), "an AgentLab study's error report: not read"),
+)
 
 
 def looks_like_summary_info(name: str, document: object) -> bool:
@@ -39,10 +49,16 @@ def looks_like_summary_info(name: str, document: object) -> bool:
             and "n_steps" in document and "cum_reward" in document)
 
 
-def is_episode_file(name: str) -> bool:
-    """A file of an episode folder that its `summary_info.json` reads."""
+def companion_reason(name: str) -> str | None:
+    """Why a file of an AgentLab study or episode folder is not read on its own; None for other files."""
     base = posixpath.basename(name)
-    return base in _COMPANIONS or _STEP_FILE.match(base) is not None
+    if base in _COMPANIONS or _STEP_FILE.match(base):
+        return f"part of a BrowserGym episode folder: read with its {SUMMARY_FILE}"
+    return next((reason for pattern, reason in _STUDY_FILES if pattern.match(base)), None)
+
+
+def is_study_results(name: str) -> bool:
+    return _STUDY_RESULTS.match(posixpath.basename(name)) is not None
 
 
 # BrowserGym's action functions, by the platform's action kinds; the rest keep their own name.
@@ -257,3 +273,45 @@ def parse_episode(summary: dict, read_sibling) -> Trajectory:
         cost=_total(summary, "cost"),
         duration=sum(elapsed) if None not in elapsed else None,
     )
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    """One episode of a study's `result_df`: its task, its folder's name and the harness verdict."""
+
+    task: TaskRef
+    episode: str
+    success: bool | None
+    line: int
+
+
+_STUDY_COLUMNS = ("env.task_name", "env.task_seed", "exp_dir", "cum_reward")
+
+
+def parse_study_results(data: bytes, name: str) -> list[EpisodeResult]:
+    """The episodes of an AgentLab `result_df*.csv`, one per row; the verdict is `cum_reward > 0`
+    (none when the episode has no reward, e.g. it crashed before its end)."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise TrajectoryFormatError(f"not UTF-8 text (byte {error.start})") from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    missing = [column for column in _STUDY_COLUMNS if column not in (reader.fieldnames or ())]
+    if missing:
+        raise TrajectoryFormatError(f"no column {missing[0]!r}: not an AgentLab result_df", line=1)
+    results = []
+    for row in reader:
+        line = reader.line_num
+        seed = (row["env.task_seed"] or "").strip()
+        reward = (row["cum_reward"] or "").strip()
+        try:
+            success = float(reward) > 0 if reward else None
+            task = split_task_name(row["env.task_name"] or "", int(float(seed)) if seed else None)
+        except TrajectoryFormatError as error:
+            raise TrajectoryFormatError(error.message, where="env.task_name", line=line) from None
+        except ValueError:
+            raise TrajectoryFormatError(f"expected numbers, got {reward!r} and {seed!r}",
+                                        where="cum_reward, env.task_seed", line=line) from None
+        episode = posixpath.basename((row["exp_dir"] or "").replace("\\", "/").rstrip("/"))
+        results.append(EpisodeResult(task=task, episode=episode, success=success, line=line))
+    return results

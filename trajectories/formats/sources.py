@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from .browsergym_agentlab import is_episode_file
+from .browsergym_agentlab import companion_reason, is_study_results
 
 RUN_DESCRIPTION = "run"
 HARNESS_CONFIG = "harness_config"
@@ -130,7 +130,9 @@ def _classify(name: str) -> str:
         return HARNESS_CONFIG
     if base == LOG_LIST_NAME:
         return LOG_LIST
-    if is_episode_file(base):
+    if is_study_results(base):
+        return RESULTS
+    if companion_reason(base):
         return SKIPPED
     if base.endswith(TRAJECTORY_SUFFIXES):
         return TRAJECTORIES

@@ -11,6 +11,7 @@ the caller asks to replace it.
 """
 
 import contextlib
+import posixpath
 import zipfile
 import zlib
 from collections import Counter
@@ -22,7 +23,8 @@ from pathlib import Path
 from django.conf import settings
 from django.db import DataError, IntegrityError, connection, reset_queries, transaction
 
-from trajectories.formats.browsergym_agentlab import SUMMARY_FILE as AGENTLAB_SUMMARY, is_episode_file
+from trajectories.formats.browsergym_agentlab import (STUDY_FORMAT, SUMMARY_FILE as AGENTLAB_SUMMARY,
+                                                      companion_reason, is_study_results, parse_study_results)
 from trajectories.formats.canonical import MAX_DEPTH, TaskRef, Trajectory as ParsedTrajectory, TrajectoryFormatError
 from trajectories.formats.format_traces import FORMAT as TRACE
 from trajectories.formats.harness import parse_harness_config, parse_results
@@ -244,8 +246,7 @@ class _RunImport:
 
     def _skipped(self, source: Source, content=None) -> None:
         reason = ("archives inside archives are not opened" if source.suffix == ".zip"
-                  else f"part of a BrowserGym episode folder: read with its {AGENTLAB_SUMMARY}"
-                  if is_episode_file(source.name) else "not a trajectory, result log or run description file")
+                  else companion_reason(source.name) or "not a trajectory, result log or run description file")
         self.report.files.append(FileReport(file=source.name, status=SKIPPED_STATUS, kind="other", reason=reason))
 
     def _trajectories(self, source: Source, records) -> None:
@@ -411,13 +412,20 @@ class _RunImport:
             self.listed[ref.benchmark] = (ref.benchmark == "webarena"
                                           or Task.objects.filter(benchmark=ref.benchmark).exclude(config={}).exists())
         task = self.tasks[ref.benchmark].get(ref.task_id)
-        if task is None and create and not self.listed[ref.benchmark] and ref.intent.strip():
+        if not create or self.listed[ref.benchmark]:
+            return task
+        intent = ref.intent.strip()
+        if task is None:
+            # A verdict without its episode (a study's results) names the task without its intent.
             task, created = Task.objects.get_or_create(benchmark=ref.benchmark, task_id=ref.task_id,
-                                                       defaults={"intent": ref.intent.strip()})
+                                                       defaults={"intent": intent})
             if created:
                 self.created_tasks.add(task.pk)
             # Cached once the file's transaction commits: a rolled-back file leaves no task behind.
             transaction.on_commit(lambda: self.tasks[ref.benchmark].setdefault(ref.task_id, task))
+        if intent and not task.intent:
+            task.intent = intent
+            task.save(update_fields=["intent", "updated_at"])
         return task
 
     def _trace(self, source: Source, record: Record) -> FileReport:
@@ -458,6 +466,9 @@ class _RunImport:
         return entry
 
     def _results(self, source: Source, content=None) -> None:
+        if is_study_results(source.name):
+            self._study_results(source)
+            return
         text, valid = decode(source.read())
         verdicts = parse_results(text)
         entry = FileReport(file=source.name, status=UNCHANGED, kind="results", format="webarena_results",
@@ -489,6 +500,35 @@ class _RunImport:
         if applied.updated or applied.records_changed:
             entry.status = IMPORTED
         self.report.files.extend([entry, *unknown])
+
+    def _study_results(self, source: Source) -> None:
+        """An AgentLab study's `result_df`: the harness verdicts of its episodes whose folders are not
+        in the import (those that are bring their own), kept as the run's task results."""
+        results = parse_study_results(source.read(), source.name)
+        present = {posixpath.basename(posixpath.dirname(other.name)) for other in self.catalogue
+                   if posixpath.basename(other.name) == AGENTLAB_SUMMARY}
+        absent = [result for result in results if result.episode not in present]
+        entry = FileReport(file=source.name, status=UNCHANGED, kind="results", format=STUDY_FORMAT, notes=[
+            f"{len(results)} episodes, {len(results) - len(absent)} of them read from their folders in this import"])
+        unknown, updated, kept = [], 0, 0
+        with transaction.atomic():
+            for benchmark in dict.fromkeys(result.task.benchmark for result in absent):
+                verdicts = {result.task.task_id: result.success for result in absent
+                            if result.task.benchmark == benchmark}
+                for task_id in verdicts:
+                    self._task(TaskRef(task_id=task_id, benchmark=benchmark), create=True)
+                applied = record_verdicts(self.run, verdicts, source.name, benchmark=benchmark)
+                self.verdict_tasks |= applied.kept
+                unknown += [f"{benchmark}/{task_id}" for task_id in applied.unknown]
+                updated += len(applied.updated)
+                kept += len(verdicts) - len(applied.unknown)
+                entry.status = IMPORTED if applied.updated or applied.records_changed else entry.status
+        entry.notes.append(f"{kept} verdicts of episodes without their folder kept for the run page; "
+                           f"{updated} trajectories updated")
+        if unknown:
+            entry.notes.append(f"tasks not imported (run manage.py import_tasks), their verdicts not kept: "
+                               f"{', '.join(unknown[:_LISTED_TASKS])}" + (" ..." if len(unknown) > _LISTED_TASKS else ""))
+        self.report.files.append(entry)
 
     def _log_list(self, source: Source, content=None) -> None:
         listed = [line.strip() for line in decode(source.read())[0].splitlines() if line.strip()]

@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from trajectories.formats.browsergym_agentlab import action_parts, parse_episode, split_task_name
+from trajectories.formats.browsergym_agentlab import action_parts, parse_episode, parse_study_results, split_task_name
 from trajectories.formats.canonical import TrajectoryFormatError
 from trajectories.formats.readers import prepared_records
 from trajectories.formats.sources import Catalogue, Limits
@@ -188,3 +188,27 @@ def test_a_summary_info_json_elsewhere_is_not_taken_for_an_episode(tmp_path):
     (tmp_path / "summary_info.json").write_text(json.dumps({"unrelated": 1}))
     records = list(prepared_records(Catalogue([tmp_path / "summary_info.json"], LIMITS).sources[0], 1 << 20))
     assert records[0].format == "trajectory_v1_json" and records[0].error is not None
+
+
+def test_the_study_result_df_gives_each_episodes_task_folder_and_reward(study):
+    results = parse_study_results((study / "result_df_trial_1_of_3.csv").read_bytes(), "result_df_trial_1_of_3.csv")
+    assert [(r.task.benchmark, r.task.task_id, r.episode, r.success, r.line) for r in results] == [
+        ("miniwob", "click-checkboxes_7", CHECKBOXES, True, 2),
+        ("miniwob", "click-checkboxes_20", "2025-01-22_11-03-29_GenericAgent-gpt-4o-mini_on_miniwob.click-checkboxes_20",
+         True, 3),
+        ("miniwob", "click-dialog_28", DIALOG, True, 4),
+        ("miniwob", "click-dialog_14", "2025-01-22_11-03-29_GenericAgent-gpt-4o-mini_on_miniwob.click-dialog_14",
+         True, 5),
+    ]
+
+
+@pytest.mark.parametrize("text, message, line", [
+    ("env.task_name,exp_dir\nminiwob.a,/x\n", "no column 'env.task_seed'", 1),
+    ("env.task_name,env.task_seed,exp_dir,cum_reward\nminiwob.a,1,/x,lots\n", "expected numbers", 2),
+    ("env.task_name,env.task_seed,exp_dir,cum_reward\nminiwob.a,1,/x,0\nnobenchmark,1,/y,1\n",
+     "does not start with its benchmark", 3),
+])
+def test_a_bad_result_df_is_an_error_naming_the_line(text, message, line):
+    with pytest.raises(TrajectoryFormatError, match=message) as error:
+        parse_study_results(text.encode(), "result_df.csv")
+    assert error.value.line == line
