@@ -144,7 +144,8 @@ def _line(label: str, result: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--episodes", type=int, default=1000)
-    parser.add_argument("--screenshots", action="store_true", help="a screenshot_step_N.png per step, as AgentLab saves")
+    parser.add_argument("--screenshots", action="store_true",
+                        help="a screenshot_step_N.png per step, as AgentLab saves")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--settle", type=int, default=61,
                         help="Seconds to wait after generating and after each measurement (see ingest_render_run.py)")

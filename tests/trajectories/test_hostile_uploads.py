@@ -189,8 +189,8 @@ def test_a_jsonl_file_cut_off_while_read_stores_nothing(webarena_tasks, tmp_path
     (tmp_path / "run.jsonl").write_text("\n".join(lines))
     original = readers.read_records
 
-    def cut_off(name, stream, max_bytes):
-        for number, record in enumerate(original(name, stream, max_bytes), start=1):
+    def cut_off(name, stream, max_bytes, read_sibling=None):
+        for number, record in enumerate(original(name, stream, max_bytes, read_sibling), start=1):
             if number == 3:
                 raise OSError("connection to the storage lost")
             yield record

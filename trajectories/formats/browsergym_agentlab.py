@@ -14,16 +14,19 @@ verdict is the episode's reward (`cum_reward > 0`), source "BrowserGym reward".
 """
 
 import ast
+import base64
 import csv
 import io
 import posixpath
 import re
 from dataclasses import dataclass
 
+from PIL import Image
+
 from .actions import resolve_element_label
 from .canonical import (TASK_ID_MAX_LENGTH, ActionParts, Outcome, RunInfo, Step, TaskRef, Trajectory,
                         TrajectoryFormatError)
-from .safe_pickle import PickledObject, PickleError, load_file
+from .safe_pickle import Array, PickledObject, PickleError, load_file
 
 FORMAT = "browsergym_agentlab"
 SUMMARY_FILE = "summary_info.json"
@@ -166,12 +169,25 @@ def _number(value, kind=float):
     return float(value) if value == value and value >= 0 else None
 
 
-def _screenshot(read_sibling, step: int) -> str | None:
+def _png(array: Array) -> str | None:
+    """An RGB(A) screenshot array (height x width x 3 or 4 bytes) as a PNG `data:` URI."""
+    shape = array.shape
+    if array.dtype.name != "u1" or array.fortran or len(shape) != 3 or shape[2] not in (3, 4) or 0 in shape:
+        return None
+    image = Image.frombytes("RGB" if shape[2] == 3 else "RGBA", (shape[1], shape[0]), array.data)
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _screenshot(read_sibling, step: int, obs: dict) -> str | None:
+    """The step's `screenshot_step_N.png` (AgentLab saves it beside the pickle and leaves it out of
+    the observation), else the observation's own screenshot array (older BrowserGym versions)."""
     name = f"screenshot_step_{step}.png"
     try:
         read_sibling(name)
     except FileNotFoundError:
-        return None
+        return _png(obs["screenshot"]) if isinstance(obs.get("screenshot"), Array) else None
     except (OSError, ValueError) as error:
         raise TrajectoryFormatError(f"{name}: {error}") from None
     return name
@@ -194,7 +210,7 @@ def _step(info: dict, position: int, read_sibling) -> Step:
         observation=observation if isinstance(observation, str) else "",
         reasoning=agent_info.get("think") if isinstance(agent_info.get("think"), str) else "",
         prev_action=obs.get("last_action") if isinstance(obs.get("last_action"), str) else "",
-        screenshot=_screenshot(read_sibling, position),
+        screenshot=_screenshot(read_sibling, position, obs),
         action_parts=action_parts(action, observation if isinstance(observation, str) else ""),
         tokens_in=_number(stats.get("input_tokens"), int),
         tokens_out=_number(stats.get("output_tokens"), int),

@@ -7,7 +7,7 @@ Known BrowserGym / AgentLab classes become `PickledObject`s (the class name and 
 pickle gives it, nothing of the class runs), numpy arrays become `Array`s of raw bytes (plain
 numeric dtypes only, rebuilt without numpy), paths and datetimes become strings. Every other
 global is refused with `PickleRefused`, naming it; anything else wrong with the bytes is a
-`PickleError`. Both are the only errors that leave `load`.
+`PickleError`: the only errors that leave `loads` and `load_file`.
 
 Before anything is built, the opcodes are walked once (see `_check_memo`) to bound what the C
 unpickler would allocate for a lying memo index.
@@ -55,10 +55,10 @@ class PickledObject(dict):
         self.state = state
 
     def append(self, item):
-        self.elements = (*self.elements, item)
+        self.__dict__.setdefault("elements", []).append(item)
 
     def extend(self, items):
-        self.elements = (*self.elements, *items)
+        self.__dict__.setdefault("elements", []).extend(items)
 
     def fields(self) -> dict:
         """The instance's attributes (a dataclass's fields), whether pickled as a dict or with slots."""

@@ -58,8 +58,8 @@ def record_verdicts(run: AgentRun, verdicts: dict[str, bool | None], source: str
     model_outputs = {task_id: storable_json(outputs) for task_id, outputs in (model_outputs or {}).items()}
     applied = VerdictsApplied()
     source = source[-500:]
-    tasks = {task.task_id: task for task in
-             Task.objects.filter(benchmark=benchmark or run.benchmark, task_id__in=list(verdicts)).only("id", "task_id")}
+    tasks = {task.task_id: task for task in Task.objects.filter(
+        benchmark=benchmark or run.benchmark, task_id__in=list(verdicts)).only("id", "task_id")}
     applied.unknown = [task_id for task_id in verdicts if task_id not in tasks]
     verdicts = {task_id: success for task_id, success in verdicts.items() if task_id in tasks}
     held = {row.task_id: row for row in

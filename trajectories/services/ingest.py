@@ -521,13 +521,14 @@ class _RunImport:
                 self.verdict_tasks |= applied.kept
                 unknown += [f"{benchmark}/{task_id}" for task_id in applied.unknown]
                 updated += len(applied.updated)
-                kept += len(verdicts) - len(applied.unknown)
+                kept += sum(success is not None and task_id not in applied.unknown
+                            for task_id, success in verdicts.items())
                 entry.status = IMPORTED if applied.updated or applied.records_changed else entry.status
         entry.notes.append(f"{kept} verdicts of episodes without their folder kept for the run page; "
                            f"{updated} trajectories updated")
         if unknown:
-            entry.notes.append(f"tasks not imported (run manage.py import_tasks), their verdicts not kept: "
-                               f"{', '.join(unknown[:_LISTED_TASKS])}" + (" ..." if len(unknown) > _LISTED_TASKS else ""))
+            listed = ", ".join(unknown[:_LISTED_TASKS]) + (" ..." if len(unknown) > _LISTED_TASKS else "")
+            entry.notes.append(f"tasks not imported (run manage.py import_tasks), their verdicts not kept: {listed}")
         self.report.files.append(entry)
 
     def _log_list(self, source: Source, content=None) -> None:

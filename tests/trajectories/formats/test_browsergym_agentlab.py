@@ -1,10 +1,13 @@
 """BrowserGym / AgentLab episode folders, read from the real study excerpt in shared."""
 
+import base64
 import gzip
+import io
 import json
 import pickle
 
 import pytest
+from PIL import Image
 
 from trajectories.formats.browsergym_agentlab import action_parts, parse_episode, parse_study_results, split_task_name
 from trajectories.formats.canonical import TrajectoryFormatError
@@ -194,8 +197,8 @@ def test_the_study_result_df_gives_each_episodes_task_folder_and_reward(study):
     results = parse_study_results((study / "result_df_trial_1_of_3.csv").read_bytes(), "result_df_trial_1_of_3.csv")
     assert [(r.task.benchmark, r.task.task_id, r.episode, r.success, r.line) for r in results] == [
         ("miniwob", "click-checkboxes_7", CHECKBOXES, True, 2),
-        ("miniwob", "click-checkboxes_20", "2025-01-22_11-03-29_GenericAgent-gpt-4o-mini_on_miniwob.click-checkboxes_20",
-         True, 3),
+        ("miniwob", "click-checkboxes_20",
+         "2025-01-22_11-03-29_GenericAgent-gpt-4o-mini_on_miniwob.click-checkboxes_20", True, 3),
         ("miniwob", "click-dialog_28", DIALOG, True, 4),
         ("miniwob", "click-dialog_14", "2025-01-22_11-03-29_GenericAgent-gpt-4o-mini_on_miniwob.click-dialog_14",
          True, 5),
@@ -212,3 +215,15 @@ def test_a_bad_result_df_is_an_error_naming_the_line(text, message, line):
     with pytest.raises(TrajectoryFormatError, match=message) as error:
         parse_study_results(text.encode(), "result_df.csv")
     assert error.value.line == line
+
+
+def test_a_screenshot_array_in_the_observation_becomes_a_png():
+    numpy = pytest.importorskip("numpy")
+    pixels = numpy.arange(2 * 3 * 3, dtype=numpy.uint8).reshape(2, 3, 3)
+    step = _step(0, "click('5')")
+    step["obs"]["screenshot"] = pixels
+    read = _episode({"exp_args.pkl": {"env_args": {"task_name": "webarena.4"}}, "step_0.pkl.gz": step})
+    [parsed] = parse_episode(_summary(n_steps=1), read).steps
+    assert parsed.screenshot.startswith("data:image/png;base64,")
+    image = Image.open(io.BytesIO(base64.b64decode(parsed.screenshot.partition(",")[2])))
+    assert (image.size, image.mode, image.getpixel((2, 1))) == ((3, 2), "RGB", (15, 16, 17))
