@@ -124,6 +124,7 @@ def action_parts(action: str, observation: str) -> ActionParts:
 def split_task_name(task_name: str, seed) -> TaskRef:
     """`miniwob.click-dialog` (seed 28) -> task `click-dialog_28` of benchmark `miniwob`."""
     benchmark, dot, task_id = task_name.partition(".")
+    benchmark = benchmark.lower()
     if not dot or not benchmark or not task_id:
         raise TrajectoryFormatError(f"task name {task_name!r} does not start with its benchmark "
                                     "('miniwob.click-dialog', 'webarena.310')", where="exp_args.env_args.task_name")
@@ -132,7 +133,7 @@ def split_task_name(task_name: str, seed) -> TaskRef:
     if len(task_id) > TASK_ID_MAX_LENGTH:
         raise TrajectoryFormatError(f"task id {task_id[:40]!r}... is longer than {TASK_ID_MAX_LENGTH} characters",
                                     where="exp_args.env_args.task_name")
-    return TaskRef(task_id=task_id, benchmark=benchmark.lower())
+    return TaskRef(task_id=task_id, benchmark=benchmark)
 
 
 def _fields(value, where: str) -> dict:
@@ -219,9 +220,11 @@ def _step(info: dict, position: int, read_sibling) -> Step:
     )
 
 
-def _goal(first_obs: dict, goal_object) -> str:
-    if isinstance(first_obs.get("goal"), str) and first_obs["goal"].strip():
-        return first_obs["goal"].strip()
+def _goal(goal, read_sibling) -> str:
+    """The goal as the first observation states it, else as `goal_object.pkl.gz` holds it."""
+    if isinstance(goal, str) and goal.strip():
+        return goal.strip()
+    goal_object = _read_pickle(read_sibling, "goal_object.pkl.gz", required=False)
     if isinstance(goal_object, list):
         return "\n".join(part["text"] for part in goal_object
                          if isinstance(part, dict) and isinstance(part.get("text"), str)).strip()
@@ -266,16 +269,18 @@ def parse_episode(summary: dict, read_sibling) -> Trajectory:
     if not isinstance(env_args.get("task_name"), str):
         raise TrajectoryFormatError("expected the task's name", where="exp_args.env_args.task_name")
     task = split_task_name(env_args["task_name"], env_args.get("task_seed"))
-    infos = []
+    steps, goal = [], None
+    # One step pickle at a time: each holds a DOM snapshot, only the step made of it is kept.
     for position in range(n_steps + 1):
         info = _read_pickle(read_sibling, f"step_{position}.pkl.gz", required=False)
         if info is None:
             break
-        infos.append(_fields(info, f"step_{position}.pkl.gz"))
-    steps = [_step(info, position, read_sibling) for position, info in enumerate(infos)
-             if info.get("action") is not None]
-    first_obs = _fields(infos[0].get("obs"), "step_0.pkl.gz.obs") if infos else {}
-    task.intent = _goal(first_obs, _read_pickle(read_sibling, "goal_object.pkl.gz", required=False))
+        info = _fields(info, f"step_{position}.pkl.gz")
+        if position == 0:
+            goal = _fields(info.get("obs"), "step_0.pkl.gz.obs").get("goal")
+        if info.get("action") is not None:
+            steps.append(_step(info, position, read_sibling))
+    task.intent = _goal(goal, read_sibling)
     outcome, answer = _outcome(summary, steps)
     elapsed = [_total(summary, key) for key in ("step_elapsed", "agent_elapsed")]
     return Trajectory(

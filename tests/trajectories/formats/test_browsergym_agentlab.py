@@ -227,3 +227,13 @@ def test_a_screenshot_array_in_the_observation_becomes_a_png():
     assert parsed.screenshot.startswith("data:image/png;base64,")
     image = Image.open(io.BytesIO(base64.b64decode(parsed.screenshot.partition(",")[2])))
     assert (image.size, image.mode, image.getpixel((2, 1))) == ((3, 2), "RGB", (15, 16, 17))
+
+
+def test_without_a_goal_in_the_observation_the_goal_object_gives_the_intent():
+    step = _step(0, "click('5')")
+    del step["obs"]["goal"]
+    read = _episode({"exp_args.pkl": {"env_args": {"task_name": "webarena.4"}}, "step_0.pkl.gz": step,
+                     "goal_object.pkl.gz": [{"type": "text", "text": "Find the cheapest"},
+                                            {"type": "image_url", "image_url": "data:..."},
+                                            {"type": "text", "text": "red shoes"}]})
+    assert parse_episode(_summary(n_steps=1), read).task.intent == "Find the cheapest\nred shoes"
