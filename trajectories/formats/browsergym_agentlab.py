@@ -252,7 +252,9 @@ def _run(exp_args: dict) -> RunInfo:
     agent = agent_args.fields() if isinstance(agent_args, PickledObject) else {}
     model_args = agent.get("chat_model_args")
     model = model_args.fields() if isinstance(model_args, PickledObject) else {}
-    return RunInfo(agent=_text(agent.get("agent_name")), model=_text(model.get("model_name")))
+    agent_name, model_name = agent.get("agent_name"), model.get("model_name")
+    return RunInfo(agent=agent_name if isinstance(agent_name, str) else "",
+                   model=model_name if isinstance(model_name, str) else "")
 
 
 def _total(summary: dict, key: str, kind=float):

@@ -7,6 +7,7 @@ import json
 import pickle
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 from PIL import Image
 
 from trajectories.formats.browsergym_agentlab import action_parts, parse_episode, parse_study_results, split_task_name
@@ -237,3 +238,34 @@ def test_without_a_goal_in_the_observation_the_goal_object_gives_the_intent():
                                             {"type": "image_url", "image_url": "data:..."},
                                             {"type": "text", "text": "red shoes"}]})
     assert parse_episode(_summary(n_steps=1), read).task.intent == "Find the cheapest\nred shoes"
+
+
+def _dialog_files() -> dict[str, bytes]:
+    from tests.conftest import SHARED_DATA
+
+    folder = SHARED_DATA / "agent-outputs" / "browsergym-agentlab" / DIALOG
+    return {path.name: path.read_bytes() for path in folder.iterdir()}
+
+
+_DIALOG_FILES = _dialog_files()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["exp_args.pkl", "step_0.pkl.gz", "step_1.pkl.gz"]),
+       st.lists(st.tuples(st.integers(min_value=0), st.integers(0, 255)), min_size=1, max_size=6))
+def test_fuzz_a_mutated_episode_fails_with_a_format_error_or_reads(name, changes):
+    """A damaged pickle of the real episode either still reads or fails its file with a reason."""
+    files = dict(_DIALOG_FILES)
+    data = bytearray(gzip.decompress(files[name]) if name.endswith(".gz") else files[name])
+    for position, value in changes:
+        data[position % len(data)] = value
+    files[name] = gzip.compress(bytes(data)) if name.endswith(".gz") else bytes(data)
+
+    def read_sibling(sibling):
+        if sibling not in files:
+            raise FileNotFoundError(sibling)
+        return files[sibling]
+    try:
+        parse_episode(json.loads(files["summary_info.json"]), read_sibling)
+    except TrajectoryFormatError:
+        pass
