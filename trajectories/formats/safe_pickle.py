@@ -275,7 +275,8 @@ def _opcode_table() -> tuple[re.Pattern, dict[int, int]]:
                      if kind == pickletools.TAKEN_FROM_ARGUMENT1)
     alternatives.append(b"[" + short + b"](?:" + b"|".join(re.escape(bytes([n])) + b".{%d}" % n for n in range(256))
                         + b")")
-    return re.compile(b"(?:" + b"|".join(alternatives) + b")+", re.S), others
+    # Possessive: a run is never given back, which spares the engine its backtracking records.
+    return re.compile(b"(?:" + b"|".join(alternatives) + b")++", re.S), others
 
 
 _FIXED_RUN, _OTHER_OPCODES = _opcode_table()
