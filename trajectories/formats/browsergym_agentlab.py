@@ -262,7 +262,11 @@ def _total(summary: dict, key: str, kind=float):
 
 
 def parse_episode(summary: dict, read_sibling) -> Trajectory:
-    """The episode of the folder whose `summary_info.json` is `summary`."""
+    """The episode of the folder whose `summary_info.json` is `summary`; `read_sibling` reads the
+    folder's other files (None: the file was given alone)."""
+    if read_sibling is None:
+        raise TrajectoryFormatError(f"{SUMMARY_FILE} is read with the other files of its episode folder; "
+                                    "import the folder (or a zip of it)")
     n_steps = summary.get("n_steps")
     if not isinstance(n_steps, int) or isinstance(n_steps, bool) or not 0 <= n_steps <= MAX_STEPS:
         raise TrajectoryFormatError(f"expected a number of steps from 0 to {MAX_STEPS}", where="n_steps")

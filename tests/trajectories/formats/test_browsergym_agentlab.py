@@ -12,7 +12,7 @@ from PIL import Image
 
 from trajectories.formats.browsergym_agentlab import action_parts, parse_episode, parse_study_results, split_task_name
 from trajectories.formats.canonical import TrajectoryFormatError
-from trajectories.formats.readers import prepared_records
+from trajectories.formats.readers import prepared_records, read_records
 from trajectories.formats.sources import Catalogue, Limits
 
 LIMITS = Limits(max_files=1000, max_total_bytes=1 << 30, max_file_bytes=1 << 26, max_compression_ratio=1000)
@@ -186,6 +186,13 @@ def test_a_missing_exp_args_or_a_refused_pickle_fails_the_episode_naming_the_fil
         return _episode(hostile)(name)
     with pytest.raises(TrajectoryFormatError, match=r"step_0.pkl.gz: refused: the pickle calls os.system"):
         parse_episode(_summary(), read_sibling)
+
+
+def test_a_summary_info_json_read_without_its_folder_says_so(study):
+    path = study / DIALOG / "summary_info.json"
+    with path.open("rb") as stream:
+        [record] = read_records("summary_info.json", stream, 1 << 20)
+    assert record.error.message.startswith("summary_info.json is read with the other files of its episode folder")
 
 
 def test_a_summary_info_json_elsewhere_is_not_taken_for_an_episode(tmp_path):
