@@ -12,6 +12,7 @@ from typing import BinaryIO
 
 from . import agent_e, browser_use, online_mind2web, webvoyager
 from .actions import extract_planned_action
+from .browsergym_agentlab import FORMAT as AGENTLAB, looks_like_summary_info, parse_episode
 from .agent_steps import action_parts
 from .canonical import MAX_DEPTH, SCHEMA_ID, Trajectory, TrajectoryFormatError, from_dict
 from .format_traces import FORMAT as TRACE, HarnessTrace, looks_like_trace, parse_trace
@@ -128,7 +129,9 @@ def _tool_record(format: str, parse, notes: tuple[str, ...]) -> Record:
 
 
 def _json_records(document: object, name: str, notes: tuple[str, ...], read_sibling) -> Iterator[Record]:
-    if browser_use.looks_like_history(document):
+    if looks_like_summary_info(name, document):
+        yield _record(AGENTLAB, lambda: parse_episode(document, read_sibling), notes=notes)
+    elif browser_use.looks_like_history(document):
         yield _tool_record(browser_use.FORMAT, lambda: browser_use.parse_history(document, name, read_sibling),
                            notes)
     elif browser_use.looks_like_infinity_result(document):

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from .browsergym_agentlab import companion_reason, is_study_results
+
 RUN_DESCRIPTION = "run"
 HARNESS_CONFIG = "harness_config"
 TRAJECTORIES = "trajectories"
@@ -131,7 +133,9 @@ def _classify(name: str) -> str:
         return HARNESS_CONFIG
     if base == LOG_LIST_NAME:
         return LOG_LIST
-    if _BROWSER_USE_CONVERSATION.fullmatch(base):
+    if is_study_results(base):
+        return RESULTS
+    if companion_reason(base) or _BROWSER_USE_CONVERSATION.fullmatch(base):
         return SKIPPED
     if base.endswith(TRAJECTORY_SUFFIXES):
         return TRAJECTORIES

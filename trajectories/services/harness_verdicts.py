@@ -49,15 +49,17 @@ def _set_model_outputs(row: Trajectory, outputs: list[str]) -> bool:
 
 @transaction.atomic
 def record_verdicts(run: AgentRun, verdicts: dict[str, bool | None], source: str,
-                    model_outputs: dict[str, list[str]] | None = None) -> VerdictsApplied:
+                    model_outputs: dict[str, list[str]] | None = None, *,
+                    benchmark: str | None = None) -> VerdictsApplied:
     """Keep the verdicts of the file `source` for the run's tasks (None: the file has none) as the
     run's task results and set them on the run's trajectories of those tasks, with the model outputs
-    by step where they align. Task ids of no imported task of the run's benchmark are left out."""
+    by step where they align. Task ids of no imported task of `benchmark` (by default the run's)
+    are left out."""
     model_outputs = {task_id: storable_json(outputs) for task_id, outputs in (model_outputs or {}).items()}
     applied = VerdictsApplied()
     source = source[-500:]
-    tasks = {task.task_id: task for task in
-             Task.objects.filter(benchmark=run.benchmark, task_id__in=list(verdicts)).only("id", "task_id")}
+    tasks = {task.task_id: task for task in Task.objects.filter(
+        benchmark=benchmark or run.benchmark, task_id__in=list(verdicts)).only("id", "task_id")}
     applied.unknown = [task_id for task_id in verdicts if task_id not in tasks]
     verdicts = {task_id: success for task_id, success in verdicts.items() if task_id in tasks}
     held = {row.task_id: row for row in

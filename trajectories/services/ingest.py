@@ -11,6 +11,7 @@ the caller asks to replace it.
 """
 
 import contextlib
+import posixpath
 import zipfile
 import zlib
 from collections import Counter
@@ -23,6 +24,8 @@ from django.conf import settings
 from django.db import DataError, IntegrityError, connection, reset_queries, transaction
 
 from trajectories.formats import mind2web_live, online_mind2web, webarena_verified
+from trajectories.formats.browsergym_agentlab import (STUDY_FORMAT, SUMMARY_FILE as AGENTLAB_SUMMARY,
+                                                      companion_reason, is_study_results, parse_study_results)
 from trajectories.formats.canonical import MAX_DEPTH, TaskRef, Trajectory as ParsedTrajectory, TrajectoryFormatError
 from trajectories.formats.format_traces import FORMAT as TRACE
 from trajectories.formats.harness import parse_harness_config, parse_results
@@ -185,6 +188,7 @@ class _RunImport:
     def __init__(self, run: AgentRun, replace: bool, report: ImportReport, catalogue: Catalogue):
         self.run, self.replace, self.report, self.catalogue = run, replace, report, catalogue
         self.tasks: dict[str, dict[str, Task]] = {}
+        # Benchmarks with an imported task list: their tasks come from it, never from trajectories.
         self.max_bytes = settings.INGEST_MAX_FILE_BYTES
         self.traces: list[tuple[Source, Record]] = []
         # What the run holds, by task: (trajectory id, content hash). A first check only; the
@@ -253,7 +257,7 @@ class _RunImport:
 
     def _skipped(self, source: Source, content=None) -> None:
         reason = ("archives inside archives are not opened" if source.suffix == ".zip"
-                  else "not a trajectory, result log or run description file")
+                  else companion_reason(source.name) or "not a trajectory, result log or run description file")
         self.report.files.append(FileReport(file=source.name, status=SKIPPED_STATUS, kind="other", reason=reason))
 
     def _trajectories(self, source: Source, records) -> None:
@@ -336,6 +340,10 @@ class _RunImport:
                                    f"stored as a trajectory of its version {task}, whose text the file has")
             else:
                 task = self._task_from_file(parsed.task, entry)
+        if task is not None and not task.intent and parsed.task.intent.strip():
+            # A verdict without its episode (a study's results) named the task without its intent.
+            task.intent = _text(parsed.task.intent).strip()
+            task.save(update_fields=["intent", "updated_at"])
         if task is None:
             entry.reason = (f"task {parsed.task.benchmark}/{parsed.task.task_id} is not imported "
                             "(run manage.py import_tasks)")
@@ -460,7 +468,7 @@ class _RunImport:
             }
         return self.tasks[ref.benchmark].get(ref.task_id)
 
-    def _task_from_file(self, ref: TaskRef, entry: FileReport) -> Task | None:
+    def _task_from_file(self, ref: TaskRef, entry: FileReport | None = None) -> Task | None:
         """A task of a benchmark whose task list the platform does not hold (WorkArena, MiniWoB, a
         live-web benchmark), made from what the file says of it; None for a listed benchmark, except
         where the benchmark's list changes under its results (Online-Mind2Web's results name the
@@ -472,11 +480,12 @@ class _RunImport:
         named = ref.benchmark in _TASKS_NAMED_BY_RESULTS and bool(ref.intent.strip())
         if (listed and not named) or not (ref.task_id.isprintable() and ref.benchmark.isprintable()):
             return None
+        intent = _text(ref.intent).strip()
         task, created = Task.objects.get_or_create(
             benchmark=ref.benchmark, task_id=ref.task_id,
-            defaults={"intent": _text(ref.intent), "from_task_list": False,
+            defaults={"intent": intent, "from_task_list": False,
                       "number": int(ref.task_id) if ref.task_id.isdigit() and len(ref.task_id) < 10 else None})
-        if created:
+        if created and entry is not None:
             held = "no task of this id" if listed else f"no task list of {ref.benchmark}"
             entry.notes.append(f"task {task} created from this file: the platform holds {held}")
         # Cached once the file's transaction commits: a rolled-back file leaves no task behind.
@@ -544,6 +553,9 @@ class _RunImport:
         return entry
 
     def _results(self, source: Source, content=None) -> None:
+        if is_study_results(source.name):
+            self._study_results(source)
+            return
         text, valid = decode(source.read())
         verdicts = parse_results(text)
         entry = FileReport(file=source.name, status=UNCHANGED, kind="results", format="webarena_results",
@@ -575,6 +587,38 @@ class _RunImport:
         if applied.updated or applied.records_changed:
             entry.status = IMPORTED
         self.report.files.extend([entry, *unknown])
+
+    def _study_results(self, source: Source) -> None:
+        """An AgentLab study's `result_df`: the harness verdicts of its episodes whose folders are not
+        in the import (those that are bring their own), kept as the run's task results."""
+        results = parse_study_results(source.read(), source.name)
+        present = {posixpath.basename(posixpath.dirname(other.name)) for other in self.catalogue
+                   if posixpath.basename(other.name) == AGENTLAB_SUMMARY}
+        absent = [result for result in results if result.episode not in present]
+        entry = FileReport(file=source.name, status=UNCHANGED, kind="results", format=STUDY_FORMAT, notes=[
+            f"{len(results)} episodes, {len(results) - len(absent)} of them read from their folders in this import"])
+        unknown, updated, kept = [], 0, 0
+        with transaction.atomic():
+            for benchmark in dict.fromkeys(result.task.benchmark for result in absent):
+                verdicts = {result.task.task_id: result.success for result in absent
+                            if result.task.benchmark == benchmark}
+                for task_id in verdicts:
+                    ref = TaskRef(task_id=task_id, benchmark=benchmark)
+                    if self._task(ref) is None:
+                        self._task_from_file(ref)
+                applied = record_verdicts(self.run, verdicts, source.name, benchmark=benchmark)
+                self.verdict_tasks |= applied.kept
+                unknown += [f"{benchmark}/{task_id}" for task_id in applied.unknown]
+                updated += len(applied.updated)
+                kept += sum(success is not None and task_id not in applied.unknown
+                            for task_id, success in verdicts.items())
+                entry.status = IMPORTED if applied.updated or applied.records_changed else entry.status
+        entry.notes.append(f"{kept} verdicts of episodes without their folder kept for the run page; "
+                           f"{updated} trajectories updated")
+        if unknown:
+            listed = ", ".join(unknown[:_LISTED_TASKS]) + (" ..." if len(unknown) > _LISTED_TASKS else "")
+            entry.notes.append(f"tasks not imported (run manage.py import_tasks), their verdicts not kept: {listed}")
+        self.report.files.append(entry)
 
     def _log_list(self, source: Source, content=None) -> None:
         listed = [line.strip() for line in decode(source.read())[0].splitlines() if line.strip()]

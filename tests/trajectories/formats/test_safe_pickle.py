@@ -1,0 +1,196 @@
+"""The restricted unpickler: every BrowserGym / AgentLab sample reads, nothing else runs."""
+
+import gzip
+import os
+import pickle
+import pickletools
+import struct
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from trajectories.formats.safe_pickle import (Array, PickledObject, PickleError, PickleRefused, _check_memo, gunzip,
+                                              load_file, loads)
+
+
+@pytest.fixture
+def episodes(shared_data):
+    return shared_data / "agent-outputs" / "browsergym-agentlab"
+
+
+def _pickles(folder):
+    return sorted(path for path in folder.rglob("*") if path.name.endswith((".pkl", ".pkl.gz")))
+
+
+def test_every_sample_pickle_reads_as_plain_records(episodes):
+    loaded = {path.relative_to(episodes).as_posix(): load_file(path.name, path.read_bytes(), 1 << 30)
+              for path in _pickles(episodes)}
+    assert len(loaded) == 9
+    exp_args = loaded["2025-01-22_11-03-29_GenericAgent-gpt-4o-mini_on_miniwob.click-dialog_28/exp_args.pkl"]
+    assert isinstance(exp_args, PickledObject) and exp_args.qualname == "browsergym.experiments.loop.ExpArgs"
+    fields = exp_args.fields()
+    assert fields["env_args"].fields()["task_name"] == "miniwob.click-dialog"
+    assert fields["env_args"].fields()["task_seed"] == 28
+    assert fields["exp_date"] == "2025-01-22T11:03:29.117522"
+    assert fields["exp_dir"].endswith("/2025-01-22_11-03-29_GenericAgent-gpt-4o-mini_on_miniwob.click-dialog_28")
+    step = loaded["2025-01-22_11-03-29_GenericAgent-gpt-4o-mini_on_miniwob.click-dialog_28/step_0.pkl.gz"].fields()
+    assert step["action"] == "click('20')"
+    index = step["obs"]["active_page_index"]
+    assert isinstance(index, Array) and (index.shape, index.dtype.name, index.values()) == ((1,), "i8", [0])
+    discussion = step["agent_info"].fields()["chat_messages"].fields()["messages"]
+    assert [message["role"] for message in discussion] == ["system", "user", "assistant"]
+    assert loaded["2025-01-22_11-03-29_GenericAgent-gpt-4o-mini_on_miniwob.click-checkboxes_7/goal_object.pkl.gz"] \
+        == [{"type": "text", "text": "Select Neb and click Submit."}]
+
+
+def test_the_samples_read_without_browsergym_agentlab_or_numpy(episodes):
+    script = (
+        "import sys, pathlib\n"
+        "from trajectories.formats.safe_pickle import load_file\n"
+        f"for path in pathlib.Path({str(episodes)!r}).rglob('*.pkl*'):\n"
+        "    load_file(path.name, path.read_bytes(), 1 << 30)\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'browsergym', 'agentlab'}))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                            cwd=os.getcwd())
+    assert result.stdout.strip() == "[]"
+
+
+class _Gadget:
+    """Pickles as a call of `func(*args)`, as an attacker's file would."""
+
+    def __init__(self, func, *args):
+        self.func, self.args = func, args
+
+    def __reduce__(self):
+        return self.func, self.args
+
+
+def _marker_gadgets(marker):
+    command = f"touch {marker}"
+    return {
+        "os.system": _Gadget(os.system, command),
+        "builtins.eval": _Gadget(eval, f"open({str(marker)!r}, 'w').close()"),
+        "builtins.exec": _Gadget(exec, f"open({str(marker)!r}, 'w').close()"),
+        "subprocess.Popen": _Gadget(subprocess.Popen, ["touch", str(marker)]),
+        "importlib.import_module": _Gadget(__import__("importlib").import_module, "os"),
+    }
+
+
+@pytest.mark.parametrize("name", ["os.system", "builtins.eval", "builtins.exec", "subprocess.Popen",
+                                  "importlib.import_module"])
+@pytest.mark.parametrize("wrapping", ["bare", "in a list", "in a dict", "protocol 0", "gzip"])
+def test_a_gadget_is_refused_and_runs_nothing(tmp_path, name, wrapping):
+    marker = tmp_path / "ran"
+    gadget = _marker_gadgets(marker)[name]
+    payload = {"bare": gadget, "in a list": [1, [gadget]], "in a dict": {"obs": {"axtree_txt": gadget}},
+               "protocol 0": gadget, "gzip": gadget}[wrapping]
+    data = pickle.dumps(payload, protocol=0 if wrapping == "protocol 0" else 4)
+    if wrapping == "gzip":
+        data = gzip.compress(data)
+    with pytest.raises(PickleRefused, match=r"\Arefused: the pickle calls "):
+        load_file("step_0.pkl.gz" if wrapping == "gzip" else "exp_args.pkl", data, 1 << 20)
+    assert not marker.exists()
+
+
+def test_a_gadget_inside_an_allowed_record_is_refused(tmp_path, episodes):
+    """An allowed class whose state holds a call: the allowed global does not admit the rest."""
+    marker = tmp_path / "ran"
+    body = pickle.dumps(_Gadget(os.system, f"touch {marker}"), protocol=4)
+    # A StepInfo (allowed) built with the gadget as its state, written opcode by opcode.
+    head = (b"\x80\x04\x8c\x1bbrowsergym.experiments.loop\x8c\x08StepInfo\x93)\x81")
+    crafted = head + body[2:-1] + b"b."
+    with pytest.raises(PickleRefused, match="posix.system|os.system"):
+        loads(crafted)
+    assert not marker.exists()
+
+
+def test_a_global_named_from_the_memo_is_refused_too(tmp_path):
+    """STACK_GLOBAL whose module string comes back from the memo, not straight from the stream."""
+    crafted = (b"\x80\x04\x8c\x02os\x94\x8c\x06system\x94\x8c\x04ls /\x94"
+               b"h\x00h\x01\x93h\x02\x85R.")
+    with pytest.raises(PickleRefused, match="os.system"):
+        loads(crafted)
+
+
+def test_a_numpy_array_of_objects_or_of_a_structured_dtype_is_refused():
+    numpy = pytest.importorskip("numpy")
+    with pytest.raises(PickleRefused, match="'O8' is not a plain numeric type"):
+        loads(pickle.dumps(numpy.array([1, "a"], dtype=object), protocol=4))
+    with pytest.raises(PickleRefused, match="'V4'"):
+        loads(pickle.dumps(numpy.zeros(2, dtype=[("a", "i4")]), protocol=4))
+    plain = loads(pickle.dumps(numpy.arange(6, dtype=">i4").reshape(2, 3), protocol=4))
+    assert (plain.shape, plain.dtype.format, plain.values()) == ((2, 3), ">i4", [0, 1, 2, 3, 4, 5])
+    assert loads(pickle.dumps(numpy.float64(0.5), protocol=4)) == 0.5
+
+
+def test_persistent_ids_and_extension_codes_are_refused():
+    with pytest.raises(PickleRefused, match="persistent"):
+        loads(b"\x80\x04\x8c\x01x\x94Q.")
+    with pytest.raises(PickleError, match="extension code"):
+        loads(b"\x80\x04\x82\x01.")
+
+
+@pytest.mark.parametrize("crafted", [
+    b"\x80\x04K\x01r" + struct.pack("<I", 0xFFFFFFF0) + b".",
+    b"\x80\x04K\x01p 4000000000\n.",
+    # Hidden behind a string, a frame and a run of numbers: the walk keeps in step with the unpickler.
+    b"\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00\x8c\x02r\xff]K\x01K\x02er" + struct.pack("<I", 1 << 30) + b".",
+])
+def test_a_huge_memo_index_is_refused_before_the_unpickler_allocates(crafted):
+    with pytest.raises(PickleError, match="memo index"):
+        loads(crafted)
+
+
+def test_a_gzip_bomb_stops_at_the_limit():
+    bomb = gzip.compress(b"\x00" * (8 << 20))
+    with pytest.raises(PickleError, match="more than 1,048,576 bytes once decompressed"):
+        gunzip(bomb, 1 << 20)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=400))
+def test_fuzz_random_bytes_raise_only_the_modules_error(data):
+    for candidate in (data, b"\x80\x04" + data, gzip.compress(data)):
+        try:
+            load_file("step_0.pkl.gz", candidate, 1 << 20)
+        except PickleError:
+            pass
+
+
+def _sample_pickles():
+    from tests.conftest import SHARED_DATA
+
+    folder = SHARED_DATA / "agent-outputs" / "browsergym-agentlab"
+    return [gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
+            for path in sorted(folder.rglob("*.pkl*"))]
+
+
+_SAMPLES = _sample_pickles()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(range(len(_SAMPLES))), st.lists(st.tuples(st.integers(min_value=0), st.integers(0, 255)),
+                                                       min_size=1, max_size=8),
+       st.integers(min_value=0))
+def test_fuzz_mutated_sample_pickles_raise_only_the_modules_error(which, changes, cut):
+    data = bytearray(_SAMPLES[which])
+    for position, value in changes:
+        data[position % len(data)] = value
+    for candidate in (bytes(data), bytes(data[: cut % len(data)])):
+        try:
+            loads(candidate)
+        except PickleError:
+            pass
+
+
+def test_the_memo_walk_ends_where_pickletools_sees_the_stop():
+    """The walk keeps in step with the opcodes of every sample (pickletools reads them one by one)."""
+    for data in _SAMPLES:
+        *_, (opcode, _, stop) = pickletools.genops(data)
+        assert opcode.name == "STOP"
+        _check_memo(data)
+        with pytest.raises(PickleError, match="ends before its STOP"):
+            _check_memo(data[:stop])
