@@ -71,6 +71,14 @@ class TaskRecord:
     slots: tuple[tuple[str, str], ...] = ()  # the template's values for this task: (name, value)
 
 
+def template_slots(instantiation) -> tuple[tuple[str, str], ...]:
+    """A task's template values that a gold could type (text and numbers, not lists), as TaskRecord.slots."""
+    if not isinstance(instantiation, dict):
+        return ()
+    return tuple((str(name), str(value)) for name, value in instantiation.items()
+                 if isinstance(value, str | int) and not isinstance(value, bool))
+
+
 @dataclass(frozen=True)
 class GoldRecord:
     pk: int
@@ -146,6 +154,17 @@ def is_typing(text: str) -> bool:
     return _TYPING.match(text) is not None
 
 
+def typed_values(text: str) -> list[str]:
+    """The quoted values a step types; the field it types into ("into the 'To' textbox") is not one."""
+    if not is_typing(text):
+        return []
+    return [next(group for group in match.groups() if group) for match in _QUOTED.finditer(text)
+            if not text[: match.start()].lower().rstrip().endswith(_INTO)]
+
+
+_INTO = ("into the", "in the", "into", "in")
+
+
 def gold_signal_words(steps: tuple[str, ...]) -> dict[str, tuple[float, str]]:
     """The terms a gold types, the links and numbers it names (weight 1) and the labels it clicks
     or picks (weight NAMED_WEIGHT: many are shared by every task of a site, and rarity over the
@@ -158,9 +177,9 @@ def gold_signal_words(steps: tuple[str, ...]) -> dict[str, tuple[float, str]]:
                 found[term] = (weight, word)
 
     for text in steps:
-        typing = is_typing(text)
+        typed = typed_values(text)
         for value in quoted_values(text):
-            add(value, 1.0 if typing else NAMED_WEIGHT)
+            add(value, 1.0 if value in typed else NAMED_WEIGHT)
         for link in _LINK.findall(text):
             add(link, 1.0)
         for number in _NUMBER.findall(text):
@@ -394,14 +413,23 @@ def check_worse_version(fit: GoldFit, skip: set[int]) -> list[Finding]:
             rival = fit.clearly_better(row)
             elsewhere = (f"; it fits task {fit.tasks[rival.task_pk].task_id} better "
                          f"({fit.evidence(row, rival.task_pk)})" if rival else "")
+            unnamed = _unnamed_values(gold.steps, fit.tasks[task_pk].intent)
+            typed = f"; it types {', '.join(unnamed)}, which the intent never names" if unnamed else ""
             findings.append(Finding(
                 gold.pk, WORSE_VERSION, f"gold:{other.pk}",
                 f"shares {agreement:.0%} of its words with gold #{other.pk} of the same task and fits the intent "
-                f"far worse: {fit.evidence(row, task_pk)} against {fit.evidence(better, task_pk)}{elsewhere}",
+                f"far worse: {fit.evidence(row, task_pk)} against {fit.evidence(better, task_pk)}{typed}{elsewhere}",
                 related_gold_pk=other.pk, related_task_pk=rival.task_pk if rival else None,
                 confidence=_confidence(gap - WORSE_VERSION_MARGIN, WORSE_VERSION_MARGIN),
             ))
     return findings
+
+
+def _unnamed_values(steps: tuple[str, ...], intent: str, limit: int = 4) -> list[str]:
+    """The values a gold types that share no word with the intent, quoted for a message."""
+    held = words(intent)
+    values = [value for text in steps for value in typed_values(text)]
+    return [f"‘{value}’" for value in dict.fromkeys(values) if not words(value) & held][:limit]
 
 
 def _agreement(first: dict, second: dict) -> float:

@@ -54,8 +54,7 @@ class Case:
 def load_tasks() -> tuple[list[quality.TaskRecord], dict[int, frozenset]]:
     raw = json.loads(TASKS.read_text(encoding="utf-8"))
     tasks = [quality.TaskRecord(task["task_id"], str(task["task_id"]), task["intent"], task["intent_template_id"],
-                                tuple((name, str(value)) for name, value in task["instantiation_dict"].items()
-                                      if isinstance(value, str | int)))
+                                quality.template_slots(task["instantiation_dict"]))
              for task in raw]
     return tasks, {task["task_id"]: frozenset(task["sites"]) for task in raw}
 
