@@ -40,7 +40,7 @@ MISSING_VALUES = "missing_values"
 # 800 weighs about 6.7) plus MEANING_WEIGHT times the cosine similarity of gist and intent.
 NAMED_WEIGHT = 0.5
 MEANING_WEIGHT = 10.0
-GIST_CHARS = 400
+GIST_CHARS = 200
 NEAREST_BY_MEANING = 5
 # Another task fits clearly better: by this much, and by its words (at least this fit, more than
 # twice the own task's) or, for a gold of several steps, by meaning (this much closer, with this
@@ -104,7 +104,7 @@ _NUMBER = re.compile(r"\b\d[\d,./-]{2,}\b")
 STOP_WORDS = frozenset(
     "the and for with from into this that what which when where who how are was were has have had not any all "
     "its his her their our your you him she they them then than there here can will would should could may might "
-    "about after before over under more most less few one two via per out off our my me".split()
+    "about after before over under more most less few one two via per out off our my me com www http https".split()
 )
 
 
@@ -130,15 +130,15 @@ def _stem(word: str) -> str:
 
 
 def terms(text: str) -> dict[str, str]:
-    """The terms of a text, each with a word it came from: words of three letters or more,
+    """The terms of a text, each with the word it came from: words of three letters or more,
     stemmed; a compound (a date, a hyphenated word, a domain) also gives its parts and its letters
-    run together."""
+    run together, all counted as that one word when fits are summed."""
     found = {}
     for word in _WORD.findall(text.lower()):
         parts = re.split(r"[./-]", word)
         for part in ([word, "".join(parts), *parts] if len(parts) > 1 else [word]):
             if len(part) >= 3 and part not in STOP_WORDS:
-                found.setdefault(_stem(part), part)
+                found.setdefault(_stem(part), word)
     return found
 
 
@@ -212,19 +212,26 @@ class IntentIndex:
         return math.log(self.size / len(tasks)) if tasks else 0.0
 
     def fits(self, signal: dict[str, tuple[float, str]]) -> Counter:
-        """Task pk -> summed weighted rarity of the signal terms its intent contains."""
-        scores: Counter = Counter()
-        for term, (weight, _) in signal.items():
+        """Task pk -> summed weighted rarity of the gold's words its intent contains (a word's
+        rarest term held by the intent: a date's year, a domain's name)."""
+        best: dict[tuple[int, str], float] = {}
+        for term, (weight, word) in signal.items():
+            value = weight * self.rarity(term)
             for pk in self.postings.get(term, ()):
-                scores[pk] += weight * self.rarity(term)
+                best[pk, word] = max(best.get((pk, word), 0.0), value)
+        scores: Counter = Counter()
+        for (pk, _), value in best.items():
+            scores[pk] += value
         return scores
 
     def shared(self, signal: dict[str, tuple[float, str]], intent: str, limit: int = 6) -> list[str]:
         """The gold's words an intent holds, the most telling first: the evidence a reviewer reads."""
         held = words(intent)
-        telling = sorted((term for term in signal if term in held),
-                         key=lambda term: (-self.rarity(term) * signal[term][0], term))
-        return [signal[term][1] for term in telling[:limit]]
+        telling: dict[str, float] = {}
+        for term, (weight, word) in signal.items():
+            if term in held:
+                telling[word] = max(telling.get(word, 0.0), weight * self.rarity(term))
+        return sorted(telling, key=lambda word: (-telling[word], word))[:limit]
 
 
 class Encoder(Protocol):
@@ -330,8 +337,10 @@ def check_sibling_values(tasks: dict[int, TaskRecord], golds: list[GoldRecord]) 
         for sibling in by_template[mine.template_id]:
             if sibling.pk == mine.pk:
                 continue
+            # Slots are named differently across a template's tasks ("year", "period"): any of the
+            # sibling's values counts, unless one of the task's own values holds it.
             typed = [(name, value) for name, value in sibling.slots
-                     if name in own and normalise(value) not in ours and _holds(text, value)]
+                     if not any(_holds(mine_value, value) for mine_value in ours) and _holds(text, value)]
             if typed and (best is None or len(typed) > len(best[1])):
                 best = (sibling, typed)
         missing = [value for value in own.values() if len(normalise(value)) >= 3 and not _holds(text, value)]
