@@ -4,13 +4,15 @@ Each check turns plain task and gold records into findings; a finding names its 
 wrong and a key that tells it apart from the gold's other findings of the same kind, so that
 storing the findings of a later run updates the same flags.
 
+How a gold fits its task, one reason per gold, the most specific first:
+- a template sibling's values: it types the places, titles or products of another task of its
+  template and misses one its own intent names;
+- the worse version: of a task's golds that share few words, one fitting the intent far worse;
 - belongs to another task: what a gold types and names (values, places, links, numbers; rare words
   weigh more, by inverse document frequency over every intent of the benchmark) and the meaning of
   its steps (MiniLM sentence embeddings) fit another task's intent clearly better than its own;
-- a template sibling's values: it types the places, titles or products of another task of its
-  template where its own intent names others;
-- fits its own task poorly: nothing it types is in its intent and many intents read closer;
-- the worse version: of a task's two golds that share few words, the one fitting the intent far worse;
+- fits its own task poorly: nothing it types is in its intent and most intents fit it better.
+Then:
 - duplicate: the same steps (after normalising case, spaces and end punctuation) under two tasks;
 - too short / too long: against the median of the task's other golds and its template siblings';
 - one-step gold; a gold that never types the quoted values of its intent.
@@ -37,7 +39,8 @@ ONE_STEP = "one_step"
 MISSING_VALUES = "missing_values"
 
 # Fit of a gold to an intent: summed rarity of the words both hold (a word found in one intent of
-# 800 weighs about 6.7) plus MEANING_WEIGHT times the cosine similarity of gist and intent.
+# 800 weighs about 6.7) plus MEANING_WEIGHT times the cosine similarity of gist and intent. The
+# thresholds below were chosen on the tuning part of benchmarks/gold_fit_labels.py.
 NAMED_WEIGHT = 0.5
 MEANING_WEIGHT = 10.0
 GIST_CHARS = 200
@@ -247,7 +250,7 @@ class GoldFit:
     golds: list[GoldRecord]
     index: IntentIndex
     signals: list[dict[str, tuple[float, str]]]
-    words: list[Counter]  # per gold: task pk -> word fit
+    word_fits: list[Counter]  # per gold: task pk -> word fit
     similarity: np.ndarray  # golds x tasks, cosine of the gist and the intent
     columns: dict[int, int]  # task pk -> column
 
@@ -266,16 +269,17 @@ class GoldFit:
 
     def score(self, row: int, task_pk: int) -> float:
         """Word fit plus the weighted similarity of meaning: one scale for ranking tasks."""
-        return self.words[row].get(task_pk, 0.0) + MEANING_WEIGHT * float(self.similarity[row, self.columns[task_pk]])
+        meaning = float(self.similarity[row, self.columns[task_pk]])
+        return self.word_fits[row].get(task_pk, 0.0) + MEANING_WEIGHT * meaning
 
     def rival(self, row: int) -> "Rival":
         """The other task the gold fits best, among the intents holding its words and the closest in meaning."""
         own = self.golds[row].task_pk
         near = set(np.argsort(-self.similarity[row])[:NEAREST_BY_MEANING + 1].tolist())
-        candidates = {pk for pk in self.words[row] if pk != own} | {
+        candidates = {pk for pk in self.word_fits[row] if pk != own} | {
             pk for pk, column in self.columns.items() if column in near and pk != own}
         best = max(candidates, key=lambda pk: (self.score(row, pk), -pk))
-        own_words, their_words = self.words[row].get(own, 0.0), self.words[row].get(best, 0.0)
+        own_words, their_words = self.word_fits[row].get(own, 0.0), self.word_fits[row].get(best, 0.0)
         return Rival(best, self.score(row, best) - self.score(row, own),
                      their_words >= OTHER_TASK_MIN_FIT and their_words > OTHER_TASK_RATIO * own_words,
                      float(self.similarity[row, self.columns[best]] - self.similarity[row, self.columns[own]]))
@@ -294,14 +298,14 @@ class GoldFit:
 
     def rank_of_own(self, row: int) -> int:
         """How many intents fit the gold better than its own task's."""
-        word_fits = np.array([self.words[row].get(pk, 0.0) for pk in self.columns])
+        word_fits = np.array([self.word_fits[row].get(pk, 0.0) for pk in self.columns])
         scores = word_fits + MEANING_WEIGHT * self.similarity[row]
         return int((scores > self.score(row, self.golds[row].task_pk) + 1e-9).sum())
 
     def evidence(self, row: int, task_pk: int) -> str:
         shared = self.index.shared(self.signals[row], self.tasks[task_pk].intent)
         said = ", ".join(f"‘{word}’" for word in shared) if shared else "no word of it"
-        return (f"word fit {self.words[row].get(task_pk, 0.0):.1f} ({said}), "
+        return (f"word fit {self.word_fits[row].get(task_pk, 0.0):.1f} ({said}), "
                 f"similarity {float(self.similarity[row, self.columns[task_pk]]):.2f}")
 
 
@@ -387,7 +391,7 @@ def check_poor_fit(fit: GoldFit, skip: set[int]) -> list[Finding]:
         if gold.pk in skip or not gold.steps or gold.cannot_complete:
             continue
         similarity = float(fit.similarity[row, fit.columns[gold.task_pk]])
-        if fit.words[row].get(gold.task_pk, 0.0) >= POOR_FIT_WORDS or similarity >= POOR_FIT_SIMILARITY:
+        if fit.word_fits[row].get(gold.task_pk, 0.0) >= POOR_FIT_WORDS or similarity >= POOR_FIT_SIMILARITY:
             continue
         rank = fit.rank_of_own(row)
         if rank < POOR_FIT_RANK:
@@ -522,12 +526,12 @@ def check_gold(tasks: list[TaskRecord], golds: list[GoldRecord],
                progress: Callable[[int], None] | None = None, encoder: Encoder | None = None) -> list[Finding]:
     """Every check over a benchmark's gold; `progress(n)` is told how many golds are done. The
     encoder defaults to the MiniLM model the offline judge uses."""
-    if encoder is None:
+    by_pk = {task.pk: task for task in tasks}
+    golds = [gold for gold in golds if gold.task_pk in by_pk]
+    if encoder is None and golds:
         from judges.embeddings import sentence_encoder
 
         encoder = sentence_encoder()
-    by_pk = {task.pk: task for task in tasks}
-    golds = [gold for gold in golds if gold.task_pk in by_pk]
     findings = check_sibling_values(by_pk, golds)
     fit = GoldFit.measure(by_pk, golds, encoder)
     if progress:

@@ -25,7 +25,9 @@ from trajectories.models import Task
 log = logging.getLogger(__name__)
 
 # Checks of how a gold fits its task's intent: their flags carry a confidence and side-by-side evidence.
-FIT_KINDS = (GoldFlag.Kind.OTHER_TASK, GoldFlag.Kind.SIBLING_VALUES, GoldFlag.Kind.WORSE_VERSION, GoldFlag.Kind.POOR_FIT)
+FIT_KINDS = (
+    GoldFlag.Kind.OTHER_TASK, GoldFlag.Kind.SIBLING_VALUES, GoldFlag.Kind.WORSE_VERSION, GoldFlag.Kind.POOR_FIT,
+)
 CHECK_KINDS = FIT_KINDS + (
     GoldFlag.Kind.DUPLICATE, GoldFlag.Kind.TOO_SHORT, GoldFlag.Kind.TOO_LONG, GoldFlag.Kind.ONE_STEP,
     GoldFlag.Kind.MISSING_VALUES,
