@@ -263,3 +263,26 @@ def test_copies_of_one_gold_under_many_tasks_give_one_flag_each():
     assert [(finding.gold_pk, finding.kind) for finding in findings] == [(11, "duplicate"), (12, "duplicate"),
                                                                          (13, "duplicate")]
     assert findings[0].message == "the same 2 steps are stored under task 2 (gold #12) and 1 other task"
+
+
+def test_the_page_and_the_api_give_the_surest_flags_first(db, reviewer, client):
+    from rest_framework.test import APIClient
+
+    unsure, sure = TaskFactory(intent="Show me the <b>blue</b> kettle"), TaskFactory(intent="Show me the red teapot")
+    flags = [GoldFlag.objects.create(gold=GoldTrajectoryFactory(task=task, status="submitted"), kind="poor_fit",
+                                     message=f"fits its own task {task.task_id} poorly", confidence=confidence,
+                                     related_task=sure)
+             for task, confidence in ((unsure, 0.55), (sure, 0.97))]
+    GoldStepFactory(gold=flags[0].gold, index=1, text="Click on the '<script>alert(1)</script>' link")
+    client.force_login(reviewer)
+
+    html = client.get(reverse("annotation:quality"), {"benchmark": "webarena"}).content.decode()
+
+    assert html.index(f'id="flag-{flags[1].pk}"') < html.index(f'id="flag-{flags[0].pk}"')
+    assert "97% sure" in html and "55% sure" in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert(1)" not in html
+    assert "Show me the &lt;b&gt;blue&lt;/b&gt; kettle" in html and "Closest task" in html
+    api = APIClient()
+    api.force_authenticate(reviewer)
+    listed = api.get("/api/gold/quality/", {"benchmark": "webarena"}).data["flags"]
+    assert [(flag["id"], flag["confidence"]) for flag in listed] == [(flags[1].pk, 0.97), (flags[0].pk, 0.55)]
