@@ -151,6 +151,7 @@ def words(text: str) -> set[str]:
 
 _TYPING = re.compile(r"^\W*(type|enter|input|fill|search|write|paste)\b", re.IGNORECASE)
 _LINK = re.compile(r"https?://\S+|\b[\w-]+\.(?:com|org|net|io)\b", re.IGNORECASE)
+_INTO = ("into the", "in the", "into", "in")
 
 
 def is_typing(text: str) -> bool:
@@ -164,8 +165,6 @@ def typed_values(text: str) -> list[str]:
     return [next(group for group in match.groups() if group) for match in _QUOTED.finditer(text)
             if not text[: match.start()].lower().rstrip().endswith(_INTO)]
 
-
-_INTO = ("into the", "in the", "into", "in")
 
 
 def gold_signal_words(steps: tuple[str, ...]) -> dict[str, tuple[float, str]]:
