@@ -238,3 +238,12 @@ class GoldFlag(models.Model):
 
     def __str__(self):
         return f"{self.get_kind_display()}: {self.message}"
+
+
+class SentenceVector(models.Model):
+    """A text's MiniLM vector, stored so that the gold checks encode an intent or a gold once, not
+    once per worker process. Keyed by a digest of the model's name and the text."""
+
+    digest = models.CharField(max_length=64, unique=True)
+    vector = models.BinaryField(help_text="float32, unit length.")
+    created_at = models.DateTimeField(auto_now_add=True)

@@ -18,6 +18,7 @@ from annotation.models import GoldCheckJob, GoldFlag, GoldStep, GoldTrajectory
 from annotation.permissions import DONE
 from accounts.roles import REVIEWER, has_role
 from annotation.selectors import DEFAULT_TAU, agreement_report, report_as_dict
+from annotation.services.sentence_vectors import StoredEncoder
 from config import jobs
 from judges.selectors import judge_config_named
 from trajectories.models import Task
@@ -109,7 +110,7 @@ def _run_quality(job: GoldCheckJob) -> dict:
     ]
     job.total = len(golds)
     GoldCheckJob.objects.filter(pk=job.pk).update(total=job.total)
-    findings = quality.check_gold(tasks, golds, _Progress(job))
+    findings = quality.check_gold(tasks, golds, _Progress(job), encoder=StoredEncoder())
     store_findings(findings, kinds=CHECK_KINDS,
                    scope=_in_scope(GoldFlag.objects, job.benchmark, "gold__task__benchmark"))
     counts = Counter(finding.kind for finding in findings)

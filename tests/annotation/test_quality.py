@@ -172,6 +172,20 @@ def test_an_import_runs_the_checks_in_the_background(misplaced_import):
     assert _open("duplicate") == {"1", "2", "82", "83"}
 
 
+def test_a_later_job_in_a_fresh_process_reads_the_vectors_it_needs(misplaced_import, monkeypatch):
+    from annotation.models import SentenceVector
+    from trajectories.models import Task
+
+    gists = {quality.gold_gist(tuple(gold.steps.values_list("text", flat=True)))
+             for gold in GoldTrajectory.objects.all()}
+    assert SentenceVector.objects.count() == len(set(Task.objects.values_list("intent", flat=True)) | gists)
+    monkeypatch.setattr("judges.embeddings.sentence_encoder", lambda: 1 / 0)  # no model to load
+
+    job = run_gold_check(start_gold_check(GoldCheckJob.Kind.QUALITY, benchmark="webarena").pk)
+
+    assert job.status == "done" and _open("other_task") == {"811"}
+
+
 def test_a_dismissed_flag_stays_dismissed_and_a_fixed_one_goes_inactive(misplaced_import, reviewer):
     from annotation.services.gold_checks import dismiss_flag
 
