@@ -401,7 +401,7 @@ def check_poor_fit(fit: GoldFit, skip: set[int]) -> list[Finding]:
             f"fits its own task {fit.tasks[gold.task_pk].task_id} poorly ({fit.evidence(row, gold.task_pk)}): "
             f"{rank} of {len(fit.tasks)} intents fit its steps better, the closest task "
             f"{fit.tasks[closest].task_id} ({fit.evidence(row, closest)})",
-            related_task_pk=closest, confidence=_confidence(rank / len(fit.tasks) - POOR_FIT_RANK / 800, 0.25),
+            related_task_pk=closest, confidence=_confidence((rank - POOR_FIT_RANK) / len(fit.tasks), 0.25),
         ))
     return findings
 
