@@ -48,7 +48,7 @@ class GoldTrajectoryAdmin(admin.ModelAdmin):
 
 @admin.register(GoldFlag)
 class GoldFlagAdmin(admin.ModelAdmin):
-    list_display = ("gold", "kind", "message", "active", "dismissed_at", "dismissed_by")
+    list_display = ("gold", "kind", "confidence", "message", "active", "dismissed_at", "dismissed_by")
     list_filter = ("kind", "active")
     search_fields = ("message", "gold__task__task_id", "dismiss_reason")
     raw_id_fields = ("gold", "related_gold", "related_task", "dismissed_by")

@@ -191,6 +191,9 @@ class GoldFlag(models.Model):
     class Kind(models.TextChoices):
         IMPORT_ANOMALY = "import_anomaly", "Import anomaly"
         OTHER_TASK = "other_task", "Belongs to another task"
+        SIBLING_VALUES = "sibling_values", "Types a template sibling's values"
+        WORSE_VERSION = "worse_version", "The worse of a task's two golds"
+        POOR_FIT = "poor_fit", "Fits its own task poorly"
         DUPLICATE = "duplicate", "Duplicate of another task's gold"
         TOO_SHORT = "too_short", "Too short"
         TOO_LONG = "too_long", "Too long"
@@ -210,6 +213,9 @@ class GoldFlag(models.Model):
     kind = models.CharField(max_length=20, choices=Kind.choices)
     key = models.CharField(max_length=200, blank=True, help_text="Tells two flags of one kind on one gold apart.")
     message = models.TextField()
+    confidence = models.FloatField(
+        null=True, blank=True, help_text="How sure the check is, 0.5 to 1: orders the flags of the fit checks."
+    )
     rows = models.JSONField(default=list, blank=True, help_text="Spreadsheet rows concerned (header = row 1).")
     active = models.BooleanField(default=True, help_text="False once the latest run no longer finds it.")
     dismissed_at = models.DateTimeField(null=True, blank=True)
@@ -232,3 +238,12 @@ class GoldFlag(models.Model):
 
     def __str__(self):
         return f"{self.get_kind_display()}: {self.message}"
+
+
+class SentenceVector(models.Model):
+    """A text's MiniLM vector, stored so that the gold checks encode an intent or a gold once, not
+    once per worker process. Keyed by a digest of the model's name and the text."""
+
+    digest = models.CharField(max_length=64, unique=True)
+    vector = models.BinaryField(help_text="float32, unit length.")
+    created_at = models.DateTimeField(auto_now_add=True)

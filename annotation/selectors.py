@@ -4,7 +4,7 @@ from dataclasses import asdict, dataclass, field
 from itertools import combinations
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 
 from judges import questions as q
 from judges.calibration import DEFAULT_THRESHOLD as DEFAULT_TAU
@@ -269,15 +269,17 @@ def latest_gold_check(kind: str, benchmark: str = "", parameters: dict | None = 
     return jobs.order_by("-created_at", "-pk").first()
 
 
-def open_flags(benchmark: str = "", kinds=None) -> QuerySet:
-    """Active flags nobody dismissed, with what the pages show of them."""
+def open_flags(benchmark: str = "", kinds=None, *, with_steps: bool = False) -> QuerySet:
+    """Active flags nobody dismissed, with what the pages show of them, the surest first within a
+    kind; `with_steps` brings the steps of the flagged and the related gold, for evidence."""
     flags = GoldFlag.objects.filter(active=True, dismissed_at__isnull=True)
     if kinds:
         flags = flags.filter(kind__in=kinds)
     if benchmark:
         flags = flags.filter(gold__task__benchmark=benchmark)
-    return flags.select_related("gold__task", "gold__annotator", "related_gold__task", "related_task").order_by(
-        "kind", "gold__task__number", "gold__task__task_id", "gold_id", "key")
+    flags = flags.select_related("gold__task", "gold__annotator", "related_gold__task", "related_task").order_by(
+        "kind", F("confidence").desc(nulls_last=True), "gold__task__number", "gold__task__task_id", "gold_id", "key")
+    return flags.prefetch_related("gold__steps", "related_gold__steps") if with_steps else flags
 
 
 def dismissed_flags(benchmark: str = "", kinds=None) -> QuerySet:

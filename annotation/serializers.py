@@ -117,9 +117,9 @@ class GoldFlagSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = GoldFlag
-        fields = ("id", "gold", "benchmark", "task_id", "kind", "key", "message", "rows", "related_gold",
-                  "related_task", "active", "dismissed_at", "dismissed_by", "dismiss_reason", "created_at",
-                  "updated_at")
+        fields = ("id", "gold", "benchmark", "task_id", "kind", "key", "message", "confidence", "rows",
+                  "related_gold", "related_task", "active", "dismissed_at", "dismissed_by", "dismiss_reason",
+                  "created_at", "updated_at")
         read_only_fields = fields
 
 

@@ -26,7 +26,7 @@ from .models import GoldCheckJob, GoldFlag, GoldReview, GoldStatus, GoldTrajecto
 from .permissions import can_review_gold, visible_gold
 from .serializers import GoldTrajectorySerializer
 from .services.gold_import import import_gold
-from .services.gold_checks import dismiss_flag, start_gold_check
+from .services.gold_checks import FIT_KINDS, dismiss_flag, start_gold_check
 from .services.gold_review import review_gold
 from .services.reference import set_reference
 
@@ -234,12 +234,13 @@ def gold_quality(request):
         start_gold_check(GoldCheckJob.Kind.QUALITY, benchmark=benchmark, user=request.user)
         return redirect(reverse("annotation:quality") + f"?benchmark={benchmark}")
     job = selectors.latest_gold_check(GoldCheckJob.Kind.QUALITY, benchmark)
-    flags = list(selectors.open_flags(benchmark, [k for k in GoldFlag.Kind.values if k != GoldFlag.Kind.DISAGREEMENT]))
+    kinds = [kind for kind in GoldFlag.Kind.values if kind != GoldFlag.Kind.DISAGREEMENT]
+    flags = list(selectors.open_flags(benchmark, kinds, with_steps=True))
     groups = {}
-    for flag in flags:
+    for flag in sorted(flags, key=lambda flag: kinds.index(flag.kind)):  # stable: the surest first within a kind
         groups.setdefault(flag.get_kind_display(), []).append(flag)
     return render(request, "annotation/quality.html", {
-        "job": job, "groups": groups, "flag_count": len(flags), "benchmark": benchmark,
+        "job": job, "groups": groups, "flag_count": len(flags), "benchmark": benchmark, "fit_kinds": FIT_KINDS,
         "benchmarks": task_benchmarks(),
         "changed_since": selectors.gold_changed_since(job) if job and job.status == GoldCheckJob.Status.DONE else 0,
         "dismissed": selectors.dismissed_flags(benchmark)[:100],

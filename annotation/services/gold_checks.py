@@ -18,15 +18,20 @@ from annotation.models import GoldCheckJob, GoldFlag, GoldStep, GoldTrajectory
 from annotation.permissions import DONE
 from accounts.roles import REVIEWER, has_role
 from annotation.selectors import DEFAULT_TAU, agreement_report, report_as_dict
+from annotation.services.sentence_vectors import StoredEncoder
 from config import jobs
 from judges.selectors import judge_config_named
 from trajectories.models import Task
 
 log = logging.getLogger(__name__)
 
-CHECK_KINDS = (
-    GoldFlag.Kind.OTHER_TASK, GoldFlag.Kind.DUPLICATE, GoldFlag.Kind.TOO_SHORT, GoldFlag.Kind.TOO_LONG,
-    GoldFlag.Kind.ONE_STEP, GoldFlag.Kind.MISSING_VALUES,
+# Checks of how a gold fits its task's intent: their flags carry a confidence and side-by-side evidence.
+FIT_KINDS = (
+    GoldFlag.Kind.OTHER_TASK, GoldFlag.Kind.SIBLING_VALUES, GoldFlag.Kind.WORSE_VERSION, GoldFlag.Kind.POOR_FIT,
+)
+CHECK_KINDS = FIT_KINDS + (
+    GoldFlag.Kind.DUPLICATE, GoldFlag.Kind.TOO_SHORT, GoldFlag.Kind.TOO_LONG, GoldFlag.Kind.ONE_STEP,
+    GoldFlag.Kind.MISSING_VALUES,
 )
 # A pair of golds agreeing less than this is flagged on the agreement page.
 DISAGREEMENT_BELOW = 0.5
@@ -90,9 +95,9 @@ def _in_scope(queryset, benchmark: str, field: str):
 
 def _run_quality(job: GoldCheckJob) -> dict:
     tasks = [
-        quality.TaskRecord(pk, task_id, intent, template_id)
-        for pk, task_id, intent, template_id in _in_scope(Task.objects, job.benchmark, "benchmark")
-        .values_list("pk", "task_id", "intent", "intent_template_id")
+        quality.TaskRecord(pk, task_id, intent, template_id, quality.template_slots(instantiation))
+        for pk, task_id, intent, template_id, instantiation in _in_scope(Task.objects, job.benchmark, "benchmark")
+        .values_list("pk", "task_id", "intent", "intent_template_id", "instantiation")
     ]
     golds_qs = _in_scope(GoldTrajectory.objects.filter(status__in=DONE), job.benchmark, "task__benchmark")
     texts: dict[int, list[str]] = {}
@@ -105,7 +110,7 @@ def _run_quality(job: GoldCheckJob) -> dict:
     ]
     job.total = len(golds)
     GoldCheckJob.objects.filter(pk=job.pk).update(total=job.total)
-    findings = quality.check_gold(tasks, golds, _Progress(job))
+    findings = quality.check_gold(tasks, golds, _Progress(job), encoder=StoredEncoder())
     store_findings(findings, kinds=CHECK_KINDS,
                    scope=_in_scope(GoldFlag.objects, job.benchmark, "gold__task__benchmark"))
     counts = Counter(finding.kind for finding in findings)
@@ -124,7 +129,7 @@ def store_findings(findings, *, kinds, scope) -> None:
             seen.add(identity)
             flag = stored.get(identity)
             fields = {"message": finding.message, "related_gold_id": finding.related_gold_pk,
-                      "related_task_id": finding.related_task_pk, "active": True}
+                      "related_task_id": finding.related_task_pk, "confidence": finding.confidence, "active": True}
             if flag is None:
                 new.append(GoldFlag(gold_id=finding.gold_pk, kind=finding.kind, key=finding.key, **fields))
             elif any(getattr(flag, name) != value for name, value in fields.items()):
@@ -132,7 +137,7 @@ def store_findings(findings, *, kinds, scope) -> None:
                     setattr(flag, name, value)
                 changed.append(flag)
         GoldFlag.objects.bulk_create(new, batch_size=500)
-        GoldFlag.objects.bulk_update(changed, ["message", "related_gold_id", "related_task_id", "active"],
+        GoldFlag.objects.bulk_update(changed, ["message", "related_gold_id", "related_task_id", "confidence", "active"],
                                      batch_size=500)
         gone = [flag.pk for identity, flag in stored.items() if identity not in seen and flag.active]
         for start in range(0, len(gone), 500):

@@ -8,7 +8,7 @@ from django.urls import reverse
 from annotation import quality
 from annotation.formats import read_gold_bytes, read_gold_file
 from annotation.models import GoldCheckJob, GoldFlag, GoldStatus, GoldTrajectory
-from annotation.services.gold_checks import run_gold_check, start_gold_check
+from annotation.services.gold_checks import FIT_KINDS, run_gold_check, start_gold_check
 from annotation.services.gold_import import import_gold
 from tests.annotation.sheets import excerpt_rows, misplaced_gold_sheet, sheet_bytes
 from tests.factories import GoldStepFactory, GoldTrajectoryFactory, TaskFactory
@@ -17,7 +17,8 @@ from tests.factories import GoldStepFactory, GoldTrajectoryFactory, TaskFactory
 @pytest.fixture(scope="module")
 def webarena_intents(shared_data):
     tasks = json.loads((shared_data / "webarena" / "test.raw.json").read_text(encoding="utf-8"))
-    return [quality.TaskRecord(task["task_id"], str(task["task_id"]), task["intent"], task["intent_template_id"])
+    return [quality.TaskRecord(task["task_id"], str(task["task_id"]), task["intent"], task["intent_template_id"],
+                               quality.template_slots(task["instantiation_dict"]))
             for task in tasks]
 
 
@@ -46,22 +47,90 @@ def test_a_moved_block_and_a_gold_copied_under_a_sibling_are_found(webarena_inte
     findings = {(f.gold_pk, f.kind): f for f in quality.check_gold(webarena_intents, golds)}
 
     assert findings[moved.pk, "other_task"].related_task_pk == 529
-    assert "fit task 529" in findings[moved.pk, "other_task"].message
-    assert findings[copied.pk, "other_task"].related_task_pk == 82  # 75 names the same places; 82 is the sibling
+    assert findings[moved.pk, "other_task"].message.startswith("fits task 529 better than its own task 811: word fit")
+    assert "‘bluetooth’, ‘speaker’" in findings[moved.pk, "other_task"].message
+    # Task 75 names the same three places, but 82 is the sibling whose places the copy types.
+    assert findings[copied.pk, "sibling_values"].related_task_pk == 82
+    assert (copied.pk, "other_task") not in findings
     assert findings[copied.pk, "duplicate"].message == "the same 9 steps are stored under task 82 (gold #4)"
     assert (4, "duplicate") in findings and (moved.pk, "duplicate") not in findings  # moved, not copied
 
 
-def test_a_sibling_of_the_same_template_is_named_so():
-    tasks = [quality.TaskRecord(1, "1", "Search for 'blue kettle' in the shop", 9),
-             quality.TaskRecord(2, "2", "Search for 'red teapot' in the shop", 9)]
-    # Rarity is measured over a benchmark's intents: a word found in one intent of 300 weighs.
-    tasks += [quality.TaskRecord(pk, str(pk), f"Show order {pk} in the shop", 8) for pk in range(3, 300)]
-    gold = quality.GoldRecord(10, 1, ("Type 'red teapot' into the search box", "Press Enter"))
+# One hand-built case of each kind the fit checks must find, against the 812 real intents.
 
-    [finding] = quality.check_other_task({t.pk: t for t in tasks}, [gold], quality.IntentIndex(tasks))
+MAP_GOLD = ("Click on the 'Find directions between two points'",
+            "Type 'Massachusetts Institute of Technology' into the 'From' textbox.",
+            "Type 'Harvard University' into the 'To' textbox.", "Select the 'Foot (OSRM)' option",
+            "Click the 'Go' button", "Select the 'Car (OSRM)' option",
+            "Type 'Boston Logan International Airport' into the 'To' textbox.", "Click the 'Go' button")
 
-    assert finding.related_task_pk == 2 and "a sibling of the same template" in finding.message
+
+def _fit_flags(tasks, golds):
+    return [(f.gold_pk, f.kind, f.related_task_pk, f.related_gold_pk, f.message)
+            for f in quality.check_gold(tasks, golds) if f.kind in FIT_KINDS]
+
+
+def test_a_directions_block_between_places_the_intent_never_names_is_the_worse_version(webarena_intents):
+    unnamed = quality.GoldRecord(2, 82, ("Click on the 'Find directions between two points'",
+                                         "Type 'Quincy Market' into the 'From' textbox.",
+                                         "Type 'Jamaica Pond' into the 'To' textbox.", "Click the 'Go' button"))
+
+    [(gold, kind, task, other, message)] = _fit_flags(webarena_intents, [quality.GoldRecord(1, 82, MAP_GOLD), unnamed])
+
+    assert (gold, kind, task, other) == (2, "worse_version", None, 1)
+    assert "it types ‘Quincy Market’, ‘Jamaica Pond’, which the intent never names" in message
+    assert "‘harvard’" in message  # what the other block has that this one lacks
+
+
+def test_a_template_siblings_place_typed_is_flagged_naming_that_sibling(webarena_intents):
+    # Task 81 walks from Univ of Pittsburgh; this gold walks from task 80's Carnegie Mellon University.
+    places = {"Massachusetts Institute of Technology": "Carnegie Mellon University",
+              "Harvard University": "starbucks on Craig Street",
+              "Boston Logan International Airport": "Pittsburgh International Airport"}
+    steps = tuple(next((text.replace(old, new) for old, new in places.items() if old in text), text)
+                  for text in MAP_GOLD)
+
+    [(gold, kind, task, _, message)] = _fit_flags(webarena_intents, [quality.GoldRecord(1, 81, steps)])
+
+    assert (kind, task) == ("sibling_values", 80)
+    assert message == ("types ‘Carnegie Mellon University’, the place_A of task 80 (same template), "
+                       "and never ‘Univ of Pittsburgh’ that its own intent names")
+    # The same gold under its own task is fine.
+    assert _fit_flags(webarena_intents, [quality.GoldRecord(1, 80, steps)]) == []
+
+
+def test_a_single_row_clicking_an_unrelated_link_fits_its_task_poorly(webarena_intents):
+    [(gold, kind, task, _, message)] = _fit_flags(webarena_intents, [
+        quality.GoldRecord(1, 809, ("Click on the 'Contact Us' link",))])
+
+    assert kind == "poor_fit"
+    assert message.startswith("fits its own task 809 poorly (word fit 0.0 (no word of it), similarity")
+    assert "intents fit its steps better, the closest task" in message
+
+
+def test_a_block_browsing_furniture_by_price_under_a_review_task_names_the_furniture_task(webarena_intents):
+    block = ("Click on the 'Home & Kitchen' link", "Click on the 'Furniture' link", "Click on the 'Price' filter",
+             "Click on the '$100.00 - $199.99' link")
+
+    [(gold, kind, task, _, message)] = _fit_flags(webarena_intents, [quality.GoldRecord(1, 775, block)])
+
+    # Task 273: "Show me products under $199 in "furtiture with accent" category".
+    assert (kind, task) == ("other_task", 273)
+    assert "word fit 6.7 (‘199.99’)" in message  # $199.99 counted once, by its rarest part
+
+
+def test_fit_flags_carry_a_confidence_the_surer_the_higher(webarena_intents, gold_xlsx):
+    golds = _records(read_gold_file(gold_xlsx))
+    # Under tasks without a gold of their own: the whole refund message under a bestseller question, and a
+    # link that a refund message would need but that is clicked under another task.
+    moved = [quality.GoldRecord(100, 4, golds[-1].steps),
+             quality.GoldRecord(101, 6, golds[-1].steps[:1] + ("Click on the 'Contact Us' link",))]
+
+    confidence = {f.gold_pk: f.confidence for f in quality.check_gold(webarena_intents, golds + moved)
+                  if f.kind in FIT_KINDS}
+
+    assert set(confidence) == {100, 101}
+    assert 0.5 < confidence[101] < confidence[100] <= 1.0
 
 
 def test_lengths_one_step_golds_and_missing_intent_values():
@@ -97,9 +166,24 @@ def test_an_import_runs_the_checks_in_the_background(misplaced_import):
     job = GoldCheckJob.objects.get(kind="quality")
 
     assert (job.status, job.benchmark, job.done, job.total) == ("done", "webarena", 9, 9)
-    assert job.result["flags"]["other_task"] == 2
-    assert _open("other_task") == {"811", "83"}
+    assert (job.result["flags"]["other_task"], job.result["flags"]["sibling_values"]) == (1, 1)
+    assert _open("other_task") == {"811"} and _open("sibling_values") == {"83"}
+    assert GoldFlag.objects.get(kind="other_task").confidence > 0.9
     assert _open("duplicate") == {"1", "2", "82", "83"}
+
+
+def test_a_later_job_in_a_fresh_process_reads_the_vectors_it_needs(misplaced_import, monkeypatch):
+    from annotation.models import SentenceVector
+    from trajectories.models import Task
+
+    gists = {quality.gold_gist(tuple(gold.steps.values_list("text", flat=True)))
+             for gold in GoldTrajectory.objects.all()}
+    assert SentenceVector.objects.count() == len(set(Task.objects.values_list("intent", flat=True)) | gists)
+    monkeypatch.setattr("judges.embeddings.sentence_encoder", lambda: 1 / 0)  # no model to load
+
+    job = run_gold_check(start_gold_check(GoldCheckJob.Kind.QUALITY, benchmark="webarena").pk)
+
+    assert job.status == "done" and _open("other_task") == {"811"}
 
 
 def test_a_dismissed_flag_stays_dismissed_and_a_fixed_one_goes_inactive(misplaced_import, reviewer):
@@ -122,9 +206,10 @@ def test_the_quality_page_lists_flags_with_their_actions(misplaced_import, revie
     client.force_login(reviewer)
     html = client.get(reverse("annotation:quality"), {"benchmark": "webarena"}).content.decode()
 
-    assert "Belongs to another task (2)" in html and "Duplicate of another task&#x27;s gold (4)" in html
+    assert "Belongs to another task (1)" in html and "Duplicate of another task&#x27;s gold (4)" in html
+    assert "Types a template sibling&#x27;s values (1)" in html
     moved = misplaced_import["811"]
-    assert f'href="/annotation/gold/{moved.pk}/"' in html and "fit task 529" in html
+    assert f'href="/annotation/gold/{moved.pk}/"' in html and "fits task 529 better" in html
     flag = GoldFlag.objects.get(kind="other_task", gold=moved)
 
     refused = client.post(reverse("annotation:dismiss-flag", args=[flag.pk]), {"reason": " "}, follow=True)
@@ -192,3 +277,26 @@ def test_copies_of_one_gold_under_many_tasks_give_one_flag_each():
     assert [(finding.gold_pk, finding.kind) for finding in findings] == [(11, "duplicate"), (12, "duplicate"),
                                                                          (13, "duplicate")]
     assert findings[0].message == "the same 2 steps are stored under task 2 (gold #12) and 1 other task"
+
+
+def test_the_page_and_the_api_give_the_surest_flags_first(db, reviewer, client):
+    from rest_framework.test import APIClient
+
+    unsure, sure = TaskFactory(intent="Show me the <b>blue</b> kettle"), TaskFactory(intent="Show me the red teapot")
+    flags = [GoldFlag.objects.create(gold=GoldTrajectoryFactory(task=task, status="submitted"), kind="poor_fit",
+                                     message=f"fits its own task {task.task_id} poorly", confidence=confidence,
+                                     related_task=sure)
+             for task, confidence in ((unsure, 0.55), (sure, 0.97))]
+    GoldStepFactory(gold=flags[0].gold, index=1, text="Click on the '<script>alert(1)</script>' link")
+    client.force_login(reviewer)
+
+    html = client.get(reverse("annotation:quality"), {"benchmark": "webarena"}).content.decode()
+
+    assert html.index(f'id="flag-{flags[1].pk}"') < html.index(f'id="flag-{flags[0].pk}"')
+    assert "97% sure" in html and "55% sure" in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert(1)" not in html
+    assert "Show me the &lt;b&gt;blue&lt;/b&gt; kettle" in html and "Closest task" in html
+    api = APIClient()
+    api.force_authenticate(reviewer)
+    listed = api.get("/api/gold/quality/", {"benchmark": "webarena"}).data["flags"]
+    assert [(flag["id"], flag["confidence"]) for flag in listed] == [(flags[1].pk, 0.97), (flags[0].pk, 0.55)]
