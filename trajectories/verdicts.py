@@ -204,6 +204,25 @@ class BinaryAgreement:
         return self.true_positive / really_yes if really_yes else None
 
     @property
+    def f1(self) -> float | None:
+        precision, recall = self.precision, self.recall
+        if precision is None or recall is None or precision + recall == 0:
+            return None
+        return 2 * precision * recall / (precision + recall)
+
+    @property
+    def npv(self) -> float | None:
+        """Negative predictive value: how often the automatic verdict's "failed" is right."""
+        said_no = self.true_negative + self.false_negative
+        return self.true_negative / said_no if said_no else None
+
+    @property
+    def tnr(self) -> float | None:
+        """True negative rate: the share of real failures the automatic verdict calls failures."""
+        really_no = self.true_negative + self.false_positive
+        return self.true_negative / really_no if really_no else None
+
+    @property
     def kappa(self) -> float | None:
         """Cohen's kappa; None when chance agreement is total (both sides said one thing throughout)."""
         n = self.items
@@ -217,7 +236,7 @@ class BinaryAgreement:
 
     def to_dict(self) -> dict:
         return {**asdict(self), "items": self.items, "accuracy": self.accuracy, "precision": self.precision,
-                "recall": self.recall, "kappa": self.kappa}
+                "recall": self.recall, "f1": self.f1, "npv": self.npv, "tnr": self.tnr, "kappa": self.kappa}
 
 
 def binary_agreement(pairs: Iterable[tuple[bool | None, bool | None]]) -> BinaryAgreement:

@@ -48,7 +48,15 @@ def test_binary_agreement_against_the_consensus():
     assert result.precision == pytest.approx(2 / 3) and result.recall == pytest.approx(2 / 3)
     # po = 4/6, pe = 0.5*0.5 + 0.5*0.5 = 0.5 -> kappa = (2/3 - 1/2) / (1/2) = 1/3
     assert result.kappa == pytest.approx(1 / 3)
+    assert result.f1 == pytest.approx(2 / 3)
+    # NPV: TN / (TN + FN) = 2 / 3; TNR: TN / (TN + FP) = 2 / 3.
+    assert result.npv == pytest.approx(2 / 3) and result.tnr == pytest.approx(2 / 3)
+    lopsided = v.binary_agreement([(True, True)] * 3 + [(False, True)] + [(True, False)] * 2 + [(False, False)])
+    # TP 3, FN 1, FP 2, TN 1: precision 3/5, recall 3/4, F1 2/3; NPV 1/2; TNR 1/3.
+    assert lopsided.f1 == pytest.approx(2 / 3)
+    assert lopsided.npv == pytest.approx(1 / 2) and lopsided.tnr == pytest.approx(1 / 3)
     assert v.binary_agreement([(True, True)]).kappa is None
+    assert v.binary_agreement([(True, True)]).npv is None and v.binary_agreement([(True, True)]).tnr is None
     assert v.binary_agreement([]).accuracy is None
 
 

@@ -1,0 +1,395 @@
+"""Read the verdicts that benchmarks and judges publish beside agents' runs (Django-free).
+
+Each format names its source (kind, name, model, threshold) and yields one `VerdictRecord` per
+(run, task[, grader]). The run a verdict is about comes from the file where it says so (one
+column per agent, an agent/model field) and otherwise from the caller.
+
+Formats, found by content:
+- Online-Mind2Web `human_label.json`: one object per task, one `<Agent>_human_label` field per
+  agent; "1" success, "0" failure, "2" the task could not be executed (no yes/no, label
+  `not_executable`; success rates count it as not successful, as the benchmark does).
+- WebJudge outputs (JSON lines): `predicted_label` with `evaluation_details`, `key_points` and
+  `image_judge_record` kept as the explanation; model and threshold from the file name
+  (`..._gpt-4o-mini_score_threshold_3_...`).
+- browser-use `result.json` files with `judge{score, reasoning}`: a score of 0-100, success at or
+  above the threshold.
+- Agent-E evaluation records: human `score` / `reason` and judge `pred_score` / `pred_reason`.
+- AgentRewardBench `annotations.csv` (one row per annotator and trajectory) and its judge files
+  (`benchmark, goal, agent, judge, judge_model_name, response`).
+"""
+
+import ast
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .verdict_files import VerdictFileError, read_rows
+
+HUMAN, LLM_JUDGE, HARNESS, AGENT = "human", "llm_judge", "harness", "agent_self_report"
+NOT_EXECUTABLE = "not_executable"
+UNSURE = "unsure"
+# browser-use's judge scores 0-100; its runner counts 70 and above as a pass unless told otherwise.
+BROWSER_USE_THRESHOLD = 70.0
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """Who gave a verdict: a named source of one kind, with its model and score threshold."""
+
+    kind: str
+    name: str
+    model: str = ""
+    threshold: float | None = None
+
+
+@dataclass(frozen=True)
+class VerdictRecord:
+    source: SourceRef
+    task_id: str
+    line: int | str
+    success: bool | None
+    run: str = ""
+    grader: str = ""
+    label: str = ""
+    score: float | None = None
+    explanation: str = ""
+    benchmark: str = ""
+    agent_model: str = ""
+    # Further labels of the same judgement (AgentRewardBench: side effect, optimality, looping).
+    labels: dict = field(default_factory=dict, hash=False)
+
+
+@dataclass
+class VerdictFile:
+    format: str
+    records: list[VerdictRecord]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def sources(self) -> list[SourceRef]:
+        return list(dict.fromkeys(record.source for record in self.records))
+
+
+def _literal(value):
+    """A field that some writers store as the Python repr of a list or dict: read as a literal,
+    never evaluated; left as it is when it is not one."""
+    if isinstance(value, str) and value[:1] in "[{":
+        try:
+            return ast.literal_eval(value)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return value
+    return value
+
+
+def _number(value) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    text = str(value).strip()
+    if text.lower() in ("", "none", "null", "nan"):
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _text(value) -> str:
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("none", "null")):
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+# --- Online-Mind2Web human labels ------------------------------------------------------------
+
+HUMAN_LABEL_SUFFIX = "_human_label"
+
+
+def looks_like_human_labels(rows: list[tuple[int | str, dict]]) -> bool:
+    return bool(rows) and any(key.endswith(HUMAN_LABEL_SUFFIX) for key in rows[0][1])
+
+
+def _agent_name(column: str) -> str:
+    """`Claude_Computer_Use_3.7_human_label` -> `Claude Computer Use 3.7`."""
+    return column[: -len(HUMAN_LABEL_SUFFIX)].replace("_", " ").strip()
+
+
+def human_labels(source: str, rows, source_name: str = "") -> VerdictFile:
+    ref = SourceRef(HUMAN, source_name or "Online-Mind2Web human labels")
+    records = []
+    for line, row in rows:
+        task_id = str(row.get("task_id", "")).strip()
+        if not task_id:
+            raise VerdictFileError(source, "task_id: missing", line)
+        for column, value in row.items():
+            if not column.endswith(HUMAN_LABEL_SUFFIX) or value in (None, ""):
+                continue
+            mark = str(value).strip()
+            if mark not in ("0", "1", "2"):
+                raise VerdictFileError(source, f"{column}: {value!r} is not 1 (success), 0 (failure) or "
+                                               "2 (task not executable)", line)
+            records.append(VerdictRecord(
+                source=ref, task_id=task_id, line=line, run=_agent_name(column),
+                success=None if mark == "2" else mark == "1", label=NOT_EXECUTABLE if mark == "2" else ""))
+    return VerdictFile("online_mind2web_human_labels", records)
+
+
+# --- WebJudge -------------------------------------------------------------------------------
+
+_WEBJUDGE_NAME = re.compile(r"eval_(?P<model>.+?)_score_threshold_(?P<threshold>\d+(?:\.\d+)?)")
+
+
+def looks_like_webjudge(rows) -> bool:
+    return bool(rows) and all("predicted_label" in row for _, row in rows)
+
+
+def webjudge(source: str, rows, *, source_name: str = "", run: str = "") -> VerdictFile:
+    found = _WEBJUDGE_NAME.search(source.rsplit("/", 1)[-1])
+    model = found["model"] if found else ""
+    threshold = float(found["threshold"]) if found else None
+    ref = SourceRef(LLM_JUDGE, source_name or f"WebJudge {model}".strip(), model, threshold)
+    records = []
+    for line, row in rows:
+        task_id = str(row.get("task_id", "")).strip()
+        if not task_id:
+            raise VerdictFileError(source, "task_id: missing", line)
+        label = row.get("predicted_label")
+        if label not in (0, 1, "0", "1"):
+            raise VerdictFileError(source, f"predicted_label: {label!r} is not 1 or 0", line)
+        details = _literal(row.get("evaluation_details"))
+        details = details.get("response", details) if isinstance(details, dict) else details
+        images = _literal(row.get("image_judge_record")) or []
+        scores = [item.get("Score") for item in images if isinstance(item, dict)] if isinstance(images, list) else []
+        explanation = "\n\n".join(part for part in (
+            _text(details),
+            f"Key points:{_text(row.get('key_points')).rstrip()}" if row.get("key_points") else "",
+            f"Screenshot scores: {', '.join(str(score) for score in scores)}" if scores else "",
+        ) if part)
+        records.append(VerdictRecord(source=ref, task_id=task_id, line=line, run=run,
+                                     success=str(label) == "1", explanation=explanation))
+    return VerdictFile("webjudge", records)
+
+
+# --- browser-use judge ------------------------------------------------------------------------
+
+def looks_like_browser_use_judge(rows) -> bool:
+    return bool(rows) and all(isinstance(row.get("judge"), dict) and "score" in row["judge"] for _, row in rows)
+
+
+def browser_use_judge(source: str, rows, *, source_name: str = "", run: str = "",
+                      threshold: float | None = None, task_id: str = "") -> VerdictFile:
+    threshold = BROWSER_USE_THRESHOLD if threshold is None else threshold
+    ref = SourceRef(LLM_JUDGE, source_name or "browser-use judge", threshold=threshold)
+    records = []
+    for line, row in rows:
+        score = _number(row["judge"].get("score"))
+        if score is None:
+            raise VerdictFileError(source, f"judge.score: {row['judge'].get('score')!r} is not a number", line)
+        task = str(row.get("task_id") or task_id).strip()
+        if not task:
+            raise VerdictFileError(source, "task_id: missing", line)
+        records.append(VerdictRecord(source=ref, task_id=task, line=line, run=run, success=score >= threshold,
+                                     score=score, explanation=_text(row["judge"].get("reasoning"))))
+    return VerdictFile("browser_use_judge", records)
+
+
+# --- Agent-E ----------------------------------------------------------------------------------
+
+def looks_like_agent_e(rows) -> bool:
+    return bool(rows) and all({"task_id", "score", "last_statement"} <= row.keys() for _, row in rows)
+
+
+def _binary_score(value, source: str, line, column: str) -> bool | None:
+    number = _number(value)
+    if number is None:
+        return None
+    if number not in (0.0, 1.0):
+        raise VerdictFileError(source, f"{column}: {value!r} is not 1 or 0", line)
+    return number == 1.0
+
+
+def agent_e(source: str, rows, *, run: str = "") -> VerdictFile:
+    humans = SourceRef(HUMAN, "Agent-E human evaluators")
+    judge = SourceRef(LLM_JUDGE, "Agent-E GPT-4o judge", "gpt-4o")
+    records, unjudged = [], 0
+    for line, row in rows:
+        task_id = str(row.get("task_id", "")).strip()
+        if not task_id:
+            raise VerdictFileError(source, "task_id: missing", line)
+        human = _binary_score(row.get("score"), source, line, "score")
+        if human is not None:
+            records.append(VerdictRecord(source=humans, task_id=task_id, line=line, run=run, success=human,
+                                         explanation=_text(row.get("reason"))))
+        predicted = _binary_score(row.get("pred_score"), source, line, "pred_score")
+        if predicted is None:
+            unjudged += 1
+            continue
+        records.append(VerdictRecord(source=judge, task_id=task_id, line=line, run=run, success=predicted,
+                                     explanation=_text(row.get("pred_reason"))))
+    notes = [f"{unjudged} record(s) without a judge score (pred_score): the judge's verdict is left out"] if unjudged else []
+    return VerdictFile("agent_e", records, notes)
+
+
+# --- AgentRewardBench -------------------------------------------------------------------------
+
+AGENT_REWARD_BENCH_COLUMNS = {"annotator_name", "benchmark", "task_id", "model_name", "trajectory_success"}
+_SUCCESS_WORDS = {"successful": True, "success": True, "yes": True,
+                  "unsuccessful": False, "unsuccesful": False, "failure": False, "no": False}
+
+
+def looks_like_agent_reward_bench(columns: Iterable[str]) -> bool:
+    return AGENT_REWARD_BENCH_COLUMNS <= {column.strip() for column in columns}
+
+
+def _success_word(value, source: str, line, column: str) -> tuple[bool | None, str]:
+    word = str(value or "").strip().strip("'\"").lower()
+    if word in ("", "unsure", "n/a"):
+        return None, UNSURE
+    if word not in _SUCCESS_WORDS:
+        raise VerdictFileError(source, f"{column}: {value!r} is not Successful, Unsuccessful or Unsure", line)
+    return _SUCCESS_WORDS[word], ""
+
+
+def _side_labels(row: dict) -> dict:
+    labels = {}
+    for key, name in (("trajectory_side_effect", "side_effect"), ("trajectory_optimality", "optimality"),
+                      ("trajectory_looping", "looping")):
+        value = str(row.get(key) or "").strip()
+        if value:
+            labels[name] = value
+    return labels
+
+
+def agent_reward_bench_annotations(source: str, rows, *, source_name: str = "") -> VerdictFile:
+    ref = SourceRef(HUMAN, source_name or "AgentRewardBench experts")
+    records = []
+    for line, row in rows:
+        success, label = _success_word(row.get("trajectory_success"), source, line, "trajectory_success")
+        task_id = str(row.get("task_id", "")).strip()
+        if not task_id:
+            raise VerdictFileError(source, "task_id: missing", line)
+        records.append(VerdictRecord(
+            source=ref, task_id=task_id, line=line, success=success, label=label,
+            run=str(row.get("exp_name") or "").strip(), grader=str(row.get("annotator_name", "")).strip(),
+            benchmark=str(row.get("benchmark", "")).strip(), agent_model=str(row.get("model_name", "")).strip(),
+            labels=_side_labels(row)))
+    return VerdictFile("agent_reward_bench_annotations", records)
+
+
+def looks_like_agent_reward_bench_judge(rows) -> bool:
+    return bool(rows) and all({"benchmark", "agent", "judge", "response"} <= row.keys() for _, row in rows)
+
+
+_TAG = re.compile(r"<(success|side|optimal|loop)>\s*(.*?)\s*</\1>", re.IGNORECASE | re.DOTALL)
+
+
+def _response_text(response) -> str:
+    """The text of a chat completion as stored (the whole completion object, its message, or text)."""
+    response = _literal(response)
+    if isinstance(response, dict):
+        choices = response.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            message = choices[0].get("message") or {}
+            return str(message.get("content") or choices[0].get("text") or "")
+        return str(response.get("content") or response.get("text") or "")
+    return str(response or "")
+
+
+def judge_answer(text: str) -> tuple[bool | None, dict]:
+    """The success verdict and other labels a judge's text ends with: `<success>Successful</success>`
+    tags (AgentRewardBench's prompt), else a last `Status: success|failure` line."""
+    tags = {name.lower(): value.strip() for name, value in _TAG.findall(text)}
+    if "success" in tags:
+        word = tags["success"].strip("'\"").lower()
+        success = _SUCCESS_WORDS.get(word)
+        labels = {key: tags[tag] for tag, key in (("side", "side_effect"), ("optimal", "optimality"),
+                                                  ("loop", "looping")) if tag in tags}
+        return success, labels
+    statuses = re.findall(r"status\s*[:=]\s*\"?(success|failure|successful|unsuccessful)", text, re.IGNORECASE)
+    return (_SUCCESS_WORDS[statuses[-1].lower()] if statuses else None), {}
+
+
+def agent_reward_bench_judge(source: str, rows, *, source_name: str = "") -> VerdictFile:
+    records, unparsed = [], 0
+    for line, row in rows:
+        summary = (row.get("trajectory_info") or {}).get("summary_info") or {} if isinstance(
+            row.get("trajectory_info"), dict) else {}
+        task_id = str(row.get("task_id") or summary.get("task_id") or "").strip()
+        if not task_id:
+            raise VerdictFileError(source, "task_id: missing (neither task_id nor trajectory_info.summary_info "
+                                           "names the task)", line)
+        model = str(row.get("judge_model_name") or "").strip()
+        ref = SourceRef(LLM_JUDGE, source_name or f"AgentRewardBench {row['judge']}".strip(), model)
+        text = _response_text(row["response"])
+        success, labels = judge_answer(text)
+        if success is None:
+            unparsed += 1
+        records.append(VerdictRecord(
+            source=ref, task_id=task_id, line=line, success=success, label="" if success is not None else UNSURE,
+            run=str(row.get("agent") or "").strip(), benchmark=str(row.get("benchmark", "")).strip(),
+            explanation=text, labels=labels))
+    notes = [f"{unparsed} response(s) without a success answer: stored as unsure"] if unparsed else []
+    return VerdictFile("agent_reward_bench_judge", records, notes)
+
+
+# --- entry point ------------------------------------------------------------------------------
+
+def _json_lines(source: str, text: str) -> tuple[list[str], list[tuple[int, dict]]]:
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise VerdictFileError(source, f"invalid JSON: {error.msg}", number) from None
+        except RecursionError:
+            raise VerdictFileError(source, "invalid JSON: nested too deeply", number) from None
+        if not isinstance(item, dict):
+            raise VerdictFileError(source, "expected one JSON object per line", number)
+        rows.append((number, item))
+    return list(dict.fromkeys(key for _, row in rows for key in row)), rows
+
+
+def _rows(source: str, data: bytes) -> tuple[list[str], list[tuple[int | str, dict]]]:
+    """Rows as `read_rows` gives them, and also from one JSON object (a result.json) and from JSON
+    lines in a file named .json (WebJudge writes its outputs so)."""
+    text = data.decode("utf-8-sig", errors="replace")
+    if text.lstrip()[:1] == "{":
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as error:
+            if error.msg != "Extra data":
+                raise VerdictFileError(source, f"invalid JSON: {error.msg} (column {error.colno})",
+                                       error.lineno) from None
+            return _json_lines(source, text)
+        except RecursionError:
+            raise VerdictFileError(source, "invalid JSON: nested too deeply") from None
+        if isinstance(document, dict) and not any(isinstance(value, list) and value and all(
+                isinstance(item, dict) for item in value) and key not in ("image_judge_record",)
+                for key, value in document.items()):
+            return list(document), [(1, document)]
+    return read_rows(source, data)
+
+
+def read_verdict_file(source: str, data: bytes, *, source_name: str = "", run: str = "",
+                      threshold: float | None = None, task_id: str = "") -> VerdictFile | None:
+    """The published verdicts in `data`, or None when the file is none of these formats (the
+    caller then reads it as a plain per-task table)."""
+    columns, rows = _rows(source, data)
+    if looks_like_agent_reward_bench(columns):
+        return agent_reward_bench_annotations(source, rows, source_name=source_name)
+    if looks_like_human_labels(rows):
+        return human_labels(source, rows, source_name)
+    if looks_like_webjudge(rows):
+        return webjudge(source, rows, source_name=source_name, run=run)
+    if looks_like_browser_use_judge(rows):
+        return browser_use_judge(source, rows, source_name=source_name, run=run, threshold=threshold,
+                                 task_id=task_id)
+    if looks_like_agent_reward_bench_judge(rows):
+        return agent_reward_bench_judge(source, rows, source_name=source_name)
+    if looks_like_agent_e(rows):
+        return agent_e(source, rows, run=run)
+    return None
