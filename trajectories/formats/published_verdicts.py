@@ -24,13 +24,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .online_mind2web import JUDGE_NAME as BROWSER_USE_JUDGE, JUDGE_THRESHOLD as BROWSER_USE_THRESHOLD
 from .verdict_files import VerdictFileError, read_rows
 
 HUMAN, LLM_JUDGE, HARNESS, AGENT = "human", "llm_judge", "harness", "agent_self_report"
 NOT_EXECUTABLE = "not_executable"
 UNSURE = "unsure"
-# browser-use's judge scores 0-100; its runner counts 70 and above as a pass unless told otherwise.
-BROWSER_USE_THRESHOLD = 70.0
 
 
 @dataclass(frozen=True)
@@ -181,7 +180,7 @@ def looks_like_browser_use_judge(rows) -> bool:
 def browser_use_judge(source: str, rows, *, source_name: str = "", run: str = "",
                       threshold: float | None = None, task_id: str = "") -> VerdictFile:
     threshold = BROWSER_USE_THRESHOLD if threshold is None else threshold
-    ref = SourceRef(LLM_JUDGE, source_name or "browser-use judge", threshold=threshold)
+    ref = SourceRef(LLM_JUDGE, source_name or BROWSER_USE_JUDGE, threshold=threshold)
     records = []
     for line, row in rows:
         score = _number(row["judge"].get("score"))

@@ -73,7 +73,7 @@ def test_browser_use_judge_scores_against_the_threshold(shared_data):
     # 15 results: fourteen judged 100, one judged 0.
     assert Counter(record.score for record in records) == {100.0: 14, 0.0: 1}
     assert Counter(record.success for record in records) == {True: 14, False: 1}
-    assert {record.source.threshold for record in records} == {70.0}
+    assert {record.source.threshold for record in records} == {50.0}
     assert all(record.task_id == folder_name for folder_name, verdicts in results.items()
                for record in verdicts.records)
     strict = read_verdict_file("result.json", b'{"task_id": "t", "judge": {"score": 65, "reasoning": "close"}}',
