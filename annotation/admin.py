@@ -1,7 +1,9 @@
 from django.contrib import admin, messages
 
 from .errors import GoldError
-from .models import Assignment, GoldCheckJob, GoldFlag, GoldReview, GoldStatus, GoldStep, GoldTrajectory
+from .models import (
+    Assignment, GoldCheckJob, GoldFlag, GoldReview, GoldStatus, GoldStep, GoldTrajectory, SentenceVector,
+)
 from .services.reference import assign_missing_references, set_reference
 
 
@@ -59,6 +61,20 @@ class GoldCheckJobAdmin(admin.ModelAdmin):
     list_display = ("id", "kind", "benchmark", "status", "done", "total", "created_at", "finished_at")
     list_filter = ("kind", "status")
     raw_id_fields = ("created_by",)
+
+
+@admin.register(SentenceVector)
+class SentenceVectorAdmin(admin.ModelAdmin):
+    """Stored vectors are a cache of the model's output: listed, deletable, never edited."""
+
+    list_display = ("digest", "created_at")
+    readonly_fields = ("digest", "vector", "created_at")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(Assignment)
