@@ -131,12 +131,14 @@ STORAGES = {
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 
 # Login protection (django-axes) on the login page, the admin and POST /api/token/: after
-# LOGIN_FAILURE_LIMIT failed passwords for one account, or from one address, that account or
-# address is locked for LOGIN_LOCKOUT_MINUTES (each further failure restarts the wait).
-# Admins see failed logins and unlock under Admin > Axes.
+# LOGIN_FAILURE_LIMIT failed passwords for one account from one address, or from one address, that
+# pair or address is locked for LOGIN_LOCKOUT_MINUTES (each further failure restarts the wait). An
+# account is locked for everyone only after LOGIN_ACCOUNT_FAILURE_LIMIT failures, and never at an
+# address it has logged in from before (accounts/lockout.py). Admins see failed logins and unlock under Admin > Axes.
 AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
+LOGIN_ACCOUNT_FAILURE_LIMIT = env.int("LOGIN_ACCOUNT_FAILURE_LIMIT", default=100)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = "accounts.lockout.lockout_parameters"
 AXES_CLIENT_IP_CALLABLE = "accounts.lockout.client_address"
 AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
 AXES_ENABLE_ACCESS_FAILURE_LOG = True
