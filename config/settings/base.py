@@ -238,8 +238,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="celery")
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-# Prometheus scrapes /metrics with this bearer token; unset: only from this machine (config/monitoring.py).
+# Prometheus scrapes /metrics with this bearer token; unset: only from this machine, counting
+# TRUSTED_PROXY_COUNT (config/monitoring.py). Production refuses to start without it while METRICS_ENABLED.
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
+METRICS_ENABLED = env.bool("METRICS_ENABLED", default=True)
 
 # Jobs whose queue message is missing are sent again by a sweeper in every worker (config/jobs.py).
 JOB_SWEEP_INTERVAL = env.float("JOB_SWEEP_INTERVAL", default=15.0)  # seconds; 0 turns the sweeper off
