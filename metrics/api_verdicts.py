@@ -171,7 +171,8 @@ class GradesImportView(APIView):
             raise PermissionDenied("importing grades needs the reviewer role or the run's ownership")
         upload = _file(request)
         try:
-            report = import_grades(run, upload.name, upload.read(), origin=ResultOrigin.API)
+            report = import_grades(run, upload.name, upload.read(), importer=request.user,
+                                   origin=ResultOrigin.API)
         except VerdictFileError as error:
             return _refused(error)
         return Response(report.to_dict())
