@@ -172,6 +172,11 @@ REST_FRAMEWORK = {
         "token": env("API_THROTTLE_TOKEN", default="10/minute"),
     },
     "NUM_PROXIES": TRUSTED_PROXY_COUNT,
+    "DEFAULT_PARSER_CLASSES": [
+        "trajectories.parsers.JSONParser",  # lone surrogates replaced in every JSON body
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
         "config.api.OrderingFilter",

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import mind2web_live, webarena_verified
+from .text import loads
 from .webarena_tasks import TaskConfig, TaskConfigError, TaskProblem, _type_name, parse_task_configs
 
 LITE_SUBSET = "webarena-lite"
@@ -40,7 +41,7 @@ class TaskFile:
 
 def decode_json(data: bytes, source: str):
     try:
-        return json.loads(data.decode("utf-8-sig"))
+        return loads(data.decode("utf-8-sig"))[0]
     except UnicodeDecodeError as exc:
         raise TaskConfigError(source, message=f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except json.JSONDecodeError as exc:
@@ -97,7 +98,7 @@ def parse_subset_ids(data: bytes, source: str) -> tuple[str, ...]:
     except UnicodeDecodeError as exc:
         raise TaskConfigError(source, message=f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     try:
-        decoded = json.loads(text)
+        decoded, _ = loads(text)
     except json.JSONDecodeError:
         decoded = [part for part in re.split(r"[\s,]+", text) if part]
     if isinstance(decoded, dict):
