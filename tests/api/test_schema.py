@@ -115,3 +115,21 @@ def test_the_schema_answers_concurrent_requests(live_server):
 
     with ThreadPoolExecutor(max_workers=6) as pool:
         assert list(pool.map(fetch, range(6))) == [200] * 6
+
+
+@pytest.mark.django_db
+def test_the_schema_is_generated_once_per_process_and_format(client, monkeypatch):
+    from drf_spectacular.generators import SchemaGenerator
+
+    from config.api_urls import SchemaView
+
+    monkeypatch.setattr(SchemaView, "_documents", {})
+    calls = []
+    generate = SchemaGenerator.get_schema
+    monkeypatch.setattr(SchemaGenerator, "get_schema", lambda self, **kw: calls.append(1) or generate(self, **kw))
+    first = client.get("/api/schema/")
+    assert client.get("/api/schema/").content == first.content and len(calls) == 1
+    as_json = client.get("/api/schema/?format=json")
+    assert as_json["Content-Type"].startswith("application/vnd.oai.openapi+json") and as_json.json()["openapi"]
+    client.get("/api/schema/?format=json")
+    assert len(calls) == 2
