@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
@@ -160,17 +160,17 @@ def export(request, what: str, fmt: str):
     try:
         if what == "leaderboard":
             board = leaderboard.leaderboard(LeaderboardForm(request.GET).filters())
-            frame, names = exports.leaderboard_frame(board), []
+            chunks, names = [exports.to_bytes(exports.leaderboard_frame(board), fmt)], []
         else:
-            frame, names = _run_export(request, what)
-    except ValueError as exc:
+            chunks, names = _run_export(request, what, fmt)
+    except ValueError as exc:  # ExportTooLarge included
         return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
-    response = HttpResponse(exports.to_bytes(frame, fmt), content_type=exports.FORMATS[fmt])
+    response = StreamingHttpResponse(chunks, content_type=exports.FORMATS[fmt])
     response["Content-Disposition"] = f'attachment; filename="{exports.export_filename(what, fmt, names)}"'
     return response
 
 
-def _run_export(request, what: str):
+def _run_export(request, what: str, fmt: str):
     run_ids = request.GET.getlist("run")
     if not run_ids or not all(run_id.isdigit() for run_id in run_ids):
         raise ValueError("run: give one or more run ids")
@@ -188,4 +188,4 @@ def _run_export(request, what: str):
     for run in runs:
         selection.update(exports.run_selection(run, job_id=int(job) if job else None,
                                                judge=request.GET.get("judge", "")))
-    return exports.run_frame(what, selection, subset, viewer=request.user), [run.name for run in runs]
+    return exports.run_stream(what, fmt, selection, subset, viewer=request.user), [run.name for run in runs]

@@ -285,6 +285,10 @@ INGEST_MAX_FILES = env.int("INGEST_MAX_FILES", default=5000)  # counting the fil
 INGEST_MAX_UNCOMPRESSED_BYTES = env.int("INGEST_MAX_UNCOMPRESSED_BYTES", default=16 * 1024**3)
 INGEST_MAX_FILE_BYTES = env.int("INGEST_MAX_FILE_BYTES", default=64 * 1024**2)  # one file, or one JSONL line
 INGEST_MAX_COMPRESSION_RATIO = env.float("INGEST_MAX_COMPRESSION_RATIO", default=100.0)
+# Exports (CSV/JSON of scores, judge decisions, aggregates) stream; one over this many rows is refused,
+# and a text longer than EXPORT_MAX_TEXT_CHARS is cut there, with its length and SHA-256.
+EXPORT_MAX_ROWS = env.int("EXPORT_MAX_ROWS", default=1_000_000)
+EXPORT_MAX_TEXT_CHARS = env.int("EXPORT_MAX_TEXT_CHARS", default=10_000)
 # Steps of one trajectory (published WebArena runs stop at 30 to 100): pages, exports and judges grow with them.
 INGEST_MAX_STEPS = env.int("INGEST_MAX_STEPS", default=1000)
 # Processes that parse the files of one import while the importing process stores them; 1 parses in-process.

@@ -204,13 +204,13 @@ def test_download_view_serves_each_export(runs, user_client):
     response = user_client.get(url, {"run": [runs.beta.pk, runs.alpha.pk]})
     assert response.status_code == 200 and response["Content-Type"] == "text/csv; charset=utf-8"
     assert response["Content-Disposition"] == 'attachment; filename="scores-alpha-beta.csv"'
-    frame = _read(response.content, "csv")
+    frame = _read(response.getvalue(), "csv")
     assert sorted(set(frame["run"])) == ["alpha", "beta"] and len(frame) == 9
     response = user_client.get(reverse("metrics:export", args=["leaderboard", "json"]), {"paradigm": "full_plan"})
-    assert [row["run"] for row in json.loads(response.content)] == ["beta"]
+    assert [row["run"] for row in json.loads(response.getvalue())] == ["beta"]
     response = user_client.get(reverse("metrics:export", args=["aggregates", "json"]),
                                {"run": runs.alpha.pk, "job": runs.alpha_job.pk})
-    assert {row["evaluation"] for row in json.loads(response.content)} == {runs.alpha_job.pk}
+    assert {row["evaluation"] for row in json.loads(response.getvalue())} == {runs.alpha_job.pk}
 
 
 @pytest.mark.parametrize("path, query, status, message", [
