@@ -127,7 +127,8 @@ DECISION_COLUMNS = (
     Column("backend", "string", "Judge backend: exact, offline or openai"),
     Column("model", "string", "Judge model"),
     Column("prompt_version", "string", "Prompt version"),
-    Column("rationale", "string", "The judge's rationale"),
+    Column("rationale", "string", "The judge's rationale (on a decision's first row only; cut beyond "
+                                  "EXPORT_MAX_TEXT_CHARS with its length and SHA-256)"),
     Column("error", "string", "Why the judge gave no answer"),
     Column("prompt_tokens", "Int64", "Tokens sent (LLM judges)"),
     Column("completion_tokens", "Int64", "Tokens received (LLM judges)"),

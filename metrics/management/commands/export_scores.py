@@ -38,9 +38,9 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         counted = []
-        rows = (counted.append(1) or row for row in exports.run_rows(what, selection, task_subset))
         try:
-            chunks = exports.stream(rows, exports.EXPORTS[what], format)
+            rows = exports.run_rows(what, selection, task_subset)
+            chunks = exports.stream((counted.append(1) or row for row in rows), exports.EXPORTS[what], format)
         except exports.ExportTooLarge as exc:
             raise CommandError(str(exc)) from None
         if output == "-":
