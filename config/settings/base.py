@@ -248,6 +248,11 @@ CELERY_ACCEPT_CONTENT = ["json"]
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
 METRICS_ENABLED = env.bool("METRICS_ENABLED", default=True)
 
+# Unfinished jobs one account may have at once, by kind (admins: no limit); 0 = no limit.
+JOB_LIMITS_PER_ACCOUNT = {
+    "import": env.int("MAX_IMPORTS_PER_ACCOUNT", default=5),
+    "evaluation": env.int("MAX_EVALUATIONS_PER_ACCOUNT", default=3),
+}
 # Jobs whose queue message is missing are sent again by a sweeper in every worker (config/jobs.py).
 JOB_SWEEP_INTERVAL = env.float("JOB_SWEEP_INTERVAL", default=15.0)  # seconds; 0 turns the sweeper off
 JOB_REDISPATCH_AFTER = env.float("JOB_REDISPATCH_AFTER", default=60.0)  # silent this long + empty queue: resend

@@ -117,7 +117,8 @@ def test_gold_writes(world, text):
 @given(text=ODD)
 def test_grading_evaluating_and_task_files(world, text):
     client = world["client"]
-    _ok(_post_json(client, reverse("api-trajectory-grades", args=[world["trajectory"].pk]), {"grade": "1", "note": text}))
+    grades = reverse("api-trajectory-grades", args=[world["trajectory"].pk])
+    _ok(_post_json(client, grades, {"grade": "1", "note": text}))
     _ok(_post_json(client, reverse("api-evaluations"), {"runs": [text], "gold_policy": text, "judge": text}))
     _ok(_post_json(client, reverse("api-evaluations"), {"runs": ["graded"], "gold_policy": f"annotator={text}",
                                                         "parameters": {text: text}}))

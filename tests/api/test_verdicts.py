@@ -108,8 +108,8 @@ def test_a_grades_import_never_writes_another_accounts_grade(voices):
     task_id = disputed.task.task_id
     url = f"/api/runs/{run.pk}/grades/import/"
     client = client_for(owner)
-    forged = client.post(url, {"file": SimpleUploadedFile("g.csv", f"task_id,grader,grade,note\n{task_id},gina,0,forged\n"
-                                                                   .encode())}, format="multipart")
+    forged_file = SimpleUploadedFile("g.csv", f"task_id,grader,grade,note\n{task_id},gina,0,forged\n".encode())
+    forged = client.post(url, {"file": forged_file}, format="multipart")
     assert forged.status_code == 400
     assert "g.csv, line 2" in forged.json()["detail"] and "'gina' is another account" in forged.json()["detail"]
     assert OutcomeGrade.objects.get(run=run, task=disputed.task, grader_name="gina").note == "answer is right"
