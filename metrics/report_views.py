@@ -160,12 +160,13 @@ def export(request, what: str, fmt: str):
     try:
         if what == "leaderboard":
             board = leaderboard.leaderboard(LeaderboardForm(request.GET).filters())
-            chunks, names = [exports.to_bytes(exports.leaderboard_frame(board), fmt)], []
+            response, names = HttpResponse(exports.to_bytes(exports.leaderboard_frame(board), fmt)), []
         else:
             chunks, names = _run_export(request, what, fmt)
+            response = StreamingHttpResponse(chunks)
     except ValueError as exc:  # ExportTooLarge included
         return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
-    response = StreamingHttpResponse(chunks, content_type=exports.FORMATS[fmt])
+    response["Content-Type"] = exports.FORMATS[fmt]
     response["Content-Disposition"] = f'attachment; filename="{exports.export_filename(what, fmt, names)}"'
     return response
 

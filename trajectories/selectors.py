@@ -87,9 +87,13 @@ class StepView:
         return self.step.action_type == "stop"
 
 
-def step_views(trajectory: Trajectory) -> list[StepView]:
+def trajectory_steps(trajectory: Trajectory) -> QuerySet[Step]:
+    return trajectory.steps.select_related("screenshot").order_by("index")
+
+
+def step_views(steps) -> list[StepView]:
     views = []
-    for step in trajectory.steps.select_related("screenshot").order_by("index"):
+    for step in steps:
         matches = None
         if step.planned_action:
             matches = parse_action(step.action, executed=True).executes(parse_action(step.planned_action))

@@ -315,6 +315,11 @@ EXPORT_MAX_ROWS = env.int("EXPORT_MAX_ROWS", default=1_000_000)
 EXPORT_MAX_TEXT_CHARS = env.int("EXPORT_MAX_TEXT_CHARS", default=10_000)
 # Steps of one trajectory (published WebArena runs stop at 30 to 100): pages, exports and judges grow with them.
 INGEST_MAX_STEPS = env.int("INGEST_MAX_STEPS", default=1000)
+# Steps the trajectory page shows at first; the next ones load a page at a time as the reader scrolls.
+TRAJECTORY_STEPS_PER_PAGE = env.int("TRAJECTORY_STEPS_PER_PAGE", default=50)
+# Steps in one page of GET /api/trajectories/<id>/ (?steps_page=, ?steps_page_size= up to this):
+# every trajectory within INGEST_MAX_STEPS comes whole, as before.
+API_STEPS_PAGE_SIZE = env.int("API_STEPS_PAGE_SIZE", default=1000)
 # Processes that parse the files of one import while the importing process stores them; 1 parses in-process.
 INGEST_WORKERS = env.int("INGEST_WORKERS", default=os.cpu_count() or 1)
 
