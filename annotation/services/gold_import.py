@@ -8,8 +8,9 @@ Gold is recorded under an existing annotator's account. A reviewer imports it un
 name or on behalf of another annotator, and each gold written keeps who imported it and when
 (the file is its `source`). Imported gold starts at most submitted, for a reviewer other than the
 importer to approve: a reviewer could otherwise approve their own gold by importing it under
-another annotator's name. Only an admin approves on import, which is recorded as their review. Accounts and roles are the admin's: only the operator's command may create a
-missing annotator, and only when asked to (`create_annotator`).
+another annotator's name. Only an admin approves on import, which is recorded as their review.
+Accounts and roles are the admin's: only the operator's command may create a missing annotator,
+and only when asked to (`create_annotator`).
 The numbering anomalies the reader resolved are listed in the report and kept as flags on the
 gold they concern (for the gold quality page); `strict` refuses a file that has any. The first
 approved gold of a task becomes its reference; `reference` makes this file's gold the reference.

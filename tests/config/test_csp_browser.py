@@ -12,8 +12,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 # Who opens each page: the first of these that the page answers with HTML.
 VISITORS = ("admin", "reviewer", "annotator", "no role", "anonymous")
 LISTEN = """window.__violations = [];
-document.addEventListener("securitypolicyviolation",
-  (event) => window.__violations.push(`${event.violatedDirective} ${event.blockedURI} ${event.sourceFile}:${event.lineNumber}`));"""
+document.addEventListener("securitypolicyviolation", (event) => window.__violations.push(
+  `${event.violatedDirective} ${event.blockedURI} ${event.sourceFile}:${event.lineNumber}`));"""
 
 
 def _html_pages(data) -> list[tuple[str, str]]:

@@ -8,7 +8,8 @@ MANAGE = [sys.executable, str(settings.BASE_DIR / "manage.py")]
 
 
 def _run(*args, **env):
-    base = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DEBUG", "ALLOWED_HOSTS", "METRICS_TOKEN", "METRICS_ENABLED")}
+    unset = ("SECRET_KEY", "DEBUG", "ALLOWED_HOSTS", "METRICS_TOKEN", "METRICS_ENABLED")
+    base = {k: v for k, v in os.environ.items() if k not in unset}
     base.update(DJANGO_SETTINGS_MODULE="config.settings.production", **env)
     return subprocess.run([*MANAGE, *args], env=base, capture_output=True, text=True, cwd=settings.BASE_DIR)
 
