@@ -54,8 +54,9 @@ def check_job_limit(model: type["BackgroundJob"], user) -> None:
     limit = settings.JOB_LIMITS_PER_ACCOUNT.get(model.job_kind)
     if user is None or not limit or has_role(user, ADMIN):
         return
-    list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk"))
-    unfinished = model.objects.filter(created_by=user, status__in=model.unfinished_statuses).count()
+    with transaction.atomic():
+        list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk"))
+        unfinished = model.objects.filter(created_by=user, status__in=model.unfinished_statuses).count()
     if unfinished >= limit:
         raise TooManyJobs(f"you already have {unfinished} {model.job_kind}s waiting or running, the most one "
                           f"account may have at once: start this one when one of them has finished")
