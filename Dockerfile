@@ -9,7 +9,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends libpq5 && rm -r
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
-RUN SECRET_KEY=collectstatic-only-$(head -c 48 /dev/urandom | base64 | tr -d '/+=') ALLOWED_HOSTS=localhost \
+RUN SECRET_KEY=collectstatic-only-$(head -c 48 /dev/urandom | base64 | tr -d '/+=') ALLOWED_HOSTS=localhost METRICS_ENABLED=false \
     python manage.py collectstatic --noinput
 
 RUN useradd --create-home --uid 1000 trajscope && mkdir -p /app/var && chown -R trajscope /app/var

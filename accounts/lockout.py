@@ -1,9 +1,13 @@
 """Login protection (django-axes): which address a request comes from and what a locked-out client sees."""
 
+from axes.helpers import get_client_username
+from axes.models import AccessAttempt, AccessLog
 from django.conf import settings
-from django.http import JsonResponse
+from django.db.models import Sum
+from django.http import HttpRequest, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils import timezone
 
 
 def client_address(request) -> str | None:
@@ -14,6 +18,28 @@ def client_address(request) -> str | None:
     if proxies and len(forwarded) >= proxies:
         return forwarded[-proxies]
     return request.META.get("REMOTE_ADDR")
+
+
+PAIR_AND_ADDRESS = [["username", "ip_address"], "ip_address"]
+
+
+def lockout_parameters(request, credentials=None) -> list:
+    """Lock a guessing (account, address) pair and a guessing address; lock an account for everyone only
+    after LOGIN_ACCOUNT_FAILURE_LIMIT failures, and never at an address it has logged in from before, so
+    that nobody elsewhere can keep its owner out."""
+    if not isinstance(request, HttpRequest):
+        return PAIR_AND_ADDRESS
+    username = get_client_username(request, credentials)
+    if not username:
+        return PAIR_AND_ADDRESS
+    if AccessLog.objects.filter(username=username, ip_address=client_address(request)).exists():
+        return PAIR_AND_ADDRESS
+    since = timezone.now() - settings.AXES_COOLOFF_TIME
+    failures = (AccessAttempt.objects.filter(username=username, attempt_time__gte=since)
+                .aggregate(n=Sum("failures_since_start"))["n"] or 0)
+    if failures >= settings.LOGIN_ACCOUNT_FAILURE_LIMIT:
+        return [*PAIR_AND_ADDRESS, "username"]
+    return PAIR_AND_ADDRESS
 
 
 def lockout_message() -> str:

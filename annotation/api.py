@@ -29,7 +29,7 @@ from .errors import (
 )
 from .formats import GoldFormatError, GoldStepRecord, detect_format, read_gold_bytes
 from .models import GoldCheckJob, GoldFlag, GoldTrajectory
-from .permissions import visible_gold
+from .permissions import can_review_gold, visible_gold
 from .selectors import gold_content
 from accounts.roles import REVIEWER, has_role
 from .serializers import (
@@ -50,7 +50,7 @@ from .selectors import latest_gold_check, open_flags
 from .services.gold_checks import dismiss_flag, start_gold_check
 from .services.gold_import import import_gold
 from .views import MAX_GOLD_UPLOAD_BYTES
-from .services.gold_review import review_gold
+from .services.gold_review import REVIEW_DENIED, review_gold
 from .services.reference import set_reference
 from .services.requirements import update_requirements
 
@@ -195,6 +195,8 @@ class GoldSubmit(GoldErrorsMixin, APIView):
 class GoldReviewCreate(GoldErrorsMixin, APIView):
     def post(self, request, pk: int):
         gold = get_object_or_404(visible_gold(request.user), pk=pk)
+        if not can_review_gold(request.user, gold):  # permission before the body's validity
+            raise GoldPermissionDenied(REVIEW_DENIED)
         serializer = ReviewInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         review_gold(gold.pk, reviewer=request.user, **serializer.validated_data)

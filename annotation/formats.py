@@ -36,6 +36,7 @@ import openpyxl
 
 from trajectories.formats.spreadsheet import spreadsheet_cell, spreadsheet_text
 from trajectories.formats.wording import count_of
+from trajectories.formats.text import loads
 
 from .sentences import ACTION_TYPES
 
@@ -532,7 +533,7 @@ def _json_path(error: jsonschema.ValidationError) -> str:
 
 def _read_json(data: bytes, benchmark: str) -> GoldFile:
     try:
-        document = json.loads(_decode(data))
+        document, _ = loads(_decode(data))
     except json.JSONDecodeError as exc:
         raise GoldFormatError(f"line {exc.lineno} column {exc.colno}: invalid JSON ({exc.msg})") from exc
     from . import mind2web  # imported here: that module builds on this one

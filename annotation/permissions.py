@@ -56,4 +56,7 @@ def may_approve_gold_of(user, annotator_id: int | None) -> bool:
 
 
 def can_review_gold(user, gold: GoldTrajectory) -> bool:
+    """Nor the gold they imported on someone's behalf (admins excepted)."""
+    if gold.imported_by_id == user.pk and not has_role(user, ADMIN):
+        return False
     return may_approve_gold_of(user, gold.annotator_id)

@@ -127,8 +127,8 @@ class GoldImportSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="xlsx, CSV, gold/v1 JSON, or Mind2Web action sequences (JSON)")
     annotator = serializers.CharField(required=False, allow_blank=True, default="",
                                       help_text="Default: your own name")
-    status = serializers.CharField(default=GoldStatus.APPROVED,
-                                   help_text=f"One of {', '.join(GoldStatus.values)}")
+    status = serializers.CharField(default=GoldStatus.SUBMITTED,
+                                   help_text=f"One of {', '.join(GoldStatus.values)}; only admins import approved gold")
     benchmark = serializers.CharField(default="webarena")
     strict = serializers.BooleanField(default=False, help_text="Refuse a file whose step numbering needs resolving")
     reference = serializers.BooleanField(default=False, help_text="Make the file's gold the reference of its tasks")

@@ -17,10 +17,14 @@ from datetime import datetime, timedelta
 from celery.signals import worker_ready
 from django.apps import apps
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import models, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
+from rest_framework.exceptions import APIException
+
+from accounts.roles import ADMIN, has_role
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +38,28 @@ class WorkersUnreachable(Exception):
             f"Background workers are unreachable: your {job.job_kind} #{job.pk} is saved and will start "
             "when they are back."
         )
+
+
+class TooManyJobs(APIException):
+    """The account already has JOB_LIMITS_PER_ACCOUNT unfinished jobs of this kind (the API answers 429)."""
+
+    status_code = 429
+    default_code = "too_many_jobs"
+
+
+def check_job_limit(model: type["BackgroundJob"], user) -> None:
+    """One account cannot fill the queue: at most JOB_LIMITS_PER_ACCOUNT[kind] unfinished jobs of a kind
+    at once (admins and the operator's commands, `user` None, have no limit). Call it inside the
+    transaction that creates the job: the account's row is locked, so two requests cannot both pass."""
+    limit = settings.JOB_LIMITS_PER_ACCOUNT.get(model.job_kind)
+    if user is None or not limit or has_role(user, ADMIN):
+        return
+    with transaction.atomic():
+        list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk"))
+        unfinished = model.objects.filter(created_by=user, status__in=model.unfinished_statuses).count()
+    if unfinished >= limit:
+        raise TooManyJobs(f"you already have {unfinished} {model.job_kind}s waiting or running, the most one "
+                          f"account may have at once: start this one when one of them has finished")
 
 
 class JobStatus(models.TextChoices):

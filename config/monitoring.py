@@ -13,9 +13,11 @@ import secrets
 
 from django.conf import settings
 from django.db.models import Count, DurationField, ExpressionWrapper, F, Q, Sum
-from django.http import HttpResponse, HttpResponseForbidden
+from django.http import Http404, HttpResponse, HttpResponseForbidden
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
+
+from accounts.lockout import client_address
 
 
 def _job_metrics():
@@ -128,18 +130,21 @@ def _registry():
 
 
 def _may_scrape(request) -> bool:
-    """With METRICS_TOKEN set, a bearer token; without, only this machine may scrape."""
+    """With METRICS_TOKEN set, a bearer token; without, only this machine may scrape: the client's address,
+    not that of a proxy on this machine forwarding the world."""
     token = settings.METRICS_TOKEN
     if token:
         sent = request.headers.get("Authorization", "")
         return sent.startswith("Bearer ") and secrets.compare_digest(sent[len("Bearer "):], token)
     try:
-        return ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")).is_loopback
+        return ipaddress.ip_address(client_address(request) or "").is_loopback
     except ValueError:
         return False
 
 
 def metrics_view(request):
+    if not settings.METRICS_ENABLED:
+        raise Http404
     if not _may_scrape(request):
         return HttpResponseForbidden("Metrics need the bearer token set in METRICS_TOKEN.\n",
                                      content_type="text/plain; charset=utf-8")

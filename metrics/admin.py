@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Aggregate, EvaluationJob, TrajectoryScore
+from .models import Aggregate, EvaluationJob, PlotJob, TrajectoryScore
 
 
 @admin.register(EvaluationJob)
@@ -9,6 +9,13 @@ class EvaluationJobAdmin(admin.ModelAdmin):
     list_filter = ("status", "gold_policy")
     filter_horizontal = ("runs",)
     raw_id_fields = ("gold_annotator", "created_by")
+
+
+@admin.register(PlotJob)
+class PlotJobAdmin(admin.ModelAdmin):
+    list_display = ("id", "status", "key", "created_at", "finished_at")
+    list_filter = ("status",)
+    readonly_fields = ("key", "request", "error")
 
 
 @admin.register(TrajectoryScore)

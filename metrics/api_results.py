@@ -6,7 +6,7 @@ comparisons and exports. The numbers come from `metrics.leaderboard`, `metrics.c
 from urllib.parse import urlencode
 
 import django_filters
-from django.http import HttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -427,8 +427,10 @@ class XLSXRenderer(_DownloadRenderer):
 GOLD_TYPES = {"xlsx": XLSXRenderer.media_type, "csv": "text/csv; charset=utf-8", "json": "application/json"}
 
 
-def _download(content: bytes, content_type: str, filename: str) -> HttpResponse:
-    response = HttpResponse(content, content_type=content_type)
+def _download(content, content_type: str, filename: str) -> HttpResponse:
+    """`content`: bytes, or chunks of them, streamed."""
+    response = (HttpResponse(content, content_type=content_type) if isinstance(content, bytes)
+                else StreamingHttpResponse(content, content_type=content_type))
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
@@ -493,10 +495,12 @@ class RunExportView(DownloadView):
                 selection.update(exports.run_selection(run, job_id=data.get("job"), judge=data["judge"]))
         except ValueError as exc:
             raise ValidationError({"job" if "job" in data else "run": str(exc)}) from None
-        frame = exports.run_frame(self.what, selection, data["subset"], viewer=request.user)
+        try:
+            chunks = exports.run_stream(self.what, fmt, selection, data["subset"], viewer=request.user)
+        except exports.ExportTooLarge as exc:
+            raise ValidationError({"run": str(exc)}) from None
         names = [run.name for run in data["runs"]]
-        return _download(exports.to_bytes(frame, fmt), exports.FORMATS[fmt],
-                         exports.export_filename(self.what, fmt, names))
+        return _download(chunks, exports.FORMATS[fmt], exports.export_filename(self.what, fmt, names))
 
 
 def _run_export_schema(description: str):

@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import PermissionDenied, ValidationError
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -20,6 +20,7 @@ from metrics.verdict_views import MAX_GRADES_FILE_BYTES, can_import_grades
 from metrics.verdicts import agreement_report, one_run
 from trajectories.formats.verdict_files import VerdictFileError
 from trajectories.models import AgentRun, ResultOrigin, Trajectory
+from trajectories.parsers import JSONParser
 from trajectories.selectors import graded_tasks, trajectory_grading
 from trajectories.services.verdicts import import_grades, import_outcomes, record_grade
 
@@ -171,7 +172,8 @@ class GradesImportView(APIView):
             raise PermissionDenied("importing grades needs the reviewer role or the run's ownership")
         upload = _file(request)
         try:
-            report = import_grades(run, upload.name, upload.read(), origin=ResultOrigin.API)
+            report = import_grades(run, upload.name, upload.read(), importer=request.user,
+                                   origin=ResultOrigin.API)
         except VerdictFileError as error:
             return _refused(error)
         return Response(report.to_dict())

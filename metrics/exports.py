@@ -7,13 +7,16 @@ from one evaluation job: the run's latest finished evaluation unless a job is na
 dataset has its own export in annotation (`annotation.formats.export_bytes`).
 """
 
+import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import islice
 from types import SimpleNamespace
 
 import pandas as pd
-from django.db.models import Q, Subquery
+from django.conf import settings
+from django.db.models import F, Q, Subquery, Sum
 
 from judges import questions as q
 from judges.models import JudgeDecision
@@ -124,7 +127,8 @@ DECISION_COLUMNS = (
     Column("backend", "string", "Judge backend: exact, offline or openai"),
     Column("model", "string", "Judge model"),
     Column("prompt_version", "string", "Prompt version"),
-    Column("rationale", "string", "The judge's rationale"),
+    Column("rationale", "string", "The judge's rationale (on a decision's first row only; cut beyond "
+                                  "EXPORT_MAX_TEXT_CHARS with its length and SHA-256)"),
     Column("error", "string", "Why the judge gave no answer"),
     Column("prompt_tokens", "Int64", "Tokens sent (LLM judges)"),
     Column("completion_tokens", "Int64", "Tokens received (LLM judges)"),
@@ -212,6 +216,47 @@ def _csv_text(value):
     return spreadsheet_cell(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
 
 
+class ExportTooLarge(ValueError):
+    """An export over EXPORT_MAX_ROWS, refused before its first byte is sent."""
+
+
+CHUNK_ROWS = 500
+
+
+def stream(rows: Iterable[Mapping], columns: tuple[Column, ...], fmt: str) -> Iterator[bytes]:
+    """The table as CSV or JSON, written a chunk of rows at a time, so memory holds one chunk whatever the
+    table's size. The first chunk is read at once: a refusal (ExportTooLarge) comes before any byte."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format: {fmt!r} is not one of {', '.join(FORMATS)}")
+    rows = iter(rows)
+    return _chunks(list(islice(rows, CHUNK_ROWS)), rows, columns, fmt)
+
+
+def _chunks(first: list, rows: Iterator, columns: tuple[Column, ...], fmt: str) -> Iterator[bytes]:
+    chunk, index = first, 0
+    if fmt == "json":
+        yield b"[\n"
+    while chunk or index == 0:
+        data = to_bytes(frame_of(chunk, columns), fmt)
+        if fmt == "csv":
+            yield data if index == 0 else data.split(b"\n", 1)[1]
+        elif chunk:
+            yield (b",\n" if index else b"") + data[2:-2]  # the records between "[\n" and "\n]"
+        chunk, index = list(islice(rows, CHUNK_ROWS)), index + 1
+    if fmt == "json":
+        yield b"\n]"
+
+
+def cut_text(value: str | None) -> str | None:
+    """A text over EXPORT_MAX_TEXT_CHARS cut there, ending with its full length and SHA-256 (to match it
+    against the judge decision it came from)."""
+    limit = settings.EXPORT_MAX_TEXT_CHARS
+    if value is None or len(value) <= limit:
+        return value
+    digest = hashlib.sha256(value.encode("utf-8", "replace")).hexdigest()
+    return f"{value[:limit]} [cut: {len(value):,} characters, sha256 {digest}]"
+
+
 def to_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
     """CSV opens safely in a spreadsheet (text columns through `spreadsheet_cell`, numbers as they are);
     JSON keeps every value verbatim."""
@@ -263,6 +308,10 @@ def _scores(selection: Selection, subset: TaskSubset | None):
 
 
 def scores_frame(selection: Selection, subset: TaskSubset | None = None) -> pd.DataFrame:
+    return frame_of(score_rows(selection, subset), SCORE_COLUMNS)
+
+
+def score_rows(selection: Selection, subset: TaskSubset | None = None) -> Iterator[dict]:
     scores = _scores(selection, subset).order_by(
         *_SCORE_ORDER
     ).values(
@@ -282,9 +331,9 @@ def scores_frame(selection: Selection, subset: TaskSubset | None = None) -> pd.D
             "gold_policy": row["job__gold_policy"], "gold_is_reference": row["gold__is_reference"],
             **{name: row[name] for name in SCORE_FIELDS}, "error": row["error"],
         }
-        for row in scores
+        for row in scores.iterator(chunk_size=CHUNK_ROWS)
     )
-    return frame_of(rows, SCORE_COLUMNS)
+    return rows
 
 
 # Judge decisions, one row per step where a decision concerns steps ---------------------------------
@@ -325,11 +374,19 @@ class _ScoreDecisions:
             for d in by_kind.get(q.STEP_MATCH, []) if d.human_score is not None
         }
         self.used: set[int] = set()
+        self.written: set[int] = set()
 
     def row(self, decision: JudgeDecision, kind: str, **fields) -> None:
+        """A whole-trajectory decision gives n x m rows: its rationale is written on the first of them
+        only (the others name the same decision_id), and every long text is cut (`cut_text`)."""
         judge_score = fields.pop("judge_score", decision.score)
         human = fields.pop("human", decision if decision.human_score is not None else None)
         human_score = human.human_score if human is not None else None
+        rationale = None if decision.pk in self.written else cut_text(decision.rationale)
+        self.written.add(decision.pk)
+        for name in ("subject", "agent_text"):
+            if isinstance(fields.get(name), str):
+                fields[name] = cut_text(fields[name])
         self.rows.append({
             "run": self.score["trajectory__run__name"], "task_id": self.score["trajectory__task__task_id"],
             "trajectory_id": self.score["trajectory_id"], "evaluation": self.score["job_id"],
@@ -337,7 +394,7 @@ class _ScoreDecisions:
             "judge_score": judge_score, "human_score": human_score,
             "score": human_score if human_score is not None else judge_score,
             "backend": decision.backend, "model": decision.model, "prompt_version": decision.prompt_version,
-            "rationale": decision.rationale, "error": decision.error, "prompt_tokens": decision.prompt_tokens,
+            "rationale": rationale, "error": cut_text(decision.error), "prompt_tokens": decision.prompt_tokens,
             "completion_tokens": decision.completion_tokens, "cost": float(decision.cost), **fields,
         })
 
@@ -426,44 +483,67 @@ class _ScoreDecisions:
 
 
 def decisions_frame(selection: Selection, subset: TaskSubset | None = None, *, viewer=None) -> pd.DataFrame:
+    return frame_of(decision_rows(selection, subset, viewer=viewer), DECISION_COLUMNS)
+
+
+SCORES_PER_READ = 50
+
+
+def decision_rows(selection: Selection, subset: TaskSubset | None = None, *, viewer=None) -> Iterator[dict]:
     """For a `viewer`, decisions holding gold text they may not read are left out (`visible_decisions`);
-    without one (the operator's command), every decision is exported."""
+    without one (the operator's command), every decision is exported. Read a few scores at a time; an
+    export over EXPORT_MAX_ROWS is refused (ExportTooLarge) before its first row."""
     scores = _scores(selection, subset)
-    score_rows = list(scores.order_by(*_SCORE_ORDER).values(
-        "pk", "job_id", "job__parameters", "trajectory_id", "trajectory__run__name", "trajectory__task__task_id",
-        "trajectory__plan", "gold_id", "details",
-    ))
     links = TrajectoryScore.decisions.through.objects.filter(trajectoryscore__in=Subquery(scores.values("pk")))
-    by_score: dict[int, list[int]] = {}
-    for score_id, decision_id in links.values_list("trajectoryscore_id", "judgedecision_id"):
-        by_score.setdefault(score_id, []).append(decision_id)
-    used = JudgeDecision.objects.filter(pk__in=Subquery(links.values("judgedecision_id")))
-    if viewer is not None:
-        used = visible_decisions(viewer, used)
-    decisions = {decision.pk: decision for decision in used}
-    steps: dict[int, list[tuple]] = {}
-    for trajectory_id, *fields in Step.objects.filter(
-        trajectory__in=Subquery(scores.values("trajectory_id"))
-    ).order_by("trajectory_id", "index").values_list(
-        "trajectory_id", "action", "action_type", "action_value", "element_id", "element_label"
-    ):
-        steps.setdefault(trajectory_id, []).append(tuple(fields))
-    rows = []
-    for score in score_rows:
-        own = [decisions[pk] for pk in by_score.get(score["pk"], []) if pk in decisions]
-        built = _ScoreDecisions(score, own, steps.get(score["trajectory_id"], [])).build()
-        built.sort(key=lambda row: (_KIND_ORDER.index(row["kind"]), row.get("gold_step") or 0,
-                                    row.get("agent_step") or 0, row["decision_id"]))
-        rows.extend(built)
-    return frame_of(rows, DECISION_COLUMNS)
+    estimate = (scores.aggregate(cells=Sum(F("agent_steps") * F("gold_steps")))["cells"] or 0) + links.count()
+    if estimate > settings.EXPORT_MAX_ROWS:
+        raise ExportTooLarge(f"about {estimate:,} rows of judge decisions, more than the limit of "
+                             f"{settings.EXPORT_MAX_ROWS:,} (EXPORT_MAX_ROWS): export fewer runs, one run, or a "
+                             "subset of tasks")
+    return _decision_rows(list(scores.order_by(*_SCORE_ORDER).values_list("pk", flat=True)), viewer)
+
+
+def _decision_rows(score_ids: list[int], viewer) -> Iterator[dict]:
+    for start in range(0, len(score_ids), SCORES_PER_READ):
+        chunk = score_ids[start:start + SCORES_PER_READ]
+        scores = TrajectoryScore.objects.filter(pk__in=chunk)
+        score_rows = sorted(scores.values(
+            "pk", "job_id", "job__parameters", "trajectory_id", "trajectory__run__name", "trajectory__task__task_id",
+            "trajectory__plan", "gold_id", "details",
+        ), key=lambda row: chunk.index(row["pk"]))
+        links = TrajectoryScore.decisions.through.objects.filter(trajectoryscore__in=chunk)
+        by_score: dict[int, list[int]] = {}
+        for score_id, decision_id in links.values_list("trajectoryscore_id", "judgedecision_id"):
+            by_score.setdefault(score_id, []).append(decision_id)
+        used = JudgeDecision.objects.filter(pk__in=Subquery(links.values("judgedecision_id")))
+        if viewer is not None:
+            used = visible_decisions(viewer, used)
+        decisions = {decision.pk: decision for decision in used}
+        steps: dict[int, list[tuple]] = {}
+        for trajectory_id, *fields in Step.objects.filter(
+            trajectory__in=Subquery(scores.values("trajectory_id"))
+        ).order_by("trajectory_id", "index").values_list(
+            "trajectory_id", "action", "action_type", "action_value", "element_id", "element_label"
+        ):
+            steps.setdefault(trajectory_id, []).append(tuple(fields))
+        for score in score_rows:
+            own = [decisions[pk] for pk in by_score.get(score["pk"], []) if pk in decisions]
+            built = _ScoreDecisions(score, own, steps.get(score["trajectory_id"], [])).build()
+            built.sort(key=lambda row: (_KIND_ORDER.index(row["kind"]), row.get("gold_step") or 0,
+                                        row.get("agent_step") or 0, row["decision_id"]))
+            yield from built
 
 
 # Aggregates and the leaderboard ----------------------------------------------------------------
 
 
 def aggregates_frame(selection: Selection, subset: TaskSubset | None = None) -> pd.DataFrame:
+    return frame_of(aggregate_rows(selection, subset), AGGREGATE_COLUMNS)
+
+
+def aggregate_rows(selection: Selection, subset: TaskSubset | None = None) -> Iterable[dict]:
     if subset is not None:
-        return frame_of(_subset_aggregate_rows(selection, subset), AGGREGATE_COLUMNS)
+        return _subset_aggregate_rows(selection, subset)
     aggregates = Aggregate.objects.filter(_selected(selection, "job_id", "run_id")).order_by(
         "run__name", "job_id", "scope", "group", "metric"
     ).values("job_id", "job__judge_config__name", "run__name", "scope", "group", "metric", "mean", "std", "count",
@@ -474,7 +554,7 @@ def aggregates_frame(selection: Selection, subset: TaskSubset | None = None) -> 
          "count": row["count"], "null_count": row["null_count"], "data": row["data"] or None}
         for row in aggregates
     )
-    return frame_of(rows, AGGREGATE_COLUMNS)
+    return rows
 
 
 def _subset_aggregate_rows(selection: Selection, subset: TaskSubset) -> list[dict]:
@@ -540,11 +620,16 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
 RUN_FRAMES = {"scores": scores_frame, "decisions": decisions_frame, "aggregates": aggregates_frame}
 
 
-def run_frame(what: str, selection: Selection, subset: TaskSubset | None = None, *, viewer=None) -> pd.DataFrame:
-    """One of RUN_EXPORTS, on a subset of tasks, as `viewer` may read it (see `decisions_frame`)."""
+def run_rows(what: str, selection: Selection, subset: TaskSubset | None = None, *, viewer=None) -> Iterable[dict]:
+    """One of RUN_EXPORTS, on a subset of tasks, as `viewer` may read it (see `decision_rows`)."""
     if what == "decisions":
-        return decisions_frame(selection, subset, viewer=viewer)
-    return RUN_FRAMES[what](selection, subset)
+        return decision_rows(selection, subset, viewer=viewer)
+    return {"scores": score_rows, "aggregates": aggregate_rows}[what](selection, subset)
+
+
+def run_stream(what: str, fmt: str, selection: Selection, subset: TaskSubset | None = None, *,
+               viewer=None) -> Iterator[bytes]:
+    return stream(run_rows(what, selection, subset, viewer=viewer), EXPORTS[what], fmt)
 
 
 def export_filename(what: str, fmt: str, runs: Iterable[str] = ()) -> str:

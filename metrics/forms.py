@@ -57,6 +57,8 @@ class EvaluationForm(forms.Form):
         data = super().clean()
         if data.get("gold_policy") == GoldPolicy.ANNOTATOR and not data.get("gold_annotator"):
             self.add_error("gold_annotator", "Choose the annotator whose gold to use.")
+        elif data.get("gold_policy") and data.get("gold_annotator"):
+            self.add_error("gold_annotator", "An annotator is chosen only with the 'annotator' gold policy.")
         return data
 
     def parameters(self) -> dict:

@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from annotation.models import GoldTrajectory
 from config.fields import RowwiseJSONField
-from config.jobs import BackgroundJob
+from config.jobs import BackgroundJob, JobStatus
 from judges.models import JudgeConfig, JudgeDecision
 from trajectories.models import AgentRun, EarlyStopReason, OutcomeStatus, Trajectory
 
@@ -170,3 +170,29 @@ class Aggregate(models.Model):
             models.UniqueConstraint(fields=["job", "run", "scope", "group", "metric"], name="aggregate_unique"),
         ]
         indexes = [models.Index(fields=["run", "scope", "metric"])]
+
+
+class PlotJob(BackgroundJob):
+    """A chart drawn in the background: a cold chart takes seconds to draw, which no request waits for.
+    The image goes to the cache under `key`; the page polls its URL until it is there."""
+
+    dispatch_task = "metrics.tasks.draw_plot"
+    job_kind = "plot"
+
+    Status = JobStatus
+
+    key = models.CharField(max_length=64, db_index=True, help_text="sha256 of the image's cache key.")
+    request = models.JSONField(help_text="The chart asked for: name, format, metric, kind, runs and filters.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self):
+        return f"plot #{self.pk} ({self.status})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("metrics:leaderboard")

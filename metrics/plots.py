@@ -3,12 +3,18 @@
 The runs are the leaderboard's (same filters, same order), at most MAX_RUNS of them, or exactly
 the runs asked for. Every image is derived from stored aggregates and scores of finished
 evaluations, which change only when an evaluation finishes again, so the cache key names each
-run's evaluation and its finish time and rendered images are kept for a day.
+run's evaluation and its finish time and rendered images are kept for a day. An image not in the
+cache is drawn by a background job (`PlotJob`): the page polls until it is there.
 """
 
-from dataclasses import dataclass, field
+import hashlib
+from dataclasses import asdict, dataclass, field, replace
 
 from django.core.cache import cache
+from django.db import transaction
+from django.utils import timezone
+
+from config import jobs
 
 from metrics import aggregation, charts
 from metrics.aggregation import METRICS
@@ -22,7 +28,7 @@ from metrics.leaderboard import (
     leaderboard,
     site_breakdown,
 )
-from metrics.models import TrajectoryScore
+from metrics.models import PlotJob, TrajectoryScore
 from trajectories.models import TaskSubset
 
 DISTRIBUTION = "distribution"
@@ -106,13 +112,58 @@ def _draw(request: PlotRequest, rows: list[LeaderboardRow]):
     return charts.scatter_chart(points, x_label=METRIC_LABELS["recovery"], y_label=METRIC_LABELS["success"])
 
 
+def _image_key(request: PlotRequest, rows: list[LeaderboardRow]) -> str:
+    return cache_key("plot", request.name, request.fmt, request.chosen_metric, request.kind, request.filters.site,
+                     request.filters.subset, [(row.run_id, row.name, row.evaluation) for row in rows])
+
+
 def plot_bytes(request: PlotRequest) -> bytes:
+    """The image, drawn now if it is not in the cache."""
     rows = plotted_rows(request)
-    key = cache_key("plot", request.name, request.fmt, request.chosen_metric, request.kind, request.filters.site,
-                    request.filters.subset,
-                    [(row.run_id, row.name, row.evaluation) for row in rows])
+    key = _image_key(request, rows)
     image = cache.get(key)
     if image is None:
         image = charts.render(_draw(request, rows), request.fmt)
         cache.set(key, image, CACHE_SECONDS)
     return image
+
+
+def plot_or_job(request: PlotRequest) -> tuple[bytes | None, PlotJob | None]:
+    """The image when it is in the cache; else the background job drawing it, started unless one is
+    already on its way. Without a broker (one process, tasks in-process) it is drawn at once."""
+    from config.celery import app
+
+    if app.conf.task_always_eager:
+        return plot_bytes(request), None
+    key = _image_key(request, plotted_rows(request))
+    image = cache.get(key)
+    if image is not None:
+        return image, None
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    with transaction.atomic():
+        job = PlotJob.objects.filter(key=digest, status__in=PlotJob.unfinished_statuses).first()
+        if job is None:
+            job = PlotJob.objects.create(key=digest, request={
+                "name": request.name, "fmt": request.fmt, "metric": request.metric, "kind": request.kind,
+                "run_ids": list(request.run_ids), "filters": asdict(request.filters)})
+            jobs.enqueue(job)
+    return None, job
+
+
+def draw_job(job_id: int) -> None:
+    """The job's image, drawn into the cache; a failure is kept on the job (the page says so)."""
+    job = PlotJob.objects.get(pk=job_id)
+    if not job.is_unfinished:
+        return
+    PlotJob.objects.filter(pk=job_id).update(status=PlotJob.Status.RUNNING, heartbeat_at=timezone.now())
+    stored = dict(job.request)
+    request = PlotRequest(**{**stored, "run_ids": tuple(stored["run_ids"]),
+                             "filters": LeaderboardFilters(**stored["filters"])})
+    try:
+        for fmt in sorted(charts.FORMATS, key=lambda fmt: fmt != request.fmt):  # both: the page offers each
+            plot_bytes(replace(request, fmt=fmt))
+    except Exception as error:  # noqa: BLE001 - kept on the job and shown; the next view starts a new one
+        PlotJob.objects.filter(pk=job_id).update(status=PlotJob.Status.FAILED, error=f"{type(error).__name__}: "
+                                                 f"{error}", finished_at=timezone.now())
+        return
+    PlotJob.objects.filter(pk=job_id).update(status=PlotJob.Status.DONE, finished_at=timezone.now())

@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpResponse, HttpResponseBadRequest, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET
 from metrics import charts, comparison, exports, leaderboard, plots, verdicts
 from metrics.aggregation import METRICS, OUTCOME_CATEGORIES
 from metrics.leaderboard import METRIC_LABELS
+from metrics.models import PlotJob
 from metrics.report_forms import CompareForm, LeaderboardForm, PlotForm
 from trajectories.models import AgentRun, Task, TaskSubset
 from trajectories.verdicts import SOURCE_LABELS
@@ -135,11 +136,19 @@ def compare_task(request, baseline: int, candidate: int, task: int):
 @public_when_enabled
 @require_GET
 def plot(request, name: str, fmt: str):
+    """The chart, or 202 while a background job draws it (the page polls; 503 names a failed drawing, and
+    the next request draws it again)."""
     try:
         plot_request = PlotForm(request.GET).plot_request(name, fmt)
-        image = plots.plot_bytes(plot_request)
+        image, job = plots.plot_or_job(plot_request)
     except ValueError as exc:
         return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    if image is None:
+        drawing = job.status != PlotJob.Status.FAILED
+        response = JsonResponse({"status": job.status, "detail": "the chart is being drawn" if drawing
+                                 else f"the chart could not be drawn: {job.error}"}, status=202 if drawing else 503)
+        response["Retry-After"] = "1"
+        return response
     response = HttpResponse(image, content_type=charts.FORMATS[fmt])
     disposition = "attachment" if request.GET.get("download") else "inline"
     response["Content-Disposition"] = f'{disposition}; filename="{plot_request.filename}"'
@@ -160,17 +169,18 @@ def export(request, what: str, fmt: str):
     try:
         if what == "leaderboard":
             board = leaderboard.leaderboard(LeaderboardForm(request.GET).filters())
-            frame, names = exports.leaderboard_frame(board), []
+            response, names = HttpResponse(exports.to_bytes(exports.leaderboard_frame(board), fmt)), []
         else:
-            frame, names = _run_export(request, what)
-    except ValueError as exc:
+            chunks, names = _run_export(request, what, fmt)
+            response = StreamingHttpResponse(chunks)
+    except ValueError as exc:  # ExportTooLarge included
         return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
-    response = HttpResponse(exports.to_bytes(frame, fmt), content_type=exports.FORMATS[fmt])
+    response["Content-Type"] = exports.FORMATS[fmt]
     response["Content-Disposition"] = f'attachment; filename="{exports.export_filename(what, fmt, names)}"'
     return response
 
 
-def _run_export(request, what: str):
+def _run_export(request, what: str, fmt: str):
     run_ids = request.GET.getlist("run")
     if not run_ids or not all(run_id.isdigit() for run_id in run_ids):
         raise ValueError("run: give one or more run ids")
@@ -188,4 +198,4 @@ def _run_export(request, what: str):
     for run in runs:
         selection.update(exports.run_selection(run, job_id=int(job) if job else None,
                                                judge=request.GET.get("judge", "")))
-    return exports.run_frame(what, selection, subset, viewer=request.user), [run.name for run in runs]
+    return exports.run_stream(what, fmt, selection, subset, viewer=request.user), [run.name for run in runs]

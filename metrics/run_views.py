@@ -2,6 +2,7 @@
 their evaluations, scores and verdicts, so they belong to metrics, the app on top, rather than to
 trajectories (which they read)."""
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, render
@@ -80,8 +81,18 @@ def trajectory_detail(request, pk: int):
     trajectory = get_object_or_404(selectors.viewer_trajectories(), pk=pk)
     previous, following = selectors.neighbours(trajectory)
     evaluation = trajectory_evaluation(trajectory, request.GET.get("job"), viewer=request.user)
-    views = selectors.step_views(trajectory)
-    steps = [(view, evaluation.steps.get(view.step.index) if evaluation else None) for view in views]
+    # The first steps; the rest a page at a time, fetched as the reader scrolls (fragment=steps).
+    steps_page = Paginator(selectors.trajectory_steps(trajectory), settings.TRAJECTORY_STEPS_PER_PAGE).get_page(
+        request.GET.get("steps_page"))
+    steps = [(view, evaluation.steps.get(view.step.index) if evaluation else None)
+             for view in selectors.step_views(steps_page.object_list)]
+    query = request.GET.copy()
+    for name in ("steps_page", "fragment"):
+        query.pop(name, None)
+    paging = {"steps": steps, "steps_page": steps_page, "steps_query": query.urlencode() + "&" if query else "",
+              "trajectory": trajectory}
+    if request.GET.get("fragment") == "steps":
+        return render(request, "metrics/_trajectory_steps.html", paging)
     task_verdicts = trajectory_verdicts(trajectory, evaluation.score.job_id if evaluation else None)
     grading = selectors.trajectory_grading(trajectory, request.user)
     disagreements = [pair for pair in task_verdicts.verdicts.disagreements()
@@ -89,10 +100,10 @@ def trajectory_detail(request, pk: int):
     return render(
         request,
         "metrics/trajectory_detail.html",
-        {"trajectory": trajectory, "task": trajectory.task, "steps": steps, "evaluation": evaluation,
+        {**paging, "task": trajectory.task, "evaluation": evaluation,
          "previous": previous, "next": following,
          "answer_check": task_answer_check(trajectory.task.eval_config, trajectory.final_answer),
          "task_verdicts": task_verdicts, "grading": grading, "disagreements": disagreements,
          "source_verdicts": selectors.task_verdicts_by_source(trajectory.run_id, trajectory.task_id),
-         "shows": selectors.steps_show(views)},
+         "shows": selectors.steps_show(trajectory)},
     )

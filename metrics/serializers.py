@@ -38,10 +38,17 @@ class EvaluationRequestSerializer(serializers.Serializer):
         except ValueError as exc:
             raise serializers.ValidationError({"gold_policy": str(exc)}) from None
         attrs["gold_policy"] = policy
+        given = attrs.get("gold_annotator")
+        if given is not None and policy != GoldPolicy.ANNOTATOR:
+            raise serializers.ValidationError({"gold_annotator": f"only with the 'annotator' gold policy, not "
+                                                                 f"{policy!r}: leave it out or change the policy"})
         if name:
             annotator = get_user_model().objects.filter(username=name).first()
             if annotator is None:
                 raise serializers.ValidationError({"gold_policy": f"no user named {name!r}"})
+            if given is not None and given != annotator:
+                raise serializers.ValidationError({"gold_annotator": f"names {given.get_username()!r}, but the gold "
+                                                                     f"policy names {name!r}"})
             attrs["gold_annotator"] = annotator
         if policy == GoldPolicy.ANNOTATOR and not attrs.get("gold_annotator"):
             raise serializers.ValidationError({"gold_annotator": "required with the 'annotator' gold policy"})

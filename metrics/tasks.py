@@ -1,7 +1,8 @@
-"""Evaluation on Celery: one task plans a job, chunk tasks score its trajectories."""
+"""Evaluation on Celery: one task plans a job, chunk tasks score its trajectories; charts are drawn here too."""
 
 from celery import shared_task
 
+from metrics import plots
 from metrics.models import EvaluationJob
 from metrics.services import evaluation
 
@@ -16,3 +17,8 @@ def run_evaluation(job_id: int) -> None:
 @shared_task
 def evaluate_chunk(job_id: int, units: list) -> None:
     evaluation.evaluate_chunk(job_id, [tuple(unit) for unit in units])
+
+
+@shared_task
+def draw_plot(job_id: int) -> None:
+    plots.draw_job(job_id)

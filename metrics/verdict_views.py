@@ -45,7 +45,7 @@ def upload_grades(request, run_pk: int):
                                 "nothing was stored.")
     else:
         try:
-            report = import_grades(run, upload.name, upload.read())
+            report = import_grades(run, upload.name, upload.read(), importer=request.user)
         except VerdictFileError as error:
             messages.error(request, f"{error}; nothing was stored.")
         else:

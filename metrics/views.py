@@ -5,6 +5,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from config.forms import labelled_errors
+from config.jobs import TooManyJobs
 from judges.services import judge_config_for
 from metrics.forms import EvaluationForm
 from metrics.leaderboard import METRIC_LABELS
@@ -64,11 +65,15 @@ def start(request, run_pk):
         # The run's page again, with the choices made and each error under its field's label.
         messages.error(request, "Evaluation not started: " + labelled_errors(form))
         return run_page(request, run, evaluate_form=form, status=400)
-    job = evaluation.create_evaluation(
-        runs=[run], judge_config=judge_config_for(form.cleaned_data["judge"]),
-        gold_policy=form.cleaned_data["gold_policy"], gold_annotator=form.cleaned_data["gold_annotator"],
-        parameters=form.parameters(), user=request.user,
-    )
+    try:
+        job = evaluation.create_evaluation(
+            runs=[run], judge_config=judge_config_for(form.cleaned_data["judge"]),
+            gold_policy=form.cleaned_data["gold_policy"], gold_annotator=form.cleaned_data["gold_annotator"],
+            parameters=form.parameters(), user=request.user,
+        )
+    except TooManyJobs as exc:
+        messages.error(request, f"Evaluation not started: {exc.detail}")
+        return run_page(request, run, evaluate_form=form, status=429)
     evaluation.start_evaluation(job)
     return redirect("metrics:job", pk=job.pk)
 

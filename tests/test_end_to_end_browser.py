@@ -133,7 +133,7 @@ def test_upload_evaluate_leaderboard_compare_and_download(researcher_page, live_
     assert row.locator("td[data-metric='step_success'] .rp-mean").inner_text() == f"{mean:.3f}"
     assert page.locator("tr[data-run='baseline-agent']").count() == 1
     page.set_viewport_size({"width": 1600, "height": 900})
-    page.wait_for_function("[...document.images].every(image => image.complete && image.naturalWidth > 0)")
+    page.wait_for_function("() => [...document.images].every(image => image.complete && image.naturalWidth > 0)")
     shot(page, "leaderboard")
     page.set_viewport_size({"width": 1280, "height": 900})
 
@@ -144,7 +144,7 @@ def test_upload_evaluate_leaderboard_compare_and_download(researcher_page, live_
     page.get_by_role("button", name="Compare").click()
     assert page.locator("#shared-tasks").inner_text() == "3"
     assert page.locator("#comparison tr[data-metric='step_success']").count() == 1
-    page.wait_for_function("[...document.images].every(image => image.complete && image.naturalWidth > 0)")
+    page.wait_for_function("() => [...document.images].every(image => image.complete && image.naturalWidth > 0)")
     shot(page, "compare")
     compare_url = page.url
     page.locator("#differing-tasks").get_by_role("link", name="side by side").first.click()

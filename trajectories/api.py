@@ -16,7 +16,8 @@ from config.api_schema import ErrorSerializer
 from .forms import MAX_TASK_FILE_BYTES
 from .models import AgentRun, ImportJob, TaskSubset
 from .permissions import can_import_into
-from .serializers import ImportJobSerializer, ImportJSONParser, RunImportSerializer
+from .parsers import JSONParser
+from .serializers import ImportJobSerializer, RunImportSerializer
 from .services.import_jobs import create_import_job, enqueue_import_job, run_import_job
 from .services.runs import get_or_create_run
 from .services.subsets import import_subset_bytes
@@ -66,7 +67,7 @@ class RunImport(APIView):
     With `background=true` the answer is 202 with the import job to poll instead.
     """
 
-    parser_classes = [MultiPartParser, ImportJSONParser]
+    parser_classes = [MultiPartParser, JSONParser]
 
     def post(self, request):
         serializer = RunImportSerializer(data=request.data)

@@ -3,10 +3,14 @@
 import json
 
 import django_filters
-from django.db.models import Prefetch
+from django.conf import settings
+from django.core.paginator import Paginator
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, viewsets
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
 
 from config.api import IdFilter
 
@@ -210,14 +214,26 @@ class SourceVerdictSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class StepsPageSerializer(serializers.Serializer):
+    page = serializers.IntegerField()
+    page_size = serializers.IntegerField()
+    count = serializers.IntegerField(help_text="Steps in the trajectory")
+    next = serializers.URLField(allow_null=True, help_text="The next page of steps; null on the last")
+    previous = serializers.URLField(allow_null=True)
+
+
 class TrajectoryDetailSerializer(TrajectorySerializer):
-    steps = StepSerializer(many=True, read_only=True)
+    """`steps` holds one page of steps (`context["steps_page"]`), all of them for a trajectory within
+    API_STEPS_PAGE_SIZE; `steps_page` says which."""
+
+    steps = serializers.SerializerMethodField()
+    steps_page = serializers.SerializerMethodField()
     verdicts = serializers.SerializerMethodField()
 
     class Meta(TrajectorySerializer.Meta):
         fields = TrajectorySerializer.Meta.fields + (
             "outcome_message", "success_source", "success_by", "tokens_in", "tokens_out", "cost", "duration",
-            "verdicts", "plan", "content_hash", "steps")
+            "verdicts", "plan", "content_hash", "steps", "steps_page")
         read_only_fields = fields
 
     @extend_schema_field(SourceVerdictSerializer(many=True))
@@ -225,6 +241,48 @@ class TrajectoryDetailSerializer(TrajectorySerializer):
         """Verdicts of named sources other than the harness of record (`success`, given by `success_by`)."""
         return SourceVerdictSerializer(selectors.task_verdicts_by_source(trajectory.run_id, trajectory.task_id),
                                        many=True).data
+
+    @extend_schema_field(StepSerializer(many=True))
+    def get_steps(self, trajectory) -> list:
+        return StepSerializer(self.context["steps_page"].object_list, many=True, context=self.context).data
+
+    @extend_schema_field(StepsPageSerializer)
+    def get_steps_page(self, trajectory) -> dict:
+        page, request = self.context["steps_page"], self.context["request"]
+
+        def link(number):
+            return replace_query_param(request.build_absolute_uri(), "steps_page", number)
+
+        return {"page": page.number, "page_size": page.paginator.per_page, "count": page.paginator.count,
+                "next": link(page.next_page_number()) if page.has_next() else None,
+                "previous": link(page.previous_page_number()) if page.has_previous() else None}
+
+
+STEPS_PAGE_PARAMETERS = [
+    OpenApiParameter("steps_page", int, description="Page of steps (1 first)."),
+    OpenApiParameter("steps_page_size", int, description="Steps per page, at most API_STEPS_PAGE_SIZE (its default)."),
+]
+
+
+def steps_page(request, trajectory: Trajectory):
+    """The page of the trajectory's steps the request asks for; a bad number is a 400 naming the parameter."""
+    limit = settings.API_STEPS_PAGE_SIZE
+    values = {}
+    for name, default in (("steps_page", 1), ("steps_page_size", limit)):
+        raw = request.query_params.get(name, default)
+        try:
+            values[name] = int(raw)
+        except (TypeError, ValueError):
+            raise ValidationError({name: "a whole number"}) from None
+        if values[name] < 1:
+            raise ValidationError({name: "1 or more"})
+    if values["steps_page_size"] > limit:
+        raise ValidationError({"steps_page_size": f"at most {limit}"})
+    steps = Step.objects.filter(trajectory=trajectory).select_related("screenshot").order_by("index")
+    paginator = Paginator(steps, values["steps_page_size"])
+    if values["steps_page"] > max(paginator.num_pages, 1):
+        raise ValidationError({"steps_page": f"the trajectory has {paginator.num_pages} pages of steps"})
+    return paginator.page(values["steps_page"])
 
 
 @extend_schema(tags=["trajectories"])
@@ -236,13 +294,13 @@ class TrajectoryViewSet(viewsets.ReadOnlyModelViewSet):
     lookup_value_converter = "int"
 
     def get_queryset(self):
-        trajectories = Trajectory.objects.select_related("run", "task").order_by(
-            "run__name", "task__number", "task__task_id"
-        )
-        if self.action == "retrieve":
-            steps = Step.objects.select_related("screenshot").order_by("index")
-            trajectories = trajectories.prefetch_related(Prefetch("steps", queryset=steps))
-        return trajectories
+        return Trajectory.objects.select_related("run", "task").order_by("run__name", "task__number", "task__task_id")
 
     def get_serializer_class(self):
         return TrajectoryDetailSerializer if self.action == "retrieve" else TrajectorySerializer
+
+    @extend_schema(parameters=STEPS_PAGE_PARAMETERS)
+    def retrieve(self, request, *args, **kwargs):
+        trajectory = self.get_object()
+        context = {**self.get_serializer_context(), "steps_page": steps_page(request, trajectory)}
+        return Response(TrajectoryDetailSerializer(trajectory, context=context).data)

@@ -91,9 +91,13 @@ class StepView:
         return self.step.action_type == "stop"
 
 
-def step_views(trajectory: Trajectory) -> list[StepView]:
+def trajectory_steps(trajectory: Trajectory) -> QuerySet[Step]:
+    return trajectory.steps.select_related("screenshot").order_by("index")
+
+
+def step_views(steps) -> list[StepView]:
     views = []
-    for step in trajectory.steps.select_related("screenshot").order_by("index"):
+    for step in steps:
         matches = None
         if step.planned_action:
             matches = parse_action(step.action, executed=True).executes(parse_action(step.planned_action))
@@ -110,9 +114,11 @@ class StepsShow:
     observations: bool
 
 
-def steps_show(views: list[StepView]) -> StepsShow:
-    return StepsShow(screenshots=any(view.step.screenshot_id for view in views),
-                     observations=any(view.step.observation for view in views))
+def steps_show(trajectory: Trajectory) -> StepsShow:
+    """What any of the trajectory's steps records, whichever page of them is shown."""
+    steps = trajectory.steps.all()
+    return StepsShow(screenshots=steps.filter(screenshot__isnull=False).exists(),
+                     observations=steps.exclude(observation="").exists())
 
 
 def task_verdicts_by_source(run_id: int, task_id: int) -> list[Verdict]:

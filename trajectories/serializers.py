@@ -5,8 +5,6 @@ import json
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.files.base import ContentFile
 from rest_framework import serializers
-from rest_framework.exceptions import ParseError
-from rest_framework.parsers import JSONParser
 
 from .formats.canonical import TrajectoryFormatError, check_depth
 from .forms import check_upload_size
@@ -70,13 +68,3 @@ class ImportJobSerializer(serializers.ModelSerializer):
         fields = ("id", "run", "status", "replace", "total", "processed", "report", "error", "created_at",
                   "finished_at")
         read_only_fields = fields
-
-
-class ImportJSONParser(JSONParser):
-    """JSON bodies nested beyond what the decoder's stack allows are a parse error (400), not a 500."""
-
-    def parse(self, stream, media_type=None, parser_context=None):
-        try:
-            return super().parse(stream, media_type, parser_context)
-        except RecursionError:
-            raise ParseError("JSON parse error - nested too deeply") from None

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.roles import ADMIN, ANNOTATOR, has_role, role_required
 from config import jobs
+from config.jobs import TooManyJobs
 
 from . import selectors
 from .formats import webarena_verified
@@ -89,13 +90,17 @@ def upload(request):
         if existing is not None and not can_import_into(request.user, existing):
             form.add_error("run", f"Run {existing.name!r} belongs to another account; choose another name.")
         else:
-            with transaction.atomic():
-                run = get_or_create_run(data["run"], agent=data["agent"], model=data["model"],
-                                        paradigm=data["paradigm"], user=request.user)
-                job = create_import_job(run, [(item.name, item) for item in data["files"]],
-                                        replace=data["replace"], user=request.user, new_run=existing is None)
-                enqueue_import_job(job)
-            return redirect("trajectories:import-job", pk=job.pk)
+            try:
+                with transaction.atomic():
+                    run = get_or_create_run(data["run"], agent=data["agent"], model=data["model"],
+                                            paradigm=data["paradigm"], user=request.user)
+                    job = create_import_job(run, [(item.name, item) for item in data["files"]],
+                                            replace=data["replace"], user=request.user, new_run=existing is None)
+                    enqueue_import_job(job)
+            except TooManyJobs as exc:
+                form.add_error(None, str(exc.detail))
+            else:
+                return redirect("trajectories:import-job", pk=job.pk)
     runs = AgentRun.objects.order_by("name").values_list("name", flat=True)
     return render(request, "trajectories/upload.html", {"form": form, "runs": runs})
 

@@ -6,9 +6,11 @@ again updates in place and, when nothing changed, writes nothing at all.
 
 Gold is recorded under an existing annotator's account. A reviewer imports it under their own
 name or on behalf of another annotator, and each gold written keeps who imported it and when
-(the file is its `source`); nobody approves their own gold this way (admins excepted, as on the
-review page). Accounts and roles are the admin's: only the operator's command may create a
-missing annotator, and only when asked to (`create_annotator`).
+(the file is its `source`). Imported gold starts at most submitted, for a reviewer other than the
+importer to approve: a reviewer could otherwise approve their own gold by importing it under
+another annotator's name. Only an admin approves on import, which is recorded as their review.
+Accounts and roles are the admin's: only the operator's command may create a missing annotator,
+and only when asked to (`create_annotator`).
 The numbering anomalies the reader resolved are listed in the report and kept as flags on the
 gold they concern (for the gold quality page); `strict` refuses a file that has any. The first
 approved gold of a task becomes its reference; `reference` makes this file's gold the reference.
@@ -25,14 +27,13 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.roles import ANNOTATOR, REVIEWER, has_role
+from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, has_role
 from annotation.content import GoldContent, clean_content
 from annotation.errors import GoldPermissionDenied, GoldValidationError
 from annotation.formats import (
     GoldAnomaly, GoldBlock, GoldFile, GoldFormatError, UnplacedRow, read_gold_file, unplaced_reason,
 )
-from annotation.models import GoldFlag, GoldStatus, GoldStep, GoldTrajectory
-from annotation.permissions import may_approve_gold_of
+from annotation.models import GoldFlag, GoldReview, GoldStatus, GoldStep, GoldTrajectory
 from annotation.services.gold_checks import start_quality_checks_after_import
 from annotation.services.reference import assign_missing_references, make_reference
 from trajectories.formats.wording import count_of
@@ -149,9 +150,9 @@ def _check_importer(importer, annotator, status: str) -> None:
         return
     if not has_role(importer, REVIEWER):
         raise GoldPermissionDenied("importing gold needs the reviewer role")
-    if status == GoldStatus.APPROVED and not may_approve_gold_of(importer, annotator.pk):
-        raise GoldPermissionDenied("you may not approve your own gold: import it as submitted, for another "
-                                   "reviewer to review, or import it on behalf of the annotator who recorded it")
+    if status == GoldStatus.APPROVED and not has_role(importer, ADMIN):
+        raise GoldPermissionDenied("only an admin approves gold on import: import it as submitted, for a "
+                                   "reviewer other than you to review")
 
 
 def _source_key(file_name: str, annotator: str, block: GoldBlock) -> str:
@@ -319,6 +320,11 @@ def import_gold(parsed: GoldFile, *, file_name: str, annotator: str, status: str
         for chunk in _in_chunks(updated):
             GoldStep.objects.filter(gold__in=chunk).delete()
         written = {gold.source_key for gold in created + updated}
+        if imported_by is not None and status == GoldStatus.APPROVED:
+            GoldReview.objects.bulk_create(
+                [GoldReview(gold=gold, reviewer=imported_by, decision=GoldReview.Decision.APPROVED,
+                            comment=f"Approved on import of {file_name}", gold_version=gold.version)
+                 for gold in created + updated], batch_size=500)
         GoldStep.objects.bulk_create(
             [step for block, task, content, key in placed if key in written
              for step in _steps_of(existing[key], content)],

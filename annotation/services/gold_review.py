@@ -7,6 +7,8 @@ from annotation.models import GoldReview, GoldStatus, GoldTrajectory
 from annotation.permissions import can_review_gold
 from annotation.services.reference import assign_missing_references
 
+REVIEW_DENIED = "reviewing needs the reviewer role, and reviewers do not review their own gold"
+
 
 def review_gold(gold_id: int, *, reviewer, version: int, decision: str, comment: str = "") -> GoldReview:
     """Record the verdict on the version the reviewer read; a newer save makes it a conflict."""
@@ -18,7 +20,7 @@ def review_gold(gold_id: int, *, reviewer, version: int, decision: str, comment:
     with transaction.atomic():
         gold = GoldTrajectory.objects.select_for_update().select_related("task", "annotator").get(pk=gold_id)
         if not can_review_gold(reviewer, gold):
-            raise GoldPermissionDenied("reviewing needs the reviewer role, and reviewers do not review their own gold")
+            raise GoldPermissionDenied(REVIEW_DENIED)
         if gold.version != version:
             raise GoldConflict(gold)
         # Approved gold found wanting (e.g. on the gold quality page) can still be sent back.

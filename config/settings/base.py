@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
+from csp.constants import NONE, SELF
 
 from config.storage import storage_from_url
 
@@ -39,6 +40,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_prometheus",
+    "csp",
     "accounts",
     "trajectories",
     "annotation",
@@ -49,6 +51,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -62,6 +65,22 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusAfterMiddleware",
     "axes.middleware.AxesMiddleware",
 ]
+
+# Content-Security-Policy on every response: scripts, styles and everything else from this site
+# only, so a script that slipped into uploaded text could not run. Templates hold no inline script,
+# style or event attribute; screenshots are served by the web process, whatever the storage.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 ROOT_URLCONF = "config.urls"
 CSRF_FAILURE_VIEW = "config.errors.csrf_failure"
@@ -131,12 +150,14 @@ STORAGES = {
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 
 # Login protection (django-axes) on the login page, the admin and POST /api/token/: after
-# LOGIN_FAILURE_LIMIT failed passwords for one account, or from one address, that account or
-# address is locked for LOGIN_LOCKOUT_MINUTES (each further failure restarts the wait).
-# Admins see failed logins and unlock under Admin > Axes.
+# LOGIN_FAILURE_LIMIT failed passwords for one account from one address, or from one address, that
+# pair or address is locked for LOGIN_LOCKOUT_MINUTES (each further failure restarts the wait). An
+# account is locked for everyone only after LOGIN_ACCOUNT_FAILURE_LIMIT failures, and never at an
+# address it has logged in from before (accounts/lockout.py). Admins see failed logins and unlock under Admin > Axes.
 AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
+LOGIN_ACCOUNT_FAILURE_LIMIT = env.int("LOGIN_ACCOUNT_FAILURE_LIMIT", default=100)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = "accounts.lockout.lockout_parameters"
 AXES_CLIENT_IP_CALLABLE = "accounts.lockout.client_address"
 AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
 AXES_ENABLE_ACCESS_FAILURE_LOG = True
@@ -170,6 +191,11 @@ REST_FRAMEWORK = {
         "token": env("API_THROTTLE_TOKEN", default="10/minute"),
     },
     "NUM_PROXIES": TRUSTED_PROXY_COUNT,
+    "DEFAULT_PARSER_CLASSES": [
+        "trajectories.parsers.JSONParser",  # lone surrogates replaced in every JSON body
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
         "config.api.OrderingFilter",
@@ -236,9 +262,16 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="celery")
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-# Prometheus scrapes /metrics with this bearer token; unset: only from this machine (config/monitoring.py).
+# Prometheus scrapes /metrics with this bearer token; unset: only from this machine, counting
+# TRUSTED_PROXY_COUNT (config/monitoring.py). Production refuses to start without it while METRICS_ENABLED.
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
+METRICS_ENABLED = env.bool("METRICS_ENABLED", default=True)
 
+# Unfinished jobs one account may have at once, by kind (admins: no limit); 0 = no limit.
+JOB_LIMITS_PER_ACCOUNT = {
+    "import": env.int("MAX_IMPORTS_PER_ACCOUNT", default=5),
+    "evaluation": env.int("MAX_EVALUATIONS_PER_ACCOUNT", default=3),
+}
 # Jobs whose queue message is missing are sent again by a sweeper in every worker (config/jobs.py).
 JOB_SWEEP_INTERVAL = env.float("JOB_SWEEP_INTERVAL", default=15.0)  # seconds; 0 turns the sweeper off
 JOB_REDISPATCH_AFTER = env.float("JOB_REDISPATCH_AFTER", default=60.0)  # silent this long + empty queue: resend
@@ -276,6 +309,17 @@ INGEST_MAX_FILES = env.int("INGEST_MAX_FILES", default=5000)  # counting the fil
 INGEST_MAX_UNCOMPRESSED_BYTES = env.int("INGEST_MAX_UNCOMPRESSED_BYTES", default=16 * 1024**3)
 INGEST_MAX_FILE_BYTES = env.int("INGEST_MAX_FILE_BYTES", default=64 * 1024**2)  # one file, or one JSONL line
 INGEST_MAX_COMPRESSION_RATIO = env.float("INGEST_MAX_COMPRESSION_RATIO", default=100.0)
+# Exports (CSV/JSON of scores, judge decisions, aggregates) stream; one over this many rows is refused,
+# and a text longer than EXPORT_MAX_TEXT_CHARS is cut there, with its length and SHA-256.
+EXPORT_MAX_ROWS = env.int("EXPORT_MAX_ROWS", default=1_000_000)
+EXPORT_MAX_TEXT_CHARS = env.int("EXPORT_MAX_TEXT_CHARS", default=10_000)
+# Steps of one trajectory (published WebArena runs stop at 30 to 100): pages, exports and judges grow with them.
+INGEST_MAX_STEPS = env.int("INGEST_MAX_STEPS", default=1000)
+# Steps the trajectory page shows at first; the next ones load a page at a time as the reader scrolls.
+TRAJECTORY_STEPS_PER_PAGE = env.int("TRAJECTORY_STEPS_PER_PAGE", default=50)
+# Steps in one page of GET /api/trajectories/<id>/ (?steps_page=, ?steps_page_size= up to this):
+# every trajectory within INGEST_MAX_STEPS comes whole, as before.
+API_STEPS_PAGE_SIZE = env.int("API_STEPS_PAGE_SIZE", default=1000)
 # Processes that parse the files of one import while the importing process stores them; 1 parses in-process.
 INGEST_WORKERS = env.int("INGEST_WORKERS", default=os.cpu_count() or 1)
 

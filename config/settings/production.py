@@ -3,12 +3,18 @@
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import DEVELOPMENT_SECRET_KEY, SECRET_KEY, env
+from .base import DEVELOPMENT_SECRET_KEY, METRICS_ENABLED, METRICS_TOKEN, SECRET_KEY, env
 
-if not SECRET_KEY or SECRET_KEY == DEVELOPMENT_SECRET_KEY or len(SECRET_KEY) < 50:
+if (not SECRET_KEY or SECRET_KEY == DEVELOPMENT_SECRET_KEY or len(SECRET_KEY) < 50
+        or len(set(SECRET_KEY)) < 5):
     raise ImproperlyConfigured(
-        "SECRET_KEY must be set to a random value of at least 50 characters in production "
-        "(python -c 'import secrets; print(secrets.token_urlsafe(64))')."
+        "SECRET_KEY must be set to a random value of at least 50 characters (not one character repeated) "
+        "in production (python -c 'import secrets; print(secrets.token_urlsafe(64))')."
+    )
+if METRICS_ENABLED and not METRICS_TOKEN:
+    raise ImproperlyConfigured(
+        "METRICS_TOKEN must be set in production (a reverse proxy on this machine would otherwise let "
+        "anyone read /metrics), or turn the endpoint off with METRICS_ENABLED=false."
     )
 
 DEBUG = False

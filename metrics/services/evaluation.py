@@ -126,7 +126,10 @@ def create_evaluation(*, runs, judge_config, gold_policy=GoldPolicy.REFERENCE, g
                                "everyone else evaluates against the reference gold")
     if gold_policy == GoldPolicy.ANNOTATOR and gold_annotator is None:
         raise ValueError("the 'annotator' gold policy needs the annotator's name")
+    if gold_policy != GoldPolicy.ANNOTATOR and gold_annotator is not None:
+        raise ValueError(f"a gold annotator is chosen only with the 'annotator' gold policy, not {gold_policy!r}")
     params = Parameters.from_dict(parameters)
+    jobs.check_job_limit(EvaluationJob, user)
     job = EvaluationJob.objects.create(
         judge_config=judge_config, gold_policy=gold_policy, gold_annotator=gold_annotator,
         parameters=params.to_dict(), created_by=user,

@@ -8,7 +8,7 @@
       const response = await fetch(box.dataset.url, { headers: { Accept: "application/json" } });
       if (response.ok) {
         const job = await response.json();
-        box.querySelector(".bar").style.width = `${job.percent}%`;
+        box.querySelector("progress").value = job.percent;
         field("status").textContent = job.status;
         field("done").textContent = job.done;
         field("failed").textContent = job.failed;

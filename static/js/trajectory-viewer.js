@@ -2,11 +2,15 @@
 // previous, t opens or closes the current step's accessibility tree.
 (function () {
   "use strict";
-  var steps = Array.prototype.slice.call(document.querySelectorAll(".tj-step"));
+  function all() { // queried each time: more steps arrive as the reader scrolls
+    return Array.prototype.slice.call(document.querySelectorAll(".tj-step"));
+  }
+  var steps = all();
   if (!steps.length) return;
   var current = -1;
 
   function show(position) {
+    steps = all();
     if (position < 0 || position >= steps.length) return;
     if (current >= 0) steps[current].classList.remove("current");
     current = position;
@@ -41,6 +45,61 @@
 
   var wanted = location.hash ? document.getElementById(location.hash.slice(1)) : null;
   if (wanted && steps.indexOf(wanted) >= 0) show(steps.indexOf(wanted));
+})();
+
+// More steps, a page at a time: the "Show steps ..." link brings the next page into this one when it
+// is followed (focus moves to the first new step) or scrolls into view; without scripts it opens that page.
+(function () {
+  "use strict";
+  var list = document.getElementById("steps");
+  if (!list || !window.fetch || !window.DOMParser) return;
+  var loading = false;
+  var focusFirst = false; // followed while it was already loading (it came into view): focus when it arrives
+
+  function load(link, focus) {
+    focusFirst = focusFirst || focus;
+    if (loading) return;
+    loading = true;
+    link.setAttribute("aria-busy", "true");
+    fetch(link.getAttribute("data-fragment"), { credentials: "same-origin", headers: { Accept: "text/html" } })
+      .then(function (response) {
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        return response.text();
+      })
+      .then(function (html) {
+        var holder = document.getElementById("more-steps");
+        var first = null;
+        var parsed = new DOMParser().parseFromString(html, "text/html");
+        Array.prototype.slice.call(parsed.body.children).forEach(function (node) {
+          var added = list.insertBefore(document.importNode(node, true), holder);
+          if (!first && added.classList.contains("tj-step")) first = added;
+        });
+        holder.remove();
+        if (focusFirst && first) first.focus();
+        focusFirst = false;
+        watch();
+      })
+      .catch(function () { link.removeAttribute("aria-busy"); })
+      .then(function () { loading = false; });
+  }
+
+  var observer = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
+    entries.forEach(function (entry) { if (entry.isIntersecting) load(entry.target, false); });
+  }, { rootMargin: "600px" }) : null;
+
+  function watch() {
+    var link = document.querySelector("#more-steps a[data-fragment]");
+    if (!link) return;
+    link.addEventListener("click", function (event) {
+      event.preventDefault();
+      load(link, true);
+    });
+    if (observer) {
+      observer.disconnect();
+      observer.observe(link);
+    }
+  }
+  watch();
 })();
 
 // Screenshots open in a zoomable view (a modal dialog: Esc closes it and focus returns to the

@@ -28,19 +28,42 @@ def _login(client, url, username, password, address="10.0.0.1"):
 
 
 @pytest.mark.parametrize("url", LOGIN_PAGES)
-def test_an_account_is_locked_after_repeated_wrong_passwords_from_any_address(client, url, caplog):
+def test_an_account_is_locked_at_the_guessing_address_after_repeated_wrong_passwords(client, url, caplog):
     UserFactory(username="ann", is_staff=True)
-    for attempt in range(2):
-        response = _login(client, url, "ann", "wrong", address=f"10.0.0.{attempt}")
+    for _ in range(2):
+        response = _login(client, url, "ann", "wrong", address="10.0.0.9")
         assert response.status_code == 200  # the form again, with its error
     with caplog.at_level(logging.WARNING, logger="accounts.security"):
         locked = _login(client, url, "ann", "wrong", address="10.0.0.9")
     assert locked.status_code == 429
     assert b"Too many failed logins" in locked.content and b"15 minutes" in locked.content
     assert any("locked out" in record.getMessage() and "ann" in record.getMessage() for record in caplog.records)
-    # the right password from a fresh address no longer gets in either
-    assert _login(client, url, "ann", PASSWORD, address="10.0.0.77").status_code == 429
+    # the right password from the guessing address no longer gets in
+    assert _login(client, url, "ann", PASSWORD, address="10.0.0.9").status_code == 429
     assert "_auth_user_id" not in client.session
+    # the owner, elsewhere, still does
+    assert _login(client, url, "ann", PASSWORD, address="10.0.0.77").status_code == 302
+
+
+def test_failures_spread_over_addresses_do_not_keep_the_owner_out(client, settings):
+    settings.LOGIN_ACCOUNT_FAILURE_LIMIT = 30
+    UserFactory(username="root", is_staff=True)
+    for attempt in range(20):  # below every per-address limit, far above the per-pair one in total
+        _login(client, "/accounts/login/", "root", "wrong", address=f"10.0.{attempt}.1")
+    assert _login(client, "/accounts/login/", "root", PASSWORD, address="10.9.9.9").status_code == 302
+
+
+def test_an_account_is_locked_for_everyone_only_after_far_more_failures_but_never_at_a_known_address(
+        client, settings):
+    settings.LOGIN_ACCOUNT_FAILURE_LIMIT = 6
+    UserFactory(username="root", is_staff=True)
+    assert _login(client, "/accounts/login/", "root", PASSWORD, address="10.5.5.5").status_code == 302
+    client.logout()
+    for attempt in range(6):
+        _login(client, "/accounts/login/", "root", "wrong", address=f"10.0.{attempt}.1")
+    assert _login(client, "/accounts/login/", "root", PASSWORD, address="10.9.9.9").status_code == 429
+    # where the owner logged in before, the account is not locked
+    assert _login(client, "/accounts/login/", "root", PASSWORD, address="10.5.5.5").status_code == 302
 
 
 def test_an_address_is_locked_after_guessing_several_accounts(client):

@@ -106,6 +106,14 @@ def test_submit_and_review(annotator, reviewer, task):
     assert reviewed.data["reviews"][0]["comment"] == "Add the Go step."
 
 
+def test_reviewing_without_the_role_is_refused_before_the_body_is_read(task):
+    gold = GoldTrajectoryFactory(task=task, status="approved")
+    nobody = _client(UserFactory(username="nobody"))
+    for body in ({}, {"version": "x", "decision": "maybe"}, {"version": gold.version, "decision": "approved"}):
+        response = nobody.post(f"/api/gold/{gold.pk}/review/", body, format="json")
+        assert response.status_code == 403 and response.data["code"] == "permission_denied"
+
+
 def test_step_endpoints(annotator, task):
     client = _client(annotator)
     gold_id = _create(client, task).data["id"]

@@ -87,15 +87,16 @@ def test_decision_exports_leave_out_gold_the_user_may_not_read(users, scene):
     for who, user in _readers(users, scene).items():
         api = client_for(user)
         exported = api.get(f"/api/exports/decisions.csv?run=agent-a&job={job.pk}")
-        assert exported.status_code == 200 and SECRET not in exported.content.decode(), who
-        assert "click [1]" in exported.content.decode()  # alice's approved gold is still there
+        text = exported.getvalue().decode()
+        assert exported.status_code == 200 and SECRET not in text, who
+        assert "click [1]" in text  # alice's approved gold is still there
         web = Client()
         web.force_login(user)
         page = web.get(reverse("metrics:export", args=["decisions", "csv"]),
                        {"run": scene["runs"]["agent-a"].pk, "job": job.pk})
-        assert page.status_code == 200 and SECRET not in page.content.decode(), who
+        assert page.status_code == 200 and SECRET not in page.getvalue().decode(), who
     reviewer = client_for(users["reviewer"]).get(f"/api/exports/decisions.csv?run=agent-a&job={job.pk}")
-    assert SECRET in reviewer.content.decode()
+    assert SECRET in reviewer.getvalue().decode()
 
 
 def test_trajectory_page_shows_gold_text_only_to_who_may_read_the_gold(users, scene):
@@ -128,7 +129,7 @@ def test_side_by_side_hides_gold_text_the_user_may_not_read(users, scene):
         web.force_login(user)
         runs = scene["runs"]
         page = web.get(reverse("metrics:compare-task", args=[runs["agent-a"].pk, runs["agent-b"].pk, task.pk]))
-        assert page.status_code == 200 and SECRET not in page.content.decode(), who
+        assert page.status_code == 200 and SECRET not in page.getvalue().decode(), who
         assert "gold text is hidden" in page.content.decode(), who
     body = client_for(users["reviewer"]).get(f"/api/comparisons/tasks/{task.pk}/{query}").json()
     assert SECRET in str(body) and body["gold_hidden"] is False

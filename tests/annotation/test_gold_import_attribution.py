@@ -49,12 +49,12 @@ def test_the_page_creates_no_account_and_grants_no_role(client, reviewer, task):
 def test_a_reviewer_imports_on_behalf_of_an_existing_annotator(client, reviewer, annotator, task):
     client.force_login(reviewer)
 
-    page = _upload(client, annotator="alice", status="approved")
+    page = _upload(client, annotator="alice", status="submitted")
 
     html = " ".join(page.content.decode().split())
     assert "As <strong>alice</strong>, imported by rita on behalf of alice" in html
     gold = GoldTrajectory.objects.get()
-    assert (gold.annotator, gold.status, gold.source, gold.imported_by) == (annotator, "approved", "orders.csv",
+    assert (gold.annotator, gold.status, gold.source, gold.imported_by) == (annotator, "submitted", "orders.csv",
                                                                            reviewer)
     assert gold.imported_at is not None
     client.force_login(annotator)
@@ -64,11 +64,47 @@ def test_a_reviewer_imports_on_behalf_of_an_existing_annotator(client, reviewer,
     assert (api["imported_by"], api["source"]) == ("rita", "orders.csv") and api["imported_at"]
 
 
+def test_a_reviewer_cannot_approve_their_gold_by_importing_it_as_someone_elses(client, reviewer, annotator, task):
+    """Approved with a reference on import, under another name, would be the importer's own approval."""
+    api = APIClient()
+    api.force_authenticate(reviewer)
+    refused = api.post("/api/gold/import/", {"file": SimpleUploadedFile("orders.csv", SHEET), "annotator": "alice",
+                                             "status": "approved", "reference": "true"}, format="multipart")
+    assert refused.status_code == 403 and "only an admin approves gold on import" in refused.json()["detail"]
+    assert not GoldTrajectory.objects.exists()
+    client.force_login(reviewer)
+    assert "only an admin approves gold on import" in _upload(client, annotator="alice", status="approved")\
+        .content.decode()
+    # By default it starts as submitted, and the importer may not review it: another reviewer does.
+    imported = api.post("/api/gold/import/", {"file": SimpleUploadedFile("orders.csv", SHEET), "annotator": "alice"},
+                        format="multipart")
+    assert imported.status_code == 201, imported.content
+    gold = GoldTrajectory.objects.get()
+    assert gold.status == "submitted" and not gold.is_reference
+    review = {"version": gold.version, "decision": "approved"}
+    assert api.post(f"/api/gold/{gold.pk}/review/", review, format="json").status_code == 403
+    second = UserFactory(username="rhea")
+    second.groups.add(*reviewer.groups.all())
+    api.force_authenticate(second)
+    assert api.post(f"/api/gold/{gold.pk}/review/", review, format="json").status_code == 200
+
+
+def test_an_admin_approves_on_import_recorded_as_their_review(admin_user, annotator, task, tmp_path):
+    path = tmp_path / "orders.csv"
+    path.write_bytes(SHEET)
+    import_gold_file(path, annotator="alice", imported_by=admin_user, status=GoldStatus.APPROVED, reference=True)
+    gold = GoldTrajectory.objects.get()
+    assert gold.status == "approved" and gold.is_reference
+    review = gold.reviews.get()
+    assert (review.reviewer, review.decision, review.comment) == (admin_user, "approved",
+                                                                  "Approved on import of orders.csv")
+
+
 def test_a_reviewer_imports_under_their_own_name_without_approving_it(client, reviewer, task):
     client.force_login(reviewer)
 
     refused = _upload(client, status="approved")
-    assert "Not imported: you may not approve your own gold" in refused.content.decode()
+    assert "Not imported: only an admin approves gold on import" in refused.content.decode()
     assert GoldTrajectory.objects.count() == 0
 
     _upload(client, status="submitted")
@@ -79,7 +115,7 @@ def test_a_reviewer_imports_under_their_own_name_without_approving_it(client, re
 def test_the_service_refuses_self_approval_and_imports_by_annotators(reviewer, annotator, admin_user, task, tmp_path):
     path = tmp_path / "orders.csv"
     path.write_bytes(SHEET)
-    with pytest.raises(GoldPermissionDenied, match="you may not approve your own gold"):
+    with pytest.raises(GoldPermissionDenied, match="only an admin approves gold on import"):
         import_gold_file(path, annotator="rita", imported_by=reviewer, status=GoldStatus.APPROVED)
     with pytest.raises(GoldPermissionDenied, match="importing gold needs the reviewer role"):
         import_gold_file(path, annotator="alice", imported_by=annotator, status=GoldStatus.SUBMITTED)

@@ -75,3 +75,24 @@ def test_reads_need_an_account(db):
     response = APIClient().get("/api/tasks/")
     assert response.status_code == 401
     assert response.json() == {"detail": "Authentication credentials were not provided.", "code": "not_authenticated"}
+
+
+def test_a_long_trajectorys_steps_come_a_page_at_a_time(api, settings):
+    from trajectories.models import Step
+
+    settings.API_STEPS_PAGE_SIZE = 4
+    trajectory = TrajectoryFactory()
+    Step.objects.bulk_create([Step(trajectory=trajectory, index=n, action=f"click [{n}]") for n in range(1, 11)])
+    url = f"/api/trajectories/{trajectory.pk}/"
+    first = api.get(url).json()
+    assert [step["index"] for step in first["steps"]] == [1, 2, 3, 4]
+    assert first["steps_page"] == {"page": 1, "page_size": 4, "count": 10, "previous": None,
+                                   "next": f"http://testserver{url}?steps_page=2"}
+    last = api.get(url, {"steps_page": 3}).json()
+    assert [step["index"] for step in last["steps"]] == [9, 10] and last["steps_page"]["next"] is None
+    sized = api.get(url, {"steps_page": 2, "steps_page_size": 3}).json()
+    assert [step["index"] for step in sized["steps"]] == [4, 5, 6]
+    for query, field in (({"steps_page": 4}, "steps_page"), ({"steps_page": "x"}, "steps_page"),
+                         ({"steps_page_size": 5}, "steps_page_size"), ({"steps_page_size": 0}, "steps_page_size")):
+        refused = api.get(url, query)
+        assert refused.status_code == 400 and field in refused.json()["errors"], query

@@ -1,5 +1,6 @@
 import csv
 import io
+import json
 
 import pytest
 
@@ -115,7 +116,7 @@ def test_scores_export_csv_columns_and_values(api, platform):
     response = api.get("/api/exports/scores.csv?run=agent-a")
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
     assert response["Content-Disposition"] == 'attachment; filename="scores-agent-a.csv"'
-    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    rows = list(csv.DictReader(io.StringIO(response.getvalue().decode())))
     columns = [column["name"] for column in api.get("/api/exports/columns/").json()["scores"]]
     assert list(rows[0]) == columns
     assert [(row["task_id"], row["step_success"], row["success"]) for row in rows] == [
@@ -124,10 +125,10 @@ def test_scores_export_csv_columns_and_values(api, platform):
 
 
 def test_run_exports_as_json(api, platform):
-    both = api.get("/api/exports/aggregates.json?run=agent-a&run=agent-b").json()
+    both = json.loads(api.get("/api/exports/aggregates.json?run=agent-a&run=agent-b").getvalue())
     assert {row["run"] for row in both} == {"agent-a", "agent-b"}
     job = platform["jobs"]["agent-b"].pk
-    decisions = api.get(f"/api/exports/decisions.json?run=agent-b&job={job}").json()
+    decisions = json.loads(api.get(f"/api/exports/decisions.json?run=agent-b&job={job}").getvalue())
     assert {row["evaluation"] for row in decisions} == {job} and decisions[0]["kind"] == "step_match"
 
 

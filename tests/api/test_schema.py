@@ -73,7 +73,8 @@ def test_errors_are_documented_with_the_shared_body(schema):
 
 @pytest.mark.django_db
 def test_docs_page_uses_only_local_assets():
-    response = client_for(None).get("/api/docs/")
+    client = client_for(None)
+    response = client.get("/api/docs/")
     assert response.status_code == 200
     html = response.content.decode()
     assets = re.findall(r'(?:src|href)="([^"]+)"', html)
@@ -81,7 +82,10 @@ def test_docs_page_uses_only_local_assets():
     for asset in assets:
         if asset.startswith("/static/"):
             assert finders.find(asset.removeprefix("/static/")), asset
-    assert "/api/schema/" in html
+    # The page's own script is a separate file, as the Content-Security-Policy wants.
+    assert "<script>" not in html and "<style>" not in html
+    [script] = [asset for asset in assets if asset.startswith("/api/docs/?script")]
+    assert "/api/schema/" in client.get(script.replace("&amp;", "&")).content.decode()
 
 
 @pytest.mark.browser
@@ -115,3 +119,21 @@ def test_the_schema_answers_concurrent_requests(live_server):
 
     with ThreadPoolExecutor(max_workers=6) as pool:
         assert list(pool.map(fetch, range(6))) == [200] * 6
+
+
+@pytest.mark.django_db
+def test_the_schema_is_generated_once_per_process_and_format(client, monkeypatch):
+    from drf_spectacular.generators import SchemaGenerator
+
+    from config.api_urls import SchemaView
+
+    monkeypatch.setattr(SchemaView, "_documents", {})
+    calls = []
+    generate = SchemaGenerator.get_schema
+    monkeypatch.setattr(SchemaGenerator, "get_schema", lambda self, **kw: calls.append(1) or generate(self, **kw))
+    first = client.get("/api/schema/")
+    assert client.get("/api/schema/").content == first.content and len(calls) == 1
+    as_json = client.get("/api/schema/?format=json")
+    assert as_json["Content-Type"].startswith("application/vnd.oai.openapi+json") and as_json.json()["openapi"]
+    client.get("/api/schema/?format=json")
+    assert len(calls) == 2

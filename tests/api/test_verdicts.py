@@ -99,3 +99,28 @@ def test_runs_api_marks_results_only_runs(webarena_tasks, shared_data, voices):
     body = client_for(member(None, "dev")).get("/api/runs/").json()
     flags = {run["name"]: run["results_only"] for run in body["results"]}
     assert flags == {"jace": True, "three-voices": False}
+
+
+def test_a_grades_import_never_writes_another_accounts_grade(voices):
+    run, disputed = voices["run"], voices["disputed"]
+    run.uploaded_by = owner = member(None, "owner")
+    run.save()
+    task_id = disputed.task.task_id
+    url = f"/api/runs/{run.pk}/grades/import/"
+    client = client_for(owner)
+    forged_file = SimpleUploadedFile("g.csv", f"task_id,grader,grade,note\n{task_id},gina,0,forged\n".encode())
+    forged = client.post(url, {"file": forged_file}, format="multipart")
+    assert forged.status_code == 400
+    assert "g.csv, line 2" in forged.json()["detail"] and "'gina' is another account" in forged.json()["detail"]
+    assert OutcomeGrade.objects.get(run=run, task=disputed.task, grader_name="gina").note == "answer is right"
+    # a new account's name is refused too, not only a name that has graded here
+    member(None, "ann1")
+    assert client.post(url, {"file": SimpleUploadedFile("g.csv", f"task_id,grader,grade\n{task_id},ann1,0\n"
+                                                                 .encode())}, format="multipart").status_code == 400
+    # the importer's own name is recorded as the importer's grade; other names stay external graders
+    own = client.post(url, {"file": SimpleUploadedFile("g.csv", f"task_id,grader,grade\n{task_id},owner,0\n"
+                                                                f"{task_id},Outside Panel,1\n".encode())},
+                      format="multipart")
+    assert own.status_code == 200, own.content
+    assert OutcomeGrade.objects.get(run=run, grader_name="owner").grader == owner
+    assert OutcomeGrade.objects.get(run=run, grader_name="Outside Panel").grader is None

@@ -42,6 +42,18 @@ def test_only_this_machine_scrapes_without_a_token(client):
     assert Client(REMOTE_ADDR="203.0.113.9").get("/metrics").status_code == 403
 
 
+def test_a_proxy_on_this_machine_does_not_make_the_world_local(settings):
+    settings.TRUSTED_PROXY_COUNT = 1
+    forwarded = Client(REMOTE_ADDR="127.0.0.1")
+    assert forwarded.get("/metrics", HTTP_X_FORWARDED_FOR="203.0.113.9").status_code == 403
+    assert forwarded.get("/metrics", HTTP_X_FORWARDED_FOR="127.0.0.1").status_code == 200
+
+
+def test_metrics_may_be_turned_off(client, settings):
+    settings.METRICS_ENABLED = False
+    assert client.get("/metrics").status_code == 404
+
+
 def test_a_token_is_required_when_set(client, settings):
     settings.METRICS_TOKEN = "s3cret-token"
     assert client.get("/metrics").status_code == 403

@@ -3,6 +3,7 @@ from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
 from judges.models import JudgeConfig
+from metrics.models import EvaluationJob
 from tests.factories import JudgeConfigFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -69,6 +70,17 @@ def test_bad_requests_name_the_field(api, run, body, field):
     response = api.post("/api/evaluations/", body, format="json")
     assert response.status_code == 400
     assert field in response.json()["errors"]
+
+
+@pytest.mark.parametrize("policy", ["reference", "best", "annotator=ann2"])
+def test_contradictory_gold_parameters_are_refused(api, run, policy):
+    UserFactory(username="ann1")
+    UserFactory(username="ann2")
+    response = api.post("/api/evaluations/", {"runs": ["agent-a"], "gold_policy": policy, "gold_annotator": "ann1"},
+                        format="json")
+    assert response.status_code == 400
+    assert "gold_annotator" in response.json()["errors"]
+    assert not EvaluationJob.objects.exists()
 
 
 def test_only_reviewers_or_the_uploader_may_evaluate(run):

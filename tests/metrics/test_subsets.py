@@ -1,5 +1,7 @@
 """Task subsets on the leaderboard, in comparisons, exports and on the run page; Key-node Completion scored."""
 
+import json
+
 import pytest
 from django.urls import reverse
 
@@ -79,7 +81,7 @@ def test_pages_and_api_take_the_subset(client, runs, lite):
     page = client.get(reverse("metrics:leaderboard"), {"subset": "webarena-lite"}).content.decode()
     assert 'id="subset-scope">webarena-lite<' in page and "subset=webarena-lite" in page
     csv = client.get(reverse("metrics:export", args=["scores", "csv"]),
-                     {"run": runs.alpha.pk, "subset": "webarena-lite"}).content.decode()
+                     {"run": runs.alpha.pk, "subset": "webarena-lite"}).getvalue().decode()
     assert csv.count("\n") == 3  # header and two tasks
     compare = client.get(reverse("metrics:compare"), {"baseline": "alpha", "candidate": "beta",
                                                       "subset": "webarena-lite"}).content.decode()
@@ -91,7 +93,7 @@ def test_pages_and_api_take_the_subset(client, runs, lite):
                                                      "subset": "webarena-lite"}).json()
     assert (paired["shared_tasks"], paired["subset"]) == (2, "webarena-lite")
     scores = client.get(reverse("api-export-scores", args=["json"]), {"run": "alpha", "subset": "webarena-lite"})
-    assert [row["task_id"] for row in scores.json()] == ["101", "201"]
+    assert [row["task_id"] for row in json.loads(scores.getvalue())] == ["101", "201"]
 
 
 def test_the_run_page_shows_its_subset_numbers_without_reimport(client, runs, lite):

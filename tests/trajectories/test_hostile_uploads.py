@@ -228,3 +228,15 @@ def test_a_recursion_error_in_a_parser_fails_its_file_only(webarena_tasks, share
     statuses = {entry.file.rsplit("/", 1)[-1]: (entry.status, entry.reason) for entry in report.files}
     assert statuses["render_3.html"] == ("failed", "nested deeper than 32 levels")
     assert statuses["render_6.html"][0] == "imported"
+
+
+def test_a_trajectory_over_the_step_limit_fails_alone(webarena_tasks, api, settings):
+    settings.INGEST_MAX_STEPS = 5
+    steps = [{"index": n, "action": "scroll [down]"} for n in range(1, 7)]
+    files = [_upload("long.json", _document("3", steps=steps)), _upload("good.json", _document("6"))]
+    response = api.post(reverse("api-run-import"), {"run": "steps", "files": files}, format="multipart")
+    entries = {entry["file"]: entry for entry in response.json()["files"]}
+    assert entries["long.json"]["status"] == "failed"
+    assert "6 steps, more than the limit of 5 (INGEST_MAX_STEPS)" in entries["long.json"]["reason"]
+    assert entries["good.json"]["status"] == "imported"
+    assert list(Trajectory.objects.filter(run__name="steps").values_list("task__task_id", flat=True)) == ["6"]

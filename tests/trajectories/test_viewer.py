@@ -104,3 +104,31 @@ def test_a_crashed_trajectory_has_no_steps(viewer):
     trajectory = TrajectoryFactory(outcome_status="crashed", final_answer=None)
     content = viewer.get(reverse("metrics:trajectory-detail", args=[trajectory.pk])).content.decode()
     assert "No agent steps: the run crashed before the first one." in content
+
+
+def _long_trajectory(steps: int) -> Trajectory:
+    from trajectories.models import Step
+
+    trajectory = TrajectoryFactory(step_count=steps)
+    Step.objects.bulk_create([Step(trajectory=trajectory, index=n, action=f"click [{n}]",
+                                   reasoning=f"<script>alert({n})</script>") for n in range(1, steps + 1)])
+    return trajectory
+
+
+def test_a_long_trajectory_shows_its_first_steps_and_loads_the_rest_a_page_at_a_time(viewer, settings):
+    settings.TRAJECTORY_STEPS_PER_PAGE = 50
+    trajectory = _long_trajectory(120)
+    url = reverse("metrics:trajectory-detail", args=[trajectory.pk])
+    page = viewer.get(url, {"job": "7"}).content.decode()
+    assert 'id="step-50"' in page and 'id="step-51"' not in page
+    assert "Show steps 51 to 100 of 120" in page
+    assert 'data-fragment="?job=7&amp;steps_page=2&amp;fragment=steps"' in page
+    more = viewer.get(url, {"job": "7", "steps_page": 2, "fragment": "steps"}).content.decode()
+    assert "<html" not in more and 'id="step-51"' in more and 'id="step-100"' in more and 'id="step-50"' not in more
+    assert "&lt;script&gt;alert(51)&lt;/script&gt;" in more and "<script>" not in more
+    assert "Show steps 101 to 120 of 120" in more
+    last = viewer.get(url, {"steps_page": 3, "fragment": "steps"}).content.decode()
+    assert 'id="step-120"' in last and "more-steps" not in last
+    # without scripts, the link opens the page of those steps
+    second = viewer.get(url, {"steps_page": 2}).content.decode()
+    assert 'id="step-51"' in second and "Steps 1 to 50" in second

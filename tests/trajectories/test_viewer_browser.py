@@ -6,7 +6,7 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from tests.browser_helpers import log_in, page_width, sized_page, width  # noqa: F401 - fixtures
-from tests.factories import AgentRunFactory, TaskFactory, UserFactory
+from tests.factories import AgentRunFactory, TaskFactory, TrajectoryFactory, UserFactory
 from tests.trajectories.renders import RenderStep, png, render_html
 from trajectories.models import Trajectory
 from trajectories.services.ingest import import_paths
@@ -127,3 +127,27 @@ def test_a_screenshot_opens_in_a_zoomable_view_and_esc_closes_it(sized_page, liv
     expect(viewer).to_be_visible()
     viewer.get_by_role("button", name="Close").click()
     expect(viewer).to_be_hidden()
+
+
+def test_the_next_steps_load_as_the_reader_scrolls_and_by_keyboard(logged_in_page, live_server, settings):
+    from trajectories.models import Step
+
+    settings.TRAJECTORY_STEPS_PER_PAGE = 20
+    trajectory = TrajectoryFactory(step_count=50)
+    Step.objects.bulk_create([Step(trajectory=trajectory, index=n, action=f"click [{n}]",
+                                   reasoning=f"<img src=x onerror=alert({n})>") for n in range(1, 51)])
+    page = logged_in_page
+    page.goto(live_server.url + reverse("metrics:trajectory-detail", args=[trajectory.pk]))
+    expect(page.locator(".tj-step")).to_have_count(20)
+    more = page.get_by_role("link", name="Show steps 21 to 40 of 50")
+    more.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#step-21")).to_be_focused()
+    expect(page.locator(".tj-step")).to_have_count(40)
+    page.locator("#more-steps").scroll_into_view_if_needed()
+    expect(page.locator(".tj-step")).to_have_count(50)
+    expect(page.locator("#more-steps")).to_have_count(0)
+    expect(page.locator("#step-50 .tj-reasoning")).to_have_text("<img src=x onerror=alert(50)>")
+    for _ in range(50):  # j walks through the steps that arrived later too
+        page.keyboard.press("j")
+    expect(page.locator("#step-50")).to_be_focused()

@@ -18,6 +18,7 @@ from .canonical import MAX_DEPTH, SCHEMA_ID, Trajectory, TrajectoryFormatError, 
 from .format_traces import FORMAT as TRACE, HarnessTrace, looks_like_trace, parse_trace
 from .screenshots import Image, take_images
 from .sources import Source
+from .text import LONE_SURROGATES, loads
 from .webarena_html2json import FORMAT as HTML2JSON, NOTE as HTML2JSON_NOTE, looks_like_html2json, parse_html2json
 from .webarena_render import FORMAT as RENDER, parse_render
 
@@ -77,10 +78,18 @@ def _no_constant(name: str) -> None:
     raise TrajectoryFormatError(f"not a JSON number: {name}")
 
 
-def load_json(text: str) -> object:
-    """Strict JSON: finite numbers only (NaN and Infinity cannot be stored in PostgreSQL's JSON)."""
+def _strict_json(text: str) -> object:
+    return json.loads(text, parse_int=_integer, parse_float=_finite, parse_constant=_no_constant)
+
+
+def load_json(text: str, notes: list[str] | None = None) -> object:
+    """Strict JSON: finite numbers only (NaN and Infinity cannot be stored in PostgreSQL's JSON); lone
+    surrogates replaced, which adds a note to `notes`."""
     try:
-        return json.loads(text, parse_int=_integer, parse_float=_finite, parse_constant=_no_constant)
+        document, replaced = loads(text, _strict_json)
+        if replaced and notes is not None:
+            notes.append(f"{LONE_SURROGATES} ({replaced})")
+        return document
     except json.JSONDecodeError as error:
         raise TrajectoryFormatError(f"invalid JSON: {error.msg} (column {error.colno})", line=error.lineno) from None
     except RecursionError:
@@ -202,9 +211,14 @@ def _jsonl_records(stream: BinaryIO, max_line_bytes: int) -> Iterator[Record]:
         text, valid = decode(data)
         if not text.strip():
             continue
-        notes = () if valid else (NOT_UTF8,)
-        yield _record(CANONICAL_JSONL, lambda text=text: canonical_trajectory(load_json(text)), line=number,
-                      notes=notes)
+        notes = [] if valid else [NOT_UTF8]
+        try:
+            document = load_json(text, notes)
+        except TrajectoryFormatError as error:
+            yield Record(format=CANONICAL_JSONL, error=_located(error, "", number), line=number, notes=tuple(notes))
+            continue
+        yield _record(CANONICAL_JSONL, lambda document=document: canonical_trajectory(document), line=number,
+                      notes=tuple(notes))
 
 
 def _nothing_beside(relative: str) -> bytes:
@@ -219,20 +233,20 @@ def read_records(name: str, stream: BinaryIO, max_bytes: int, read_sibling=_noth
         yield from _jsonl_records(stream, max_bytes)
         return
     text, valid = decode(stream.read())
-    notes = () if valid else (NOT_UTF8,)
+    notes = [] if valid else [NOT_UTF8]
     if suffix in ("html", "htm"):
-        yield _record(RENDER, lambda: parse_render(text, name), notes=notes)
+        yield _record(RENDER, lambda: parse_render(text, name), notes=tuple(notes))
         return
     try:
-        document = load_json(text)
+        document = load_json(text, notes)
     except TrajectoryFormatError as error:
         if reason := online_mind2web.not_trajectory_lines(text):
-            yield Record(format=online_mind2web.OTHER_FORMAT, skipped=reason, notes=notes)
+            yield Record(format=online_mind2web.OTHER_FORMAT, skipped=reason, notes=tuple(notes))
         else:
-            yield Record(format=CANONICAL_JSON, error=error, line=error.line, notes=notes)
+            yield Record(format=CANONICAL_JSON, error=error, line=error.line, notes=tuple(notes))
         return
     del text
-    yield from _json_records(document, name, notes, read_sibling)
+    yield from _json_records(document, name, tuple(notes), read_sibling)
 
 
 def prepare(record: Record, read_sibling) -> Record:

@@ -24,6 +24,7 @@ from .webarena_tasks import (
     READ_AS_LIST, TaskConfig, TaskConfigError, TaskEntries, TaskProblem, _type_name, check_reading, parse_task_configs,
 )
 from .wording import count_of
+from .text import loads
 
 LITE_SUBSET = "webarena-lite"
 LITE_DESCRIPTION = "WebArena-Lite: the WebArena tasks of the Lite set, by their old_task_id."
@@ -69,7 +70,7 @@ def reported_lines(source: str, skipped, notes) -> list[str]:
 
 def decode_json(data: bytes, source: str):
     try:
-        return json.loads(data.decode("utf-8-sig"))
+        return loads(data.decode("utf-8-sig"))[0]
     except UnicodeDecodeError as exc:
         raise TaskConfigError(source, message=f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except json.JSONDecodeError as exc:
@@ -133,7 +134,7 @@ def parse_subset_ids(data: bytes, source: str, *, strict: bool = False) -> Subse
     except UnicodeDecodeError as exc:
         raise TaskConfigError(source, message=f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     try:
-        decoded = json.loads(text)
+        decoded, _ = loads(text)
     except json.JSONDecodeError:
         decoded = [part for part in re.split(r"[\s,]+", text) if part]
     notes = []

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 from trajectories.verdicts import grade_value
 
+from .text import loads
+
 TASK_COLUMNS = ("task_id", "task id", "task", "t", "id")
 RUN_COLUMNS = ("run", "m", "agent", "model", "run_name")
 SUCCESS_COLUMNS = ("success", "s", "pass", "passed", "result", "score", "reward", "verdict")
@@ -130,7 +132,7 @@ def read_rows(source: str, data: bytes) -> tuple[list[str], list[tuple[int | str
             if not line.strip():
                 continue
             try:
-                item = json.loads(line)
+                item, _ = loads(line)
             except json.JSONDecodeError as error:
                 raise VerdictFileError(source, f"invalid JSON: {error.msg}", number) from None
             if not isinstance(item, dict):
@@ -138,7 +140,7 @@ def read_rows(source: str, data: bytes) -> tuple[list[str], list[tuple[int | str
             rows.append((number, item))
     elif stripped[0] in "[{":
         try:
-            document = json.loads(text)
+            document, _ = loads(text)
         except json.JSONDecodeError as error:
             raise VerdictFileError(source, f"invalid JSON: {error.msg} (column {error.colno})", error.lineno) from None
         except RecursionError:

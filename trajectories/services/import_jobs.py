@@ -39,6 +39,7 @@ def create_import_job(run: AgentRun, files: Iterable[tuple[str, File]], *, repla
                       user=None, new_run: bool = False) -> ImportJob:
     """Store the uploaded files for a new job; `files` are (file name, content) pairs. `new_run`:
     the run was created for this upload, and is removed again if the upload stores nothing."""
+    jobs.check_job_limit(ImportJob, user)
     job = ImportJob.objects.create(run=run, run_name=run.name, new_run=new_run, replace=replace, created_by=user)
     folder = job_folder(job)
     saved = []

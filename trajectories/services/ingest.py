@@ -664,6 +664,10 @@ _STEP_LIMITS = {name: Step._meta.get_field(name).max_length for name in ("action
 
 
 def _check_lengths(parsed: ParsedTrajectory) -> None:
+    """Every page, export and evaluation of a trajectory grows with its steps: INGEST_MAX_STEPS bounds them."""
+    if len(parsed.steps) > settings.INGEST_MAX_STEPS:
+        raise TrajectoryFormatError(f"{len(parsed.steps):,} steps, more than the limit of "
+                                    f"{settings.INGEST_MAX_STEPS:,} (INGEST_MAX_STEPS)", where="steps")
     for position, step in enumerate(parsed.steps):
         parts = step.action_parts
         for name, value in (("action_type", parts.type), ("element_id", parts.element_id)):

@@ -7,6 +7,7 @@ stored, then all of it is stored in one transaction or none of it.
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from trajectories.formats.verdict_files import VerdictFileError, parse_grades, parse_outcomes
@@ -136,9 +137,25 @@ class GradeImportReport:
             *summary_rows_line(self.source, self.summary_rows)])
 
 
-def import_grades(run: AgentRun, source: str, data: bytes, *, origin: str = ResultOrigin.IMPORT) -> GradeImportReport:
+def _refuse_other_accounts(records, stored: dict, importer, source: str) -> None:
+    """An account's grade is given and changed only by that account: a file may name the importer
+    (recorded as the importer's grades) or graders without an account here, never another account."""
+    importer_pk = importer.pk if importer is not None else None
+    accounts = dict(get_user_model().objects.filter(username__in={record.grader for record in records})
+                    .values_list("username", "pk"))
+    for record, grade in ((record, stored.get(record.grader)) for record in records):
+        owner = accounts.get(record.grader, grade.grader_id if grade is not None else None)
+        if owner is not None and owner != importer_pk:
+            raise VerdictFileError(source, f"grader {record.grader!r} is another account's name: an account's "
+                                           "grades are given only by that account (rename the grader in the file)",
+                                   record.line)
+
+
+def import_grades(run: AgentRun, source: str, data: bytes, *, importer=None,
+                  origin: str = ResultOrigin.IMPORT) -> GradeImportReport:
     """Graders' marks per task for one run; a task without a trajectory gets a task result row
-    (verdict unknown) so its grades are listed with the run."""
+    (verdict unknown) so its grades are listed with the run. `importer` is the account importing
+    (None: the operator's command)."""
     read = parse_grades(source, data)
     records = read.records
     tasks = _tasks(run.benchmark, [record.task_id for record in records], source)
@@ -149,6 +166,9 @@ def import_grades(run: AgentRun, source: str, data: bytes, *, origin: str = Resu
                                summary_rows=[str(row) for row in read.summary_rows])
     with transaction.atomic():
         stored = {(grade.task_id, grade.grader_name): grade for grade in OutcomeGrade.objects.filter(run=run)}
+        _refuse_other_accounts(records, {name: grade for (_, name), grade in stored.items() if grade.grader_id},
+                               importer, source)
+        own_name = importer.get_username() if importer is not None else None
         to_create, to_update = [], []
         for record in records:
             task = tasks[record.task_id]
@@ -156,6 +176,7 @@ def import_grades(run: AgentRun, source: str, data: bytes, *, origin: str = Resu
             if grade is None:
                 to_create.append(OutcomeGrade(
                     run=run, task=task, trajectory_id=trajectories.get(task.pk), grader_name=record.grader,
+                    grader=importer if record.grader == own_name else None,
                     value=record.value, note=record.note, origin=origin, source_name=source,
                 ))
             elif (grade.value, grade.note) != (record.value, record.note):

@@ -37,18 +37,23 @@ class Command(BaseCommand):
             selection = exports.run_selection(agent_run, job_id=job, judge=judge)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
-        frame = exports.RUN_FRAMES[what](selection, task_subset)
-        data = exports.to_bytes(frame, format)
+        counted = []
+        try:
+            rows = exports.run_rows(what, selection, task_subset)
+            chunks = exports.stream((counted.append(1) or row for row in rows), exports.EXPORTS[what], format)
+        except exports.ExportTooLarge as exc:
+            raise CommandError(str(exc)) from None
         if output == "-":
-            sys.stdout.buffer.write(data)
+            for chunk in chunks:
+                sys.stdout.buffer.write(chunk)
             sys.stdout.flush()
             return
-        _write_whole(Path(output), data)
+        _write_whole(Path(output), chunks)
         [job_id] = selection.values()
-        self.stdout.write(f"{output}: {len(frame)} rows of {what} of run {run!r} (evaluation #{job_id}, {format})")
+        self.stdout.write(f"{output}: {len(counted)} rows of {what} of run {run!r} (evaluation #{job_id}, {format})")
 
 
-def _write_whole(path: Path, data: bytes) -> None:
+def _write_whole(path: Path, chunks) -> None:
     """Write beside the target and rename, so a failure never leaves a half-written file."""
     folder = path.resolve().parent
     if not folder.is_dir():
@@ -56,7 +61,8 @@ def _write_whole(path: Path, data: bytes) -> None:
     handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.")
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
+            for chunk in chunks:
+                stream.write(chunk)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

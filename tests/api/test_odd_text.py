@@ -1,0 +1,129 @@
+"""Arbitrary Unicode, lone surrogates included, through every importer and API write: never a 5xx.
+
+JSON spells a lone surrogate as `"\\ud800"`; nothing downstream (UTF-8, the database, a page) can hold
+one, so the readers and the API's body parser replace it with U+FFFD at the edge.
+"""
+
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from accounts.roles import ADMIN, ANNOTATOR, REVIEWER
+from tests.api.conftest import client_for, member
+from tests.factories import AgentRunFactory, StepFactory, TaskFactory, TrajectoryFactory
+from trajectories.models import AgentRun, OutcomeGrade, Trajectory
+
+pytestmark = pytest.mark.django_db
+
+# Half of the characters are surrogates (hypothesis leaves them out of text() by default).
+ODD = st.lists(st.one_of(st.characters(exclude_categories=()), st.characters(categories=["Cs"])),
+               max_size=12).map("".join)
+EXAMPLES = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _json(value) -> bytes:
+    return json.dumps(value).encode()  # ASCII, so a lone surrogate travels as its escape
+
+
+def _file(name: str, value) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, value if isinstance(value, bytes) else _json(value))
+
+
+def _post_json(client, url: str, body):
+    return client.post(url, _json(body), content_type="application/json")
+
+
+def _trajectory(task_id: str, text: str) -> dict:
+    return {"schema": "trajectory/v1", "task": {"task_id": task_id, "intent": text},
+            "run": {"agent": text, "model": text, "meta": {text: [text], "k": text}},
+            "steps": [{"index": 1, "action": "stop [N/A]", "reasoning": text, "url": text}],
+            "final_answer": text, "outcome": {"status": "na"}}
+
+
+@pytest.fixture
+def world(db):
+    task = TaskFactory(task_id="6", number=6)
+    owner = member(REVIEWER, "owner")
+    member(ANNOTATOR, "alice")
+    run = AgentRunFactory(name="graded", uploaded_by=owner, benchmark=task.benchmark)
+    trajectory = TrajectoryFactory(run=run, task=task)
+    StepFactory(trajectory=trajectory, index=1)
+    return {"task": task, "owner": owner, "client": client_for(owner), "run": run, "trajectory": trajectory,
+            "admin": client_for(member(ADMIN, "adam"))}
+
+
+def _ok(response) -> None:
+    assert response.status_code < 500, response.content[:500]
+
+
+def test_a_lone_surrogate_in_an_upload_is_replaced_and_reported(world):
+    body = {"run": "lone", "trajectories": [_trajectory("6", "answer \ud800 and \udfff")]}
+    response = _post_json(world["client"], reverse("api-run-import"), body)
+    assert response.status_code in (200, 201, 202), response.content
+    trajectory = Trajectory.objects.get(run__name="lone")
+    assert trajectory.final_answer == "answer \ufffd and \ufffd"
+    assert AgentRun.objects.get(name="lone").metadata["meta"]["k"] == "answer \ufffd and \ufffd"
+    stored = _file("lone.json", _trajectory("6", "x\ud800"))
+    report = world["client"].post(reverse("api-run-import"), {"run": "lone-file", "files": [stored]},
+                                  format="multipart").json()
+    assert report["counts"]["imported"] == 1
+    assert any("lone UTF-16 surrogates" in note for note in report["files"][0]["notes"]), report
+
+
+@EXAMPLES
+@given(text=ODD)
+def test_trajectory_uploads(world, text):
+    client, url = world["client"], reverse("api-run-import")
+    _ok(_post_json(client, url, {"run": f"body{text}", "trajectories": [_trajectory("6", text),
+                                                                          _trajectory(text, text)]}))
+    files = [_file("a.json", _trajectory("6", text)), _file("odd-task.json", _trajectory(text, text)),
+             _file("b.jsonl", _json(_trajectory("6", text)) + b"\n" + _json(_trajectory(text, "x")) + b"\n")]
+    _ok(client.post(url, {"run": "files", "files": files}, format="multipart"))
+
+
+@EXAMPLES
+@given(text=ODD)
+def test_outcome_and_grade_imports(world, text):
+    client = world["client"]
+    outcomes = [{"t": "6", "m": f"agent{text}", "s": 1}, {"t": text, "m": "agent", "s": 0}]
+    _ok(client.post(reverse("api-outcomes-import"), {"file": _file("outcomes.json", outcomes)}, format="multipart"))
+    _ok(client.post(reverse("api-outcomes-import"), {"file": _file("outcomes.jsonl", b"\n".join(
+        _json(row) for row in outcomes))}, format="multipart"))
+    grades = [{"task_id": "6", "grader": f"panel{text}", "grade": 1, "note": text},
+              {"task_id": text, "grader": "panel", "grade": 0}]
+    _ok(client.post(reverse("api-run-grades-import", args=[world["run"].pk]),
+                    {"file": _file("grades.json", grades)}, format="multipart"))
+    for name, note in OutcomeGrade.objects.values_list("grader_name", "note"):
+        name.encode(), note.encode()  # storable, shown and exported as UTF-8
+
+
+@EXAMPLES
+@given(text=ODD)
+def test_gold_writes(world, text):
+    client = world["client"]
+    gold_file = {"schema": "gold/v1", "gold": [{"task_id": "6", "steps": [{"text": text}], "final_answer": text}]}
+    _ok(client.post(reverse("api-gold-import"), {"file": _file("gold.json", gold_file), "annotator": "alice"},
+                    format="multipart"))
+    _ok(_post_json(client, reverse("api-gold-list"), {"task_id": "6", "steps": [{"text": text}], "final_answer": text}))
+    _ok(_post_json(client, reverse("api-gold-list"), {"task_id": text, "steps": [{"text": "x"}]}))
+    _ok(client.put(reverse("api-requirements", args=["webarena", "6"]),
+                   _json({"requirements": [text], "expected": [text]}), content_type="application/json"))
+
+
+@EXAMPLES
+@given(text=ODD)
+def test_grading_evaluating_and_task_files(world, text):
+    client = world["client"]
+    grades = reverse("api-trajectory-grades", args=[world["trajectory"].pk])
+    _ok(_post_json(client, grades, {"grade": "1", "note": text}))
+    _ok(_post_json(client, reverse("api-evaluations"), {"runs": [text], "gold_policy": text, "judge": text}))
+    _ok(_post_json(client, reverse("api-evaluations"), {"runs": ["graded"], "gold_policy": f"annotator={text}",
+                                                        "parameters": {text: text}}))
+    tasks = [{"task_id": 900, "intent": text, "sites": ["shopping"], "start_url": text,
+              "eval": {"eval_types": ["string_match"], "reference_answers": {"exact_match": text}}}]
+    _ok(world["admin"].post(reverse("api-task-import"), {"file": _file("tasks.json", tasks)}, format="multipart"))
+    _ok(world["admin"].post(reverse("api-task-import"), {"file": _file("ids.json", [text, "6"]), "subset": "odd"},
+                            format="multipart"))

@@ -1,0 +1,90 @@
+"""Lone surrogates never leave a reader: every JSON reader gives text UTF-8 can hold, or its own error."""
+
+import io
+import json
+
+from hypothesis import given, settings, strategies as st
+
+from annotation.formats import GoldFormatError, read_gold_bytes
+from trajectories.formats.readers import LONE_SURROGATES, read_records
+from trajectories.formats.task_files import TaskConfigError, parse_subset_ids, read_task_bytes
+from trajectories.formats.text import loads, replace_surrogates
+from trajectories.formats.verdict_files import VerdictFileError, parse_grades, parse_outcomes
+
+ODD = st.lists(st.one_of(st.characters(exclude_categories=()), st.characters(categories=["Cs"])),
+               max_size=12).map("".join)
+ANY_JSON = st.recursive(st.none() | st.booleans() | st.integers() | ODD,
+                        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(ODD, inner, max_size=4),
+                        max_leaves=12)
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def test_lone_surrogates_are_replaced_and_counted_and_pairs_kept():
+    document, replaced = loads(r'{"a\ud800": ["\udfff", "\ud83d\ude00", "\\ud800"]}')
+    assert document == {"a\ufffd": ["\ufffd", "\U0001f600", "\\ud800"]} and replaced == 2
+    assert replace_surrogates({"plain": [1, "text"]}) == ({"plain": [1, "text"]}, 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(document=ANY_JSON)
+def test_json_of_any_text_loads_without_surrogates(document):
+    loaded, _ = loads(json.dumps(document))
+    for text in _strings(loaded):
+        text.encode("utf-8")
+
+
+def test_a_trajectory_file_reports_the_replacement():
+    document = {"schema": "trajectory/v1", "task": {"task_id": "3"}, "steps": [{"index": 1, "action": "stop [x]"}],
+                "final_answer": "\ud800", "outcome": {"status": "na"}}
+    for name, data in (("t.json", json.dumps(document)), ("t.jsonl", json.dumps(document) + "\n")):
+        [record] = read_records(name, io.BytesIO(data.encode()), 1 << 20)
+        assert record.trajectory.final_answer == "\ufffd"
+        assert any(note.startswith(LONE_SURROGATES) for note in record.notes)
+        record.trajectory.content_hash()
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=ODD)
+def test_every_reader_takes_any_text(text):
+    trajectory = {"schema": "trajectory/v1", "task": {"task_id": text, "intent": text},
+                  "run": {"meta": {text: text}}, "steps": [{"index": 1, "action": text}], "final_answer": text,
+                  "outcome": {"status": "na"}}
+    for name in ("t.json", "t.jsonl"):
+        for record in read_records(name, io.BytesIO(json.dumps(trajectory).encode()), 1 << 20):
+            if record.trajectory is not None:
+                record.trajectory.content_hash()
+            else:
+                str(record.error).encode("utf-8")
+    rows = json.dumps([{"task_id": text, "grader": text, "grade": 1, "run": text, "success": 1}]).encode()
+    for parse in (parse_grades, parse_outcomes):
+        try:
+            for record in parse("f.json", rows).records:
+                for value in vars(record).values():
+                    str(value).encode("utf-8")
+        except VerdictFileError as error:
+            str(error).encode("utf-8")
+    gold = json.dumps({"schema": "gold/v1", "gold": [{"task_id": text or "1", "steps": [{"text": text or "x"}]}]})
+    try:
+        parsed = read_gold_bytes(gold.encode(), "json", name="g.json")
+    except GoldFormatError as error:
+        str(error).encode("utf-8")
+    else:
+        for block in parsed.blocks:
+            block.task_id.encode("utf-8")
+    for read in (lambda: read_task_bytes(json.dumps([{"task_id": 1, "intent": text}]).encode(), "t.json"),
+                 lambda: parse_subset_ids(json.dumps([text]).encode(), "ids.json")):
+        try:
+            str(read()).encode("utf-8")
+        except TaskConfigError as error:
+            str(error).encode("utf-8")
