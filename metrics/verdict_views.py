@@ -69,7 +69,7 @@ def judges_vs_humans(request):
     try:
         benchmarks, benchmark, report = _judges(request)
     except ValueError as error:
-        return HttpResponseBadRequest(str(error), content_type="text/plain; charset=utf-8")
+        return HttpResponseBadRequest(f"human: {error}", content_type="text/plain; charset=utf-8")
     tables = [(run, rows) for run in report.runs if (rows := report.rows(run))]
     return render(request, "metrics/judges_vs_humans.html", {
         "benchmarks": benchmarks, "benchmark": benchmark, "report": report, "overall": report.rows(),
@@ -86,7 +86,7 @@ def judges_vs_humans_export(request, fmt: str):
     try:
         _, benchmark, report = _judges(request)
     except ValueError as error:
-        return HttpResponseBadRequest(str(error), content_type="text/plain; charset=utf-8")
+        return HttpResponseBadRequest(f"human: {error}", content_type="text/plain; charset=utf-8")
     response = HttpResponse(exports.to_bytes(exports.judges_frame(benchmark, report), fmt),
                             content_type=exports.FORMATS[fmt])
     response["Content-Disposition"] = f'attachment; filename="{exports.export_filename("judges", fmt, [benchmark])}"'

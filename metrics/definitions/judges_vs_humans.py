@@ -144,8 +144,8 @@ def judges_vs_humans(verdicts: Iterable[SourceVerdict], *, reference: str = "", 
     verdicts = list(verdicts)
     humans = {verdict.source: verdict.source_label for verdict in verdicts if verdict.kind == HUMAN_KIND}
     if reference and reference not in humans:
-        raise ValueError(f"human: {reference!r} is not a human source of these runs "
-                         f"(choose one of {', '.join(sorted(humans)) or 'none'})")
+        known = ", ".join(f"{key} ({label})" for key, label in sorted(humans.items())) or "there are none"
+        raise ValueError(f"{reference!r} is not a human source of these runs (choose one of: {known})")
     votes: dict[tuple[str, str], dict[tuple[str, str], bool | None]] = defaultdict(dict)
     said: dict[str, dict[tuple[str, str], list[bool | None]]] = defaultdict(lambda: defaultdict(list))
     labels: dict[str, tuple[str, str]] = {}

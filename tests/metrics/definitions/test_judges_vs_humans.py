@@ -80,7 +80,8 @@ def test_one_chosen_human_source_is_the_reference():
     assert [key for key, _label in experts.human_sources] == ["crowd", "experts"]
     cell = experts.sources[0].overall
     assert (cell.items, cell.unsure, cell.agreement.true_positive) == (1, 0, 1)
-    with pytest.raises(ValueError, match="human: 'webjudge' is not a human source"):
+    with pytest.raises(ValueError, match=r"'webjudge' is not a human source of these runs "
+                                         r"\(choose one of: crowd \(Crowd\), experts \(Experts\)\)"):
         judges_vs_humans(verdicts, reference="webjudge")
 
 
