@@ -124,7 +124,7 @@ def test_the_page_greys_rows_under_thirty_tasks(agent_e, client):
     text = page_text(response)
     assert "Judges vs humans: webvoyager" in text and "Agent-E vision GPT-4o judge (gpt-4o)" in text
     body = response.content.decode()
-    sparse_rows = re.findall(r'<tr data-source="([^"]+)" class="[^"]*sparse"\s+title="Only (\d+) tasks? scored', body)
+    sparse_rows = re.findall(r'<tr data-source="([^"]+)" class="[^"]*sparse"\s*title="Only (\d+) tasks? scored', body)
     assert sparse_rows and all(source.startswith("source-") or source == "human-ceiling"
                                for source, _count in sparse_rows)
     assert ("human-ceiling", "0") in sparse_rows and ("15" in {count for _source, count in sparse_rows})
