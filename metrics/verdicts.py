@@ -356,27 +356,28 @@ BUILT_IN_SOURCES = {HARNESS: ("harness", "Harness"), CHECK: ("rule_check", "Offl
 
 
 def benchmark_source_verdicts(benchmark: str) -> list[SourceVerdict]:
-    """Every verdict on the benchmark's runs as plain records: the named sources' (`Verdict` rows, one per
-    grader where a source has several) and the built-in ones (the harness's, the offline check's and the
-    LLM judge's of the latest finished evaluation, each human grader's mark: more than 0.5 is success)."""
+    """Every verdict on the benchmark's runs as plain records (tasks by primary key): the named sources'
+    (`Verdict` rows, one per grader where a source has several) and the built-in ones (the harness's, the
+    offline check's and the LLM judge's of the latest finished evaluation, each human grader's mark: more
+    than 0.5 is success)."""
     runs = dict(AgentRun.objects.filter(benchmark=benchmark).values_list("pk", "name"))
     records = [
-        SourceVerdict(run=runs[verdict.run_id], task=verdict.task.task_id, source=f"source-{verdict.source_id}",
+        SourceVerdict(run=runs[verdict.run_id], task=verdict.task_id, source=f"source-{verdict.source_id}",
                       source_label=str(verdict.source), kind=verdict.source.kind, success=verdict.success,
                       label=verdict.label, grader=getattr(verdict, "grader", ""))
-        for verdict in Verdict.objects.filter(run_id__in=runs).select_related("source", "task")
+        for verdict in Verdict.objects.filter(run_id__in=runs).select_related("source")
     ]
     for run_id, table in run_verdicts(runs).items():
         for task in table.tasks.values():
             for key, success in ((HARNESS, task.harness), (CHECK, task.check)):
                 if success is not None:
                     kind, label = BUILT_IN_SOURCES[key]
-                    records.append(SourceVerdict(runs[run_id], task.task_id, key, label, kind, success))
+                    records.append(SourceVerdict(runs[run_id], task.task_pk, key, label, kind, success))
             if table.judge_name and task.judge is not None:
-                records.append(SourceVerdict(runs[run_id], task.task_id, f"{JUDGE}-{table.judge_name}",
+                records.append(SourceVerdict(runs[run_id], task.task_pk, f"{JUDGE}-{table.judge_name}",
                                              f"LLM judge {table.judge_name}", "llm_judge", task.judge))
             kind, label = BUILT_IN_SOURCES[GRADERS]
-            records.extend(SourceVerdict(runs[run_id], task.task_id, GRADERS, label, kind, consensus_success(value),
+            records.extend(SourceVerdict(runs[run_id], task.task_pk, GRADERS, label, kind, consensus_success(value),
                                          grader=grader) for grader, value in task.grades.items())
     return records
 

@@ -32,7 +32,7 @@ class SourceVerdict:
     """One source's (and grader's) verdict on one task of one run."""
 
     run: str
-    task: str
+    task: int | str
     source: str  # the source's key, e.g. "harness" or "source-12"
     source_label: str
     kind: str  # harness, rule_check, human, llm_judge, agent_self_report
