@@ -98,19 +98,34 @@ def kappa_interval(
     seed: int = BOOTSTRAP_SEED,
     level: float = CONFIDENCE,
 ) -> tuple[float, float] | None:
-    """A percentile bootstrap interval for Cohen's kappa over the (judge, human) pairs.
+    """A percentile bootstrap interval for Cohen's kappa over the (judge, human) pairs."""
+    result = agreement(pairs, threshold)
+    return confusion_kappa_interval(result.true_positives, result.false_positives, result.true_negatives,
+                                    result.false_negatives, resamples=resamples, seed=seed, level=level)
 
-    Each resample draws len(pairs) pairs with replacement; drawing pairs only matters through
+
+def confusion_kappa_interval(
+    tp: int,
+    fp: int,
+    tn: int,
+    fn: int,
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    level: float = CONFIDENCE,
+) -> tuple[float, float] | None:
+    """A percentile bootstrap interval for Cohen's kappa of two yes/no raters, from their confusion matrix.
+
+    Each resample draws n pairs with replacement; drawing pairs only matters through
     the confusion matrix it yields, so a resample is one multinomial draw of its four cells
     (numpy's default generator, seeded: the same pairs give the same interval everywhere).
     Resamples where kappa is undefined (both sides say one thing only) are left out; None when
     every resample is, or there are no pairs. Percentiles interpolate linearly (numpy's default).
     """
-    result = agreement(pairs, threshold)
-    n = result.count
+    cells = [tp, fp, tn, fn]
+    n = sum(cells)
     if not n:
         return None
-    cells = [result.true_positives, result.false_positives, result.true_negatives, result.false_negatives]
     drawn = np.random.default_rng(seed).multinomial(n, [cell / n for cell in cells], size=resamples)
     tp, fp, tn, fn = drawn.T.astype(float)
     observed = (tp + tn) / n

@@ -24,6 +24,7 @@ from annotation.selectors import gold_blocks
 from config.api import MAX_ID, IdFilter, NameField, PublicLeaderboardOrAuthenticated
 from metrics import comparison, exports, leaderboard
 from metrics.aggregation import METRICS
+from metrics.api_verdicts import JudgesQuerySerializer, judges_query
 from metrics.models import Aggregate, TrajectoryScore
 from metrics.selectors import scores_with_context
 from metrics.serializers import SCORE_ORDERING, TrajectoryScoreSerializer
@@ -540,6 +541,17 @@ class LeaderboardExportView(DownloadView):
         board = leaderboard.leaderboard(_query(LeaderboardQuerySerializer, request).filters())
         return _download(exports.to_bytes(exports.leaderboard_frame(board), fmt), exports.FORMATS[fmt],
                          exports.export_filename("leaderboard", fmt))
+
+
+@extend_schema(tags=["exports"], parameters=[JudgesQuerySerializer, FORMAT_PARAMETER],
+               responses=_table_responses("Each verdict source against the humans, per run and over all runs"))
+class JudgesExportView(DownloadView):
+    """The judges-vs-humans table with the same query as GET /api/verdicts/judges/."""
+
+    def get(self, request, fmt: str):
+        benchmark, report = judges_query(request)
+        return _download(exports.to_bytes(exports.judges_frame(benchmark, report), fmt), exports.FORMATS[fmt],
+                         exports.export_filename("judges", fmt, [benchmark]))
 
 
 @extend_schema(

@@ -21,6 +21,7 @@ urlpatterns = [
     path("runs/<int:pk>/agreement/", api_verdicts.VerdictAgreementView.as_view(), name="api-run-agreement"),
     path("runs/<int:pk>/grades/import/", api_verdicts.GradesImportView.as_view(), name="api-run-grades-import"),
     path("trajectories/<int:pk>/grades/", api_verdicts.TrajectoryGradesView.as_view(), name="api-trajectory-grades"),
+    path("verdicts/judges/", api_verdicts.JudgesVsHumansView.as_view(), name="api-judges-vs-humans"),
     path("outcomes/import/", api_verdicts.OutcomesImportView.as_view(), name="api-outcomes-import"),
     path("aggregates/", api_results.AggregateList.as_view(), name="api-aggregates"),
     path("leaderboard/", api_results.LeaderboardView.as_view(), name="api-leaderboard"),
@@ -33,5 +34,6 @@ urlpatterns = [
     re_path(r"^exports/aggregates" + TABLE, api_results.AggregatesExport.as_view(), name="api-export-aggregates"),
     re_path(r"^exports/leaderboard" + TABLE, api_results.LeaderboardExportView.as_view(),
             name="api-export-leaderboard"),
+    re_path(r"^exports/judges" + TABLE, api_results.JudgesExportView.as_view(), name="api-export-judges"),
     re_path(r"^exports/gold\.(?P<fmt>xlsx|csv|json)$", api_results.GoldExportView.as_view(), name="api-export-gold"),
 ] + router.urls

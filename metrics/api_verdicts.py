@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from accounts.roles import ANNOTATOR, has_role
 from config.api_schema import ErrorSerializer
 from metrics.verdict_views import MAX_GRADES_FILE_BYTES, can_import_grades
-from metrics.verdicts import agreement_report, one_run
+from metrics.verdicts import agreement_report, benchmarks_with_runs, judges_report, one_run
 from trajectories.formats.verdict_files import VerdictFileError
 from trajectories.models import AgentRun, ResultOrigin, Trajectory
 from trajectories.parsers import JSONParser
@@ -115,6 +115,53 @@ class VerdictAgreementView(APIView):
         run = get_object_or_404(AgentRun, pk=pk)
         overall, by_site = agreement_report(run)
         return Response({"run": run.name, "overall": _table(overall), "by_site": [_table(t) for t in by_site]})
+
+
+class JudgesQuerySerializer(serializers.Serializer):
+    benchmark = serializers.CharField(required=False, allow_blank=True, default="",
+                                      help_text="The runs' benchmark; the first benchmark with runs when empty.")
+    human = serializers.CharField(required=False, allow_blank=True, default="",
+                                  help_text="Read against this human source's key (from `human_sources`) instead "
+                                            "of the consensus of every human source.")
+
+
+def judges_query(request) -> tuple[str, object]:
+    """(benchmark, report) of the page's query; a 400 naming the field when the human source is unknown."""
+    query = JudgesQuerySerializer(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    benchmark = query.validated_data["benchmark"] or next(iter(benchmarks_with_runs()), "")
+    try:
+        return benchmark, judges_report(benchmark, query.validated_data["human"])
+    except ValueError as error:
+        raise ValidationError({"human": str(error)}) from error
+
+
+def _judge_rows(rows) -> list[dict]:
+    return [{"source": row.source, "label": row.label, "kind": row.kind, **cell.to_dict()} for row, cell in rows]
+
+
+@extend_schema(tags=["verdicts"], parameters=[JudgesQuerySerializer], responses=inline_serializer(
+    "JudgesVsHumans", fields={
+        "benchmark": serializers.CharField(),
+        "reference": serializers.CharField(help_text="Empty for the human consensus, else a human source's key."),
+        "reference_label": serializers.CharField(),
+        "human_sources": serializers.ListField(child=serializers.DictField(), help_text="[{key, label}]"),
+        "overall": serializers.ListField(child=serializers.DictField(), help_text=(
+            "Over all runs, the human ceiling first: [{source, label, kind, n, unsure, accuracy, precision, "
+            "recall, f1, npv, tnr, kappa, kappa_low, kappa_high, true_positive, ..., sparse}]")),
+        "runs": serializers.ListField(child=serializers.DictField(), help_text="[{run, rows: [as overall]}]"),
+    }))
+class JudgesVsHumansView(APIView):
+    """Every automatic verdict source of a benchmark's runs against the human verdicts, per run and overall."""
+
+    def get(self, request):
+        benchmark, report = judges_query(request)
+        return Response({
+            "benchmark": benchmark, "reference": report.reference, "reference_label": report.reference_label,
+            "human_sources": [{"key": key, "label": label} for key, label in report.human_sources],
+            "overall": _judge_rows(report.rows()),
+            "runs": [{"run": run, "rows": _judge_rows(rows)} for run in report.runs if (rows := report.rows(run))],
+        })
 
 
 class GradeSerializer(serializers.Serializer):

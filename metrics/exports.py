@@ -24,6 +24,7 @@ from judges.selectors import judge_step_from_agent
 from metrics.aggregation import METRICS
 from metrics.comparison import NotEvaluated
 from metrics.definitions import DEFAULT_TAU
+from metrics.definitions.judges_vs_humans import JudgesVsHumans
 from metrics.leaderboard import Leaderboard, latest_evaluations
 from metrics.models import Aggregate, EvaluationJob, TrajectoryScore
 from metrics.permissions import visible_decisions
@@ -194,11 +195,38 @@ LEADERBOARD_COLUMNS = RUN_COLUMNS + (
     )
 )
 
+JUDGES_COLUMNS = (
+    Column("benchmark", "string", "The benchmark whose runs these are"),
+    Column("reference", "string", "What the sources are read against: human consensus, or the chosen human source"),
+    Column("run", "string", "The run (agent); empty over all runs of the benchmark"),
+    Column("source", "string", "The source's key: harness, check, graders, judge-<name>, source-<id>, "
+                               "human-ceiling"),
+    Column("source_label", "string", "The source's name (and model)"),
+    Column("kind", "string", "harness, rule_check, llm_judge, agent_self_report; human for the ceiling"),
+    Column("n", "Int64", "Tasks where both the source and the reference said yes or no"),
+    Column("unsure", "Int64", "Tasks both spoke on where one of them said neither (unsure, not executable, a tie)"),
+    Column("accuracy", "Float64", "Share of the n tasks where the source agrees with the reference"),
+    Column("precision", "Float64", "Of the source's successes, the share the reference calls successes"),
+    Column("recall", "Float64", "Of the reference's successes, the share the source calls successes"),
+    Column("f1", "Float64", "Harmonic mean of precision and recall"),
+    Column("npv", "Float64", "Of the source's failures, the share the reference calls failures"),
+    Column("tnr", "Float64", "Of the reference's failures, the share the source calls failures"),
+    Column("kappa", "Float64", "Cohen's kappa of the source and the reference"),
+    Column("kappa_low", "Float64", "Lower end of kappa's 95 % bootstrap interval (seeded)"),
+    Column("kappa_high", "Float64", "Upper end of kappa's 95 % bootstrap interval"),
+    Column("true_positive", "Int64", "Both say success"),
+    Column("false_positive", "Int64", "The source says success, the reference failure"),
+    Column("false_negative", "Int64", "The source says failure, the reference success"),
+    Column("true_negative", "Int64", "Both say failure"),
+    Column("sparse", "boolean", "Fewer than 30 tasks: too few to compare sources by"),
+)
+
 EXPORTS = {
     "scores": SCORE_COLUMNS,
     "decisions": DECISION_COLUMNS,
     "aggregates": AGGREGATE_COLUMNS,
     "leaderboard": LEADERBOARD_COLUMNS,
+    "judges": JUDGES_COLUMNS,
 }
 RUN_EXPORTS = ("scores", "decisions", "aggregates")
 
@@ -615,6 +643,16 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
                           mean_length_difference=row.lengths["mean_difference"])
         rows.append(record)
     return frame_of(rows, LEADERBOARD_COLUMNS)
+
+
+def judges_frame(benchmark: str, report: JudgesVsHumans) -> pd.DataFrame:
+    """One row per source (the human ceiling first) and run, then per source over all runs."""
+    rows = []
+    for run in (*report.runs, ""):
+        for row, cell in report.rows(run):
+            rows.append({"benchmark": benchmark, "reference": report.reference_label, "run": run,
+                         "source": row.source, "source_label": row.label, "kind": row.kind, **cell.to_dict()})
+    return frame_of(rows, JUDGES_COLUMNS)
 
 
 RUN_FRAMES = {"scores": scores_frame, "decisions": decisions_frame, "aggregates": aggregates_frame}

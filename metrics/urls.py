@@ -14,6 +14,8 @@ urlpatterns = [
     path("evaluations/<int:pk>/rerun/", views.change, {"action": "rerun"}, name="rerun"),
     path("runs/<int:run_pk>/evaluate/", views.start, name="start"),
     path("runs/<int:run_pk>/agreement/", verdict_views.agreement, name="verdict-agreement"),
+    path("verdicts/judges/", verdict_views.judges_vs_humans, name="judges-vs-humans"),
+    path("verdicts/judges.<str:fmt>", verdict_views.judges_vs_humans_export, name="judges-vs-humans-export"),
     path("runs/<int:run_pk>/grades/import/", verdict_views.upload_grades, name="import-grades"),
     # The judge audit keeps its address among the reviewers' pages.
     path("annotation/judge-audit/", audit_views.judge_audit, name="judge-audit"),

@@ -3,11 +3,14 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import REVIEWER, has_role
-from metrics.verdicts import agreement_report
+from metrics import exports
+from metrics.definitions.judges_vs_humans import MIN_ITEMS
+from metrics.verdicts import agreement_report, benchmarks_with_runs, judges_report
 from trajectories.formats.verdict_files import VerdictFileError
 from trajectories.models import AgentRun
 from trajectories.permissions import can_import_into
@@ -51,3 +54,40 @@ def upload_grades(request, run_pk: int):
         else:
             messages.success(request, str(report))
     return redirect("metrics:verdict-agreement", run_pk=run.pk)
+
+
+def _judges(request):
+    """(benchmarks, chosen benchmark, report) from `?benchmark=` (else the first) and `?human=`."""
+    benchmarks = benchmarks_with_runs()
+    benchmark = request.GET.get("benchmark") or (benchmarks[0] if benchmarks else "")
+    return benchmarks, benchmark, judges_report(benchmark, request.GET.get("human", ""))
+
+
+@login_required
+@require_GET
+def judges_vs_humans(request):
+    try:
+        benchmarks, benchmark, report = _judges(request)
+    except ValueError as error:
+        return HttpResponseBadRequest(f"human: {error}", content_type="text/plain; charset=utf-8")
+    tables = [(run, rows) for run in report.runs if (rows := report.rows(run))]
+    return render(request, "metrics/judges_vs_humans.html", {
+        "benchmarks": benchmarks, "benchmark": benchmark, "report": report, "overall": report.rows(),
+        "tables": tables, "min_items": MIN_ITEMS,
+    })
+
+
+@login_required
+@require_GET
+def judges_vs_humans_export(request, fmt: str):
+    if fmt not in exports.FORMATS:
+        return HttpResponseBadRequest(f"format: {fmt!r} is not one of {', '.join(exports.FORMATS)}",
+                                      content_type="text/plain; charset=utf-8")
+    try:
+        _, benchmark, report = _judges(request)
+    except ValueError as error:
+        return HttpResponseBadRequest(f"human: {error}", content_type="text/plain; charset=utf-8")
+    response = HttpResponse(exports.to_bytes(exports.judges_frame(benchmark, report), fmt),
+                            content_type=exports.FORMATS[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{exports.export_filename("judges", fmt, [benchmark])}"'
+    return response

@@ -155,6 +155,7 @@ def kwargs_for(name: str, data) -> dict:
         "metrics:import-grades": {"run_pk": data["run"].pk},
         "metrics:plot": {"name": "distribution", "fmt": "svg"},
         "metrics:export": {"what": "scores", "fmt": "csv"},
+        "metrics:judges-vs-humans-export": {"fmt": "csv"},
         "api-import-job": {"pk": data["import_job"].pk},
         "api-task-detail": {"pk": data["task"].pk},
         "api-run-detail": {"pk": data["run"].pk},
@@ -185,6 +186,7 @@ def kwargs_for(name: str, data) -> dict:
         "api-export-aggregates": {"fmt": "csv"},
         "api-export-leaderboard": {"fmt": "csv"},
         "api-export-gold": {"fmt": "json"},
+        "api-export-judges": {"fmt": "csv"},
     }
     return pk.get(name, {})
 

@@ -1,6 +1,6 @@
 import pytest
 
-from judges.calibration import agreement, best_threshold, kappa_interval, trust
+from judges.calibration import agreement, best_threshold, confusion_kappa_interval, kappa_interval, trust
 
 
 def test_agreement_counts_and_kappa():
@@ -82,3 +82,17 @@ def test_trust_needs_50_confirmations_and_an_interval_above_0_8():
     assert noisy.confirmations == 72 and noisy.interval[0] < 0.8
     assert noisy.concerns == [f"Cohen's kappa interval [{noisy.interval[0]:.3f}, {noisy.interval[1]:.3f}] "
                               "reaches below 0.8"]
+
+
+def test_kappa_interval_of_a_confusion_matrix_computed_by_hand():
+    """One yes-yes, one yes-no, one no-no pair. Drawing three pairs gives kappa 0 with probability 13/27,
+    0.4 with 6/27, 1 with 6/27 (all yes or all no, 2/27, leave kappa undefined): 0 is the 2.5th
+    percentile of the defined draws and 1 the 97.5th."""
+    assert confusion_kappa_interval(1, 1, 1, 0) == (0.0, 1.0)
+    assert confusion_kappa_interval(2, 0, 3, 0) == (1.0, 1.0)  # full agreement in every draw that can say
+    assert confusion_kappa_interval(0, 0, 0, 0) is None
+    assert confusion_kappa_interval(4, 0, 0, 0) is None  # one side says one thing only: never defined
+    pairs = [(0.9, 1.0), (0.8, 0.0), (0.1, 0.0), (0.2, 1.0), (0.95, 1.0)]
+    result = agreement(pairs)
+    assert kappa_interval(pairs) == confusion_kappa_interval(
+        result.true_positives, result.false_positives, result.true_negatives, result.false_negatives)

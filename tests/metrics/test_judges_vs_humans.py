@@ -1,0 +1,182 @@
+"""The judges-vs-humans page, its API and CSV, from Agent-E's published evaluation records (human
+evaluators and a GPT-4o judge on each task) and from the platform's own graders and checks."""
+
+import html
+import io
+import re
+
+import pandas as pd
+import pytest
+from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from accounts.services import create_api_token
+from metrics.verdicts import judges_report
+from tests.factories import AgentRunFactory, UserFactory
+from tests.metrics.verdict_data import three_voices
+from trajectories.models import AgentRun, Task, Verdict, VerdictKind, VerdictSource
+
+pytestmark = pytest.mark.django_db
+
+TEXT, VISION = "agent-e-text", "agent-e-vision"
+
+
+@pytest.fixture
+def agent_e(shared_data):
+    """Agent-E's two excerpts (the same 30 WebVoyager tasks; each judge evaluated 15), one run each."""
+    folder = shared_data / "agent-outputs" / "agent-e"
+    for run, name in ((TEXT, "text_main_chat_eval_gpt4o"), (VISION, "vision_final_eval_gpt4o")):
+        call_command("import_trajectories", str(folder / f"{name}.excerpt.json"), "--run", run, verbosity=0,
+                     stdout=io.StringIO())
+    return judges_report("webvoyager")
+
+
+@pytest.fixture
+def client(client):
+    client.force_login(UserFactory())
+    return client
+
+
+@pytest.fixture
+def api():
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {create_api_token(UserFactory())[1]}")
+    return api
+
+
+def cells(row) -> tuple:
+    a = row.agreement
+    return a.true_positive, a.false_positive, a.false_negative, a.true_negative, row.unsure
+
+
+def test_agent_e_judges_against_its_human_evaluators(agent_e):
+    """Counted by hand from the two files' `score` (human) and `pred_score` (judge) where both are given."""
+    assert agent_e.runs == (TEXT, VISION)
+    assert [label for _key, label in agent_e.human_sources] == ["Agent-E human evaluators"]
+    rows = {row.label: row for row in agent_e.sources}
+    text, vision = rows["Agent-E text GPT-4o judge (gpt-4o)"], rows["Agent-E vision GPT-4o judge (gpt-4o)"]
+    assert list(text.runs) == [TEXT] and list(vision.runs) == [VISION]
+
+    # Text judge: 9 tasks both say success, 6 it passes that the humans fail; it never says failure.
+    assert cells(text.overall) == (9, 6, 0, 0, 0)
+    metrics = text.overall.metrics
+    assert (metrics["n"], metrics["accuracy"], metrics["precision"], metrics["recall"]) == (15, 0.6, 0.6, 1.0)
+    assert metrics["f1"] == pytest.approx(0.75) and metrics["npv"] is None and metrics["tnr"] == 0.0
+    assert metrics["kappa"] == pytest.approx(0.0)  # agreement 0.6 is what chance gives: 1 * 0.6
+
+    # Vision judge: TP 6, FP 1, FN 3, TN 5.
+    assert cells(vision.overall) == (6, 1, 3, 5, 0)
+    metrics = vision.overall.metrics
+    assert metrics["accuracy"] == pytest.approx(11 / 15)
+    assert metrics["precision"] == pytest.approx(6 / 7) and metrics["recall"] == pytest.approx(6 / 9)
+    assert metrics["f1"] == pytest.approx(12 / 16)
+    assert metrics["npv"] == pytest.approx(5 / 8) and metrics["tnr"] == pytest.approx(5 / 6)
+    # chance (7/15)(9/15) + (8/15)(6/15) = 111/225; kappa (165 - 111) / (225 - 111).
+    assert metrics["kappa"] == pytest.approx(54 / 114)
+    assert metrics["kappa_low"] < metrics["kappa"] < metrics["kappa_high"]
+    assert vision.runs[VISION] == vision.overall
+    assert text.overall.sparse and vision.overall.sparse  # 15 tasks each
+
+    # One evaluator per task: no pair of humans to read the judges against.
+    assert agent_e.ceiling.overall.items == 0 and agent_e.ceiling.runs == {}
+
+
+def test_graders_and_the_platforms_own_sources(django_capture_on_commit_callbacks):
+    """Task A: harness fail, offline check pass, both graders 1; task B: all fail (grades 0 and 0.5)."""
+    three_voices(django_capture_on_commit_callbacks)
+    report = judges_report("webarena")
+    assert [key for key, _label in report.human_sources] == ["graders"]
+    rows = {row.source: row for row in report.sources}
+    assert cells(rows["harness"].overall) == (0, 0, 1, 1, 0)
+    assert cells(rows["check"].overall) == (1, 0, 0, 1, 0)
+    assert rows["check"].overall.metrics["kappa"] == 1.0
+    assert rows["harness"].overall.metrics["kappa"] == 0.0
+    # The two graders agree on both tasks (0.5 is not a success).
+    assert cells(report.ceiling.runs["three-voices"]) == (1, 0, 0, 1, 0)
+    assert report.ceiling.overall.metrics["kappa"] == 1.0
+
+
+def test_a_second_human_source_is_a_choice_and_a_split_is_unsure(agent_e):
+    experts = VerdictSource.objects.create(kind=VerdictKind.HUMAN, name="Expert annotators")
+    run = AgentRun.objects.get(name=VISION)
+    # Allrecipes--0: evaluators and the vision judge say success; the experts say failure.
+    Verdict.objects.create(run=run, task=Task.objects.get(task_id="Allrecipes--0"), source=experts, success=False)
+    consensus = {row.label: row for row in judges_report("webvoyager").sources}
+    assert cells(consensus["Agent-E vision GPT-4o judge (gpt-4o)"].overall) == (5, 1, 3, 5, 1)
+    ceiling = judges_report("webvoyager").ceiling.overall
+    assert (ceiling.items, ceiling.metrics["accuracy"]) == (1, 0.0)
+
+    chosen = judges_report("webvoyager", f"source-{experts.pk}")
+    assert chosen.reference_label == "Expert annotators"
+    [row] = [row for row in chosen.sources if row.label.startswith("Agent-E vision")]
+    assert cells(row.overall) == (0, 1, 0, 0, 0)
+
+
+def page_text(response) -> str:
+    assert response.status_code == 200
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.content.decode())))
+
+
+def test_the_page_greys_rows_under_thirty_tasks(agent_e, client):
+    response = client.get(reverse("metrics:judges-vs-humans"), {"benchmark": "webvoyager"})
+    text = page_text(response)
+    assert "Judges vs humans: webvoyager" in text and "Agent-E vision GPT-4o judge (gpt-4o)" in text
+    body = response.content.decode()
+    sparse_rows = re.findall(r'<tr data-source="([^"]+)" class="[^"]*sparse"\s*title="Only (\d+) tasks? scored', body)
+    assert sparse_rows and all(source.startswith("source-") or source == "human-ceiling"
+                               for source, _count in sparse_rows)
+    assert ("human-ceiling", "0") in sparse_rows and ("15" in {count for _source, count in sparse_rows})
+    assert body.count('class="rp-table judges"') == 3  # all agents, and each run
+    assert "0.474" in text  # the vision judge's kappa
+
+
+def test_the_page_refuses_an_unknown_human_source(agent_e, client):
+    response = client.get(reverse("metrics:judges-vs-humans"), {"benchmark": "webvoyager", "human": "harness"})
+    assert response.status_code == 400 and b"human: 'harness' is not a human source" in response.content
+
+
+def test_the_page_needs_a_login(agent_e):
+    assert Client().get(reverse("metrics:judges-vs-humans")).status_code == 302
+
+
+def test_csv_from_the_page_and_the_api(agent_e, client, api):
+    page = client.get(reverse("metrics:judges-vs-humans-export", args=["csv"]), {"benchmark": "webvoyager"})
+    assert page.status_code == 200 and 'filename="judges-webvoyager.csv"' in page["Content-Disposition"]
+    frame = pd.read_csv(io.BytesIO(page.content))
+    from_api = api.get(reverse("api-export-judges", kwargs={"fmt": "csv"}), {"benchmark": "webvoyager"})
+    assert from_api.status_code == 200 and from_api.content == page.content
+    overall = frame[frame["run"].isna()]
+    assert list(overall["source"])[0] == "human-ceiling"
+    vision = overall[overall["source_label"] == "Agent-E vision GPT-4o judge (gpt-4o)"].iloc[0]
+    assert (vision["n"], vision["true_positive"], vision["false_negative"], bool(vision["sparse"])) == (15, 6, 3, True)
+    assert vision["kappa"] == pytest.approx(54 / 114) and vision["reference"] == "human consensus"
+    per_run = frame[frame["run"] == TEXT]
+    assert list(per_run["source_label"]) == ["Agent-E text GPT-4o judge (gpt-4o)"]
+
+
+def test_the_api_per_run_and_overall(agent_e, api):
+    body = api.get(reverse("api-judges-vs-humans"), {"benchmark": "webvoyager"}).json()
+    assert body["benchmark"] == "webvoyager" and body["reference"] == ""
+    assert [run["run"] for run in body["runs"]] == [TEXT, VISION]
+    [row] = body["runs"][1]["rows"]
+    assert (row["n"], row["unsure"], row["true_negative"], row["sparse"]) == (15, 0, 5, True)
+    assert body["overall"][0]["source"] == "human-ceiling" and body["overall"][0]["precision"] is None
+    refused = api.get(reverse("api-judges-vs-humans"), {"benchmark": "webvoyager", "human": "nobody"})
+    assert refused.status_code == 400 and refused.json()["errors"]["human"].startswith(
+        "'nobody' is not a human source of these runs (choose one of: source-")
+
+
+def test_a_benchmark_without_human_verdicts_says_so(client):
+    AgentRunFactory(name="solo", benchmark="webarena")
+    text = page_text(client.get(reverse("metrics:judges-vs-humans")))
+    assert "No task of these runs has both a human verdict and an automatic one." in text
+
+
+def test_the_run_page_and_the_judge_quality_page_link_to_it(agent_e, client):
+    run = AgentRun.objects.get(name=VISION)
+    body = client.get(reverse("metrics:run-detail", args=[run.pk])).content.decode()
+    assert f'href="{reverse("metrics:judges-vs-humans")}?benchmark=webvoyager" id="judges-vs-humans-link"' in body
+    body = client.get(reverse("annotation:judge-quality")).content.decode()
+    assert f'<a href="{reverse("metrics:judges-vs-humans")}">judges vs humans</a>' in body
