@@ -379,7 +379,8 @@ def save_judge_config(config: JudgeConfig) -> JudgeConfig:
 
 @transaction.atomic
 def delete_judge_config(config: JudgeConfig) -> None:
-    jobs = config.evaluation_jobs.count()
+    jobs = config.evaluation_jobs.count() + config.outcome_jobs.count()
     if jobs:
-        raise JudgeConfigInUse(f"judge {config.name!r} was used by {jobs} evaluation job(s); it cannot be deleted")
+        raise JudgeConfigInUse(f"judge {config.name!r} was used by {jobs} evaluation or outcome job(s); "
+                               "it cannot be deleted")
     config.delete()
