@@ -95,13 +95,22 @@ def judge_outcomes(run: AgentRun, config: JudgeConfig, *, progress=None) -> Outc
 
 
 @transaction.atomic
-def create_outcome_job(run: AgentRun, config: JudgeConfig, *, created_by=None) -> OutcomeJob:
-    """The job, stored and sent to the workers once committed; ValueError when the judge cannot judge outcomes."""
+def create_outcome_job(run: AgentRun, config: JudgeConfig, *, created_by=None, quiet: bool = False) -> OutcomeJob:
+    """The job, stored and sent to the workers once committed (`quiet`: as `config.jobs.enqueue`);
+    ValueError when the judge cannot judge outcomes."""
     check_outcome_judge(config)
     job = OutcomeJob.objects.create(run=run, judge_config=config, total=run.trajectories.count(),
                                     created_by=created_by)
-    enqueue(job)
+    enqueue(job, quiet=quiet)
     return job
+
+
+def outcome_jobs_of_evaluation(runs, config: JudgeConfig, *, created_by=None) -> list[OutcomeJob]:
+    """An evaluation with a judge whose option `judge_outcomes` is on also judges its runs' outcomes,
+    each run in a job of its own beside the evaluation."""
+    if not (config.options or {}).get("judge_outcomes"):
+        return []
+    return [create_outcome_job(run, config, created_by=created_by, quiet=True) for run in runs]
 
 
 def run_outcome_job(job_id: int) -> OutcomeJob:

@@ -13,6 +13,7 @@ from django.urls import reverse
 from judges.local_llm import Reply, well_formed_reply
 from judges.models import JudgeDecision, OutcomeJob
 from judges.outcomes import judge_outcomes
+from metrics.services.evaluation import create_evaluation
 from tests.factories import (
     AgentRunFactory, JudgeConfigFactory, ScreenshotFactory, StepFactory, TaskFactory, TrajectoryFactory, UserFactory,
 )
@@ -215,3 +216,16 @@ def test_the_command_runs_a_job_and_reports_its_cost(outcome_config, trajectory,
 def test_the_command_names_an_unknown_run():
     with pytest.raises(CommandError, match="--run: run 'nobody' does not exist"):
         call_command("judge_outcomes", "--run", "nobody")
+
+
+def test_an_evaluation_with_a_judge_asking_for_outcomes_judges_them_too(outcome_config, trajectory,
+                                                                        django_capture_on_commit_callbacks):
+    create_evaluation(runs=[trajectory.run], judge_config=outcome_config)
+    assert not OutcomeJob.objects.exists()
+    outcome_config.options = {**FAST_RETRIES, "judge_outcomes": True}
+    outcome_config.save()
+    with django_capture_on_commit_callbacks(execute=True):
+        create_evaluation(runs=[trajectory.run], judge_config=outcome_config)
+    job = OutcomeJob.objects.get()
+    assert (job.run, job.status, job.judged) == (trajectory.run, "done", 1)
+    assert Verdict.objects.get().source.name == "Trajscope outcome judge"
