@@ -29,4 +29,4 @@ class OutcomeJobAdmin(admin.ModelAdmin):
     list_display = ("pk", "run", "judge_config", "status", "total", "judged", "passed", "calls", "cost", "created_at")
     list_filter = ("status", "judge_config")
     raw_id_fields = ("run", "created_by")
-    readonly_fields = ("created_at", "finished_at", "dispatched_at", "heartbeat_at")
+    readonly_fields = ("created_at", "started_at", "finished_at", "dispatched_at", "heartbeat_at")

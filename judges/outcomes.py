@@ -118,7 +118,7 @@ def run_outcome_job(job_id: int) -> OutcomeJob:
     job = OutcomeJob.objects.select_related("run", "judge_config").get(pk=job_id)
     if not job.is_unfinished:
         return job
-    OutcomeJob.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING)
+    OutcomeJob.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, started_at=timezone.now())
 
     def progress(report: OutcomeReport) -> None:
         OutcomeJob.objects.filter(pk=job.pk).update(judged=report.judged, passed=report.passed)

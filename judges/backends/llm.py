@@ -4,7 +4,8 @@ Cheap first: a question whose answer is certain without the model (identical ste
 requirement found verbatim, an answer equal to the reference) is answered here with no call.
 Few requests: the repetition questions asked together go in numbered lists of up to
 `batch_size` pairs per request, the requirements of one answer likewise, and the two aspects
-of a groundedness question share one request; each question still gets its own decision.
+of a groundedness question share one request; each question still gets its own decision. The
+outcome judge's questions (`judges.outcome`) go one per request, their images attached to it.
 Otherwise: the kind's prompt file, temperature from the spec (0 by default), a JSON answer parsed
 strictly and checked against its shape, one repair request when it is not valid, and bounded
 retries with exponential backoff and full jitter on timeouts, connection errors, 429 and 5xx.

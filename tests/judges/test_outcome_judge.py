@@ -208,7 +208,7 @@ def test_the_command_runs_a_job_and_reports_its_cost(outcome_config, trajectory,
     job = OutcomeJob.objects.get()
     assert (job.status, job.total, job.judged, job.passed, job.errors) == ("done", 1, 1, 1, [])
     assert (job.calls, job.cost) == (4, Decimal("0.000108"))
-    assert job.finished_at is not None
+    assert job.started_at <= job.finished_at
     assert "1 judged, 1 successful, 0 without a verdict; 4 requests, $0.000108" in capsys.readouterr().out
     assert Verdict.objects.get().success is True
 
