@@ -124,16 +124,18 @@ def run_outcome_job(job_id: int) -> OutcomeJob:
         OutcomeJob.objects.filter(pk=job.pk).update(judged=report.judged, passed=report.passed)
         heartbeat(OutcomeJob, job.pk)
 
+    fields = ["status", "error", "finished_at"]
     try:
         report = judge_outcomes(job.run, job.judge_config, progress=progress)
-    except Exception as error:  # noqa: BLE001 - whatever stopped the job is shown on it
+    except Exception as error:  # noqa: BLE001 - whatever stopped the job is shown on it; its progress stays
         job.status, job.error = JobStatus.FAILED, f"{type(error).__name__}: {error}"
     else:
         job.status = JobStatus.DONE
         job.total, job.judged, job.passed = report.total, report.judged, report.passed
         job.errors, job.calls, job.cost = report.errors, report.calls, report.cost
+        fields += ["total", "judged", "passed", "errors", "calls", "cost"]
     job.finished_at = timezone.now()
-    job.save(update_fields=["status", "error", "total", "judged", "passed", "errors", "calls", "cost", "finished_at"])
+    job.save(update_fields=fields)
     return job
 
 

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from judges.local_llm import Reply, well_formed_reply
 from judges.models import JudgeDecision, OutcomeJob
-from judges.outcomes import judge_outcomes
+from judges.outcomes import judge_outcomes, run_outcome_job
 from metrics.services.evaluation import create_evaluation
 from tests.factories import (
     AgentRunFactory, JudgeConfigFactory, ScreenshotFactory, StepFactory, TaskFactory, TrajectoryFactory, UserFactory,
@@ -229,3 +229,17 @@ def test_an_evaluation_with_a_judge_asking_for_outcomes_judges_them_too(outcome_
     job = OutcomeJob.objects.get()
     assert (job.run, job.status, job.judged) == (trajectory.run, "done", 1)
     assert Verdict.objects.get().source.name == "Trajscope outcome judge"
+
+
+def test_a_job_that_cannot_run_fails_saying_why_and_runs_no_more(outcome_config, trajectory, llm_server):
+    job = OutcomeJob.objects.create(run=trajectory.run, judge_config=outcome_config, total=1)
+    outcome_config.options = {"screenshot_threshold": 0}
+    outcome_config.save()
+    assert run_outcome_job(job.pk).status == "failed"
+    job.refresh_from_db()
+    assert job.error == "ValueError: options.screenshot_threshold must be 1 to 5, not 0"
+    assert job.finished_at is not None and job.judged == 0
+    outcome_config.options = FAST_RETRIES
+    outcome_config.save()
+    assert run_outcome_job(job.pk).status == "failed"  # a second message finds it finished
+    assert llm_server.requests == [] and not Verdict.objects.exists()
