@@ -32,6 +32,25 @@ class MalformedOutcome(ValueError):
 
 
 @dataclass(frozen=True)
+class OutcomeOptions:
+    """A judge configuration's options `screenshot_threshold` (1-5) and `max_screenshots`."""
+
+    threshold: int = DEFAULT_THRESHOLD
+    max_screenshots: int = DEFAULT_MAX_SCREENSHOTS
+
+    @classmethod
+    def of(cls, options: dict) -> "OutcomeOptions":
+        """ValueError naming the option that is out of range."""
+        threshold = options.get("screenshot_threshold", DEFAULT_THRESHOLD)
+        limit = options.get("max_screenshots", DEFAULT_MAX_SCREENSHOTS)
+        if isinstance(threshold, bool) or not isinstance(threshold, int) or not 1 <= threshold <= 5:
+            raise ValueError(f"options.screenshot_threshold must be 1 to 5, not {threshold!r}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ValueError(f"options.max_screenshots must be a whole number >= 0, not {limit!r}")
+        return cls(threshold, limit)
+
+
+@dataclass(frozen=True)
 class Shot:
     """A step's screenshot: `data_uri` is what the model sees, `sha256` what the cache sees."""
 

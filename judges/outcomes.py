@@ -21,6 +21,7 @@ from config.jobs import JobStatus, enqueue, heartbeat
 from trajectories.models import AgentRun, Step, Trajectory, Verdict, VerdictKind, VerdictSource
 
 from . import outcome
+from .outcome import OutcomeOptions
 from .models import JudgeBackend, JudgeConfig, JudgeDecision, OutcomeJob
 from .services import Judge, get_judge
 
@@ -44,32 +45,12 @@ class OutcomeReport:
         self.cost += usage["cost"] or Decimal(0)
 
 
-@dataclass(frozen=True)
-class OutcomeOptions:
-    """From the judge config's options `screenshot_threshold` (1-5) and `max_screenshots`."""
-
-    threshold: int
-    max_screenshots: int
-
-    @classmethod
-    def of(cls, config: JudgeConfig) -> "OutcomeOptions":
-        options = config.options or {}
-        threshold = options.get("screenshot_threshold", outcome.DEFAULT_THRESHOLD)
-        limit = options.get("max_screenshots", outcome.DEFAULT_MAX_SCREENSHOTS)
-        if isinstance(threshold, bool) or not isinstance(threshold, int) or not 1 <= threshold <= 5:
-            raise ValueError(f"options.screenshot_threshold must be 1 to 5, not {threshold!r}")
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-            raise ValueError(f"options.max_screenshots must be a whole number >= 0, "
-                             f"not {limit!r}")
-        return cls(threshold, limit)
-
-
 def check_outcome_judge(config: JudgeConfig) -> OutcomeOptions:
     """The options of a config fit to judge outcomes; ValueError saying why not."""
     if config.backend != JudgeBackend.OPENAI:
         raise ValueError(f"judge {config.name!r} uses the {config.backend} backend; the outcome judge needs an "
                          "OpenAI-compatible one (backend openai)")
-    return OutcomeOptions.of(config)
+    return OutcomeOptions.of(config.options or {})
 
 
 def outcome_source(config: JudgeConfig, options: OutcomeOptions) -> VerdictSource:

@@ -11,8 +11,9 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from judges.local_llm import Reply, well_formed_reply
-from judges.models import JudgeDecision, OutcomeJob
+from judges.models import JudgeConfig, JudgeDecision, OutcomeJob
 from judges.outcomes import judge_outcomes, run_outcome_job
+from judges.services import JudgeConfigInUse, delete_judge_config, save_judge_config
 from metrics.services.evaluation import create_evaluation
 from tests.factories import (
     AgentRunFactory, JudgeConfigFactory, ScreenshotFactory, StepFactory, TaskFactory, TrajectoryFactory, UserFactory,
@@ -202,6 +203,22 @@ def test_a_judge_unfit_for_outcomes_is_refused_before_any_job(outcome_config, tr
     assert not OutcomeJob.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("backend", "options", "message"),
+    [
+        ("openai", {"screenshot_threshold": "3"}, "options.screenshot_threshold must be 1 to 5, not '3'"),
+        ("openai", {"max_screenshots": 2.5}, "options.max_screenshots must be a whole number >= 0, not 2.5"),
+        ("offline", {"judge_outcomes": True},
+         "options.judge_outcomes: the outcome judge needs an OpenAI-compatible judge (backend openai)"),
+    ],
+)
+def test_a_judge_config_with_bad_outcome_options_is_not_saved(backend, options, message):
+    config = JudgeConfig(name="checked", backend=backend, model="gpt-4o-mini", options=options)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        save_judge_config(config)
+    assert not JudgeConfig.objects.exists()
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_command_runs_a_job_and_reports_its_cost(outcome_config, trajectory, capsys):
     call_command("judge_outcomes", "--run", "shopper", "--judge", "outcome", "--wait")
@@ -243,3 +260,9 @@ def test_a_job_that_cannot_run_fails_saying_why_and_runs_no_more(outcome_config,
     outcome_config.save()
     assert run_outcome_job(job.pk).status == "failed"  # a second message finds it finished
     assert llm_server.requests == [] and not Verdict.objects.exists()
+
+
+def test_a_judge_config_used_by_an_outcome_job_stays(outcome_config, trajectory):
+    OutcomeJob.objects.create(run=trajectory.run, judge_config=outcome_config)
+    with pytest.raises(JudgeConfigInUse, match="judge 'outcome' was used by 1 outcome job"):
+        delete_judge_config(outcome_config)
