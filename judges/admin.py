@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.db import models
 
-from .models import JudgeConfig, JudgeDecision
+from .models import JudgeConfig, JudgeDecision, OutcomeJob
 
 
 @admin.register(JudgeConfig)
@@ -22,3 +22,11 @@ class JudgeDecisionAdmin(admin.ModelAdmin):
     @admin.display(boolean=True, description="error")
     def has_error(self, decision):
         return bool(decision.error)
+
+
+@admin.register(OutcomeJob)
+class OutcomeJobAdmin(admin.ModelAdmin):
+    list_display = ("pk", "run", "judge_config", "status", "total", "judged", "passed", "calls", "cost", "created_at")
+    list_filter = ("status", "judge_config")
+    raw_id_fields = ("run", "created_by")
+    readonly_fields = ("created_at", "started_at", "finished_at", "dispatched_at", "heartbeat_at")

@@ -45,6 +45,12 @@ def well_formed_reply(request: dict) -> Reply:
     the pair named is the first gold step listed, not gold step 1.
     """
     system, user = request["messages"][0]["content"], request["messages"][1]["content"]
+    if '"key_points"' in system:
+        return Reply({"key_points": ["The task's requirement is met."]})
+    if '"relevance"' in system:
+        return Reply({"relevance": 4, "reasoning": "The page shows the requirement."})
+    if '"success"' in system:
+        return Reply({"success": True, "reasoning": "Every key point is met."})
     if '"pairs"' in system:
         first = _listed_numbers(user)[0]
         return Reply({"pairs": [{"gold": first, "agent": 1, "score": 1}], "rationale": "The first steps match."})

@@ -3,6 +3,8 @@ from django.db import models
 from django.db.models import Q
 
 from config.fields import RowwiseJSONField
+from config.jobs import BackgroundJob, JobStatus
+from trajectories.models import AgentRun
 
 
 class JudgeBackend(models.TextChoices):
@@ -20,6 +22,9 @@ class DecisionKind(models.TextChoices):
     REQUIREMENTS = "requirements", "Requirements in final answer"
     GROUNDEDNESS = "groundedness", "Answer grounded and relevant"
     FUZZY_ANSWER = "fuzzy_answer", "Answer vs reference answer"
+    OUTCOME_KEY_POINTS = "outcome_key_points", "Key points of a task"
+    OUTCOME_SCREENSHOT = "outcome_screenshot", "Screenshot relevant to the key points"
+    OUTCOME_VERDICT = "outcome_verdict", "Task accomplished (whole trajectory)"
 
 
 class JudgeConfig(models.Model):
@@ -105,3 +110,33 @@ class JudgeDecision(models.Model):
     @property
     def effective_score(self) -> float | None:
         return self.human_score if self.human_score is not None else self.score
+
+
+class OutcomeJob(BackgroundJob):
+    """The outcome judge's pass over one run (`judges.outcomes`): progress, errors and what it cost."""
+
+    dispatch_task = "judges.tasks.run_outcome_job_task"
+    job_kind = "outcome judging"
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="outcome_jobs")
+    judge_config = models.ForeignKey(JudgeConfig, on_delete=models.PROTECT, related_name="outcome_jobs")
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.PENDING)
+    total = models.PositiveIntegerField(default=0)
+    judged = models.PositiveIntegerField(default=0, help_text="Trajectories given a verdict.")
+    passed = models.PositiveIntegerField(default=0, help_text="Of which judged successful.")
+    errors = models.JSONField(default=list, blank=True, help_text="Trajectories left without a verdict, and why.")
+    error = models.TextField(blank=True, help_text="Why the whole job failed.")
+    calls = models.PositiveIntegerField(default=0, help_text="Requests behind the verdicts, cached ones included.")
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"outcome judging #{self.pk} of {self.run} ({self.status})"

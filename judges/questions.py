@@ -9,7 +9,7 @@ accessibility tree itself is not stored with every decision.
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 from .parsing import resolved_element
@@ -36,8 +36,12 @@ OBSERVATIONS_BUDGET = 24_000
 
 @dataclass(frozen=True)
 class Question:
+    """`images` (data URIs) are sent with the question but neither hashed nor stored: its inputs
+    name each image by the hash of its bytes."""
+
     kind: str
     inputs: dict
+    images: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @cached_property
     def _canonical_inputs(self) -> str:

@@ -17,9 +17,10 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from . import outcome
 from . import questions as q
 from .backends import Backend, BackendSpec, make_backend
-from .models import JudgeConfig, JudgeDecision
+from .models import JudgeBackend, JudgeConfig, JudgeDecision
 from .selectors import judge_config_required
 from .steps import JudgeStep
 from .verdicts import Answer, StepScores, Verdict
@@ -371,6 +372,10 @@ def save_judge_config(config: JudgeConfig) -> JudgeConfig:
         make_backend(backend_spec(config))
     except TypeError as exc:  # an option of the wrong type, e.g. a list for `timeout`
         raise ValueError(f"options: {exc}") from None
+    options = config.options or {}
+    outcome.OutcomeOptions.of(options)
+    if options.get("judge_outcomes") and config.backend != JudgeBackend.OPENAI:
+        raise ValueError("options.judge_outcomes: the outcome judge needs an OpenAI-compatible judge (backend openai)")
     if config.is_default:
         JudgeConfig.objects.filter(is_default=True).exclude(pk=config.pk).update(is_default=False)
     config.save()
@@ -379,7 +384,8 @@ def save_judge_config(config: JudgeConfig) -> JudgeConfig:
 
 @transaction.atomic
 def delete_judge_config(config: JudgeConfig) -> None:
-    jobs = config.evaluation_jobs.count()
-    if jobs:
-        raise JudgeConfigInUse(f"judge {config.name!r} was used by {jobs} evaluation job(s); it cannot be deleted")
+    used = [f"{count} {kind} job(s)" for kind, count in
+            (("evaluation", config.evaluation_jobs.count()), ("outcome", config.outcome_jobs.count())) if count]
+    if used:
+        raise JudgeConfigInUse(f"judge {config.name!r} was used by {' and '.join(used)}; it cannot be deleted")
     config.delete()

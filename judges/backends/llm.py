@@ -4,7 +4,8 @@ Cheap first: a question whose answer is certain without the model (identical ste
 requirement found verbatim, an answer equal to the reference) is answered here with no call.
 Few requests: the repetition questions asked together go in numbered lists of up to
 `batch_size` pairs per request, the requirements of one answer likewise, and the two aspects
-of a groundedness question share one request; each question still gets its own decision.
+of a groundedness question share one request; each question still gets its own decision. The
+outcome judge's questions (`judges.outcome`) go one per request, their images attached to it.
 Otherwise: the kind's prompt file, temperature from the spec (0 by default), a JSON answer parsed
 strictly and checked against its shape, one repair request when it is not valid, and bounded
 retries with exponential backoff and full jitter on timeouts, connection errors, 429 and 5xx.
@@ -27,6 +28,7 @@ from functools import cache
 
 import openai
 
+from .. import outcome
 from .. import questions as q
 from ..parsing import normalise, same_step
 from ..prompts import load_prompt
@@ -138,6 +140,29 @@ def _numbered(lines: list[str]) -> str:
     return "\n".join(f"{number}. {line}" for number, line in enumerate(lines, start=1))
 
 
+def _key_points_answer(data) -> Answer:
+    points = outcome.read_key_points(data)
+    return Answer(1.0, outcome.numbered(points), {"key_points": points})
+
+
+def _relevance_answer(data) -> Answer:
+    """Relevance 1-5 onto the decision's 0-1 score (1 -> 0, 5 -> 1)."""
+    relevance, reasoning = outcome.read_relevance(data)
+    return Answer((relevance - 1) / 4, reasoning, {"relevance": relevance})
+
+
+def _verdict_answer(data) -> Answer:
+    success, reasoning = outcome.read_verdict(data)
+    return Answer(1.0 if success else 0.0, reasoning, {"success": success})
+
+
+OUTCOME_READERS = {
+    outcome.KEY_POINTS: _key_points_answer,
+    outcome.SCREENSHOT: _relevance_answer,
+    outcome.VERDICT: _verdict_answer,
+}
+
+
 class OpenAIBackend(Backend):
     name = "openai"
 
@@ -198,6 +223,8 @@ class OpenAIBackend(Backend):
         if kind == q.GROUNDEDNESS:
             answer = self._groundedness(first.inputs)
             return [self._aspect(answer, question.inputs["aspect"]) for question in questions]
+        if kind in outcome.KINDS:
+            return [self._ask(kind, outcome.prompt_fields(first), OUTCOME_READERS[kind], first.images)] * len(questions)
         return [self._answer(kind, first.inputs)] * len(questions)
 
     @staticmethod
@@ -317,9 +344,12 @@ class OpenAIBackend(Backend):
 
     # --- the request -------------------------------------------------------------------------
 
-    def _ask(self, kind: str, fields: dict, read) -> Answer:
+    def _ask(self, kind: str, fields: dict, read, images: tuple[str, ...] = ()) -> Answer:
         """Send one question, retrying and repairing as documented; never raises for the endpoint's faults."""
         messages = load_prompt(kind).messages(**fields)
+        if images:
+            messages[-1]["content"] = [{"type": "text", "text": messages[-1]["content"]}] + [
+                {"type": "image_url", "image_url": {"url": image}} for image in images]
         usage = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0}
         started = time.monotonic()
         failures, repaired = 0, False
@@ -339,7 +369,7 @@ class OpenAIBackend(Backend):
             try:
                 data = json.loads(content or "")
                 answer = read(data)
-            except (json.JSONDecodeError, MalformedAnswer) as error:
+            except (json.JSONDecodeError, MalformedAnswer, outcome.MalformedOutcome) as error:
                 if repaired:
                     return self._failed(f"malformed answer after one repair request: {error}", usage, started)
                 repaired = True

@@ -21,6 +21,7 @@ from django.utils import timezone
 from annotation.models import GoldStatus, GoldStep, GoldTrajectory
 from config import jobs
 from judges.models import JudgeDecision
+from judges.outcomes import outcome_jobs_of_evaluation
 from judges.services import get_judge, judge_identity
 from metrics.models import EvaluationJob, GoldPolicy, TrajectoryScore
 from metrics.permissions import may_use_gold_policy
@@ -137,6 +138,7 @@ def create_evaluation(*, runs, judge_config, gold_policy=GoldPolicy.REFERENCE, g
     job.runs.set(runs)
     job.total = len(plan_units(job))
     job.save(update_fields=["total"])
+    outcome_jobs_of_evaluation(runs, judge_config, created_by=user)
     return job
 
 

@@ -45,6 +45,8 @@ def test_a_new_default_replaces_the_old_one(users):
         ({"model": ""}, "non_field_errors"),  # the openai backend needs a model
         ({"options": ["timeout"]}, "options"),
         ({"options": {"timeout": []}}, "non_field_errors"),
+        ({"options": {"screenshot_threshold": 9}}, "non_field_errors"),  # the outcome judge's 1-5
+        ({"backend": "offline", "options": {"judge_outcomes": True}}, "non_field_errors"),
         ({"name": "not a slug"}, "name"),
         ({"temperature": 3}, "temperature"),
     ],

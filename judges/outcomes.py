@@ -1,0 +1,235 @@
+"""Judging whole trajectories for success with the outcome judge (`judges.outcome`), its verdicts
+stored as one more verdict source beside the published judges and the human graders.
+
+A run is judged in chunks of trajectories: the chunk's key points, then its screenshots, then
+its verdicts are each asked as one batch of the Judge, so cached decisions are reused (judging
+a run again makes no request) and requests run in parallel under the judge's rate limit. A
+question that failed leaves its trajectory without a new verdict (an earlier one stays) and is
+reported; the next pass asks it again.
+"""
+
+import base64
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.db import transaction
+from django.db.models import Prefetch, Sum
+from django.utils import timezone
+
+from config.jobs import JobStatus, enqueue, heartbeat
+
+from trajectories.models import AgentRun, Step, Trajectory, Verdict, VerdictKind, VerdictSource
+
+from . import outcome
+from .outcome import OutcomeOptions
+from .models import JudgeBackend, JudgeConfig, JudgeDecision, OutcomeJob
+from .services import Judge, get_judge
+
+CHUNK = 10
+ACTION_CHARS = 500
+
+
+@dataclass
+class OutcomeReport:
+    total: int = 0
+    judged: int = 0
+    passed: int = 0
+    errors: list[dict] = field(default_factory=list)  # {"task": task id, "error": why it has no verdict}
+    calls: int = 0
+    cost: Decimal = Decimal(0)
+
+    def add_usage(self, decision_ids: set[int]) -> None:
+        """What the decisions behind this pass's verdicts cost when they were made (cached ones included)."""
+        usage = JudgeDecision.objects.filter(pk__in=decision_ids).aggregate(calls=Sum("calls"), cost=Sum("cost"))
+        self.calls += usage["calls"] or 0
+        self.cost += usage["cost"] or Decimal(0)
+
+
+def check_outcome_judge(config: JudgeConfig) -> OutcomeOptions:
+    """The options of a config fit to judge outcomes; ValueError saying why not."""
+    if config.backend != JudgeBackend.OPENAI:
+        raise ValueError(f"judge {config.name!r} uses the {config.backend} backend; the outcome judge needs an "
+                         "OpenAI-compatible one (backend openai)")
+    return OutcomeOptions.of(config.options or {})
+
+
+def outcome_source(config: JudgeConfig, options: OutcomeOptions) -> VerdictSource:
+    source, _ = VerdictSource.objects.update_or_create(
+        kind=VerdictKind.LLM_JUDGE, name=outcome.SOURCE_NAME, model=config.model,
+        defaults={"threshold": options.threshold},
+    )
+    return source
+
+
+def judge_outcomes(run: AgentRun, config: JudgeConfig, *, progress=None) -> OutcomeReport:
+    """Judge every trajectory of the run; `progress(report)` is called after each chunk."""
+    options = check_outcome_judge(config)
+    judge = get_judge(config)
+    source = outcome_source(config, options)
+    ids = list(run.trajectories.order_by("pk").values_list("pk", flat=True))
+    report = OutcomeReport(total=len(ids))
+    for start in range(0, len(ids), CHUNK):
+        _judge_chunk(judge, run, source, options, ids[start:start + CHUNK], report, f"judge {config.name}")
+        if progress:
+            progress(report)
+    return report
+
+
+@transaction.atomic
+def create_outcome_job(run: AgentRun, config: JudgeConfig, *, created_by=None, quiet: bool = False) -> OutcomeJob:
+    """The job, stored and sent to the workers once committed (`quiet`: as `config.jobs.enqueue`);
+    ValueError when the judge cannot judge outcomes."""
+    check_outcome_judge(config)
+    job = OutcomeJob.objects.create(run=run, judge_config=config, total=run.trajectories.count(),
+                                    created_by=created_by)
+    enqueue(job, quiet=quiet)
+    return job
+
+
+def outcome_jobs_of_evaluation(runs, config: JudgeConfig, *, created_by=None) -> list[OutcomeJob]:
+    """An evaluation with a judge whose option `judge_outcomes` is on also judges its runs' outcomes,
+    each run in a job of its own beside the evaluation."""
+    if not (config.options or {}).get("judge_outcomes"):
+        return []
+    return [create_outcome_job(run, config, created_by=created_by, quiet=True) for run in runs]
+
+
+def run_outcome_job(job_id: int) -> OutcomeJob:
+    """Run a pending or interrupted job (a message sent twice finds it finished and does nothing)."""
+    job = OutcomeJob.objects.select_related("run", "judge_config").get(pk=job_id)
+    if not job.is_unfinished:
+        return job
+    OutcomeJob.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, started_at=timezone.now())
+
+    def progress(report: OutcomeReport) -> None:
+        OutcomeJob.objects.filter(pk=job.pk).update(judged=report.judged, passed=report.passed)
+        heartbeat(OutcomeJob, job.pk)
+
+    fields = ["status", "error", "finished_at"]
+    try:
+        report = judge_outcomes(job.run, job.judge_config, progress=progress)
+    except Exception as error:  # noqa: BLE001 - whatever stopped the job is shown on it; its progress stays
+        job.status, job.error = JobStatus.FAILED, f"{type(error).__name__}: {error}"
+    else:
+        job.status = JobStatus.DONE
+        job.total, job.judged, job.passed = report.total, report.judged, report.passed
+        job.errors, job.calls, job.cost = report.errors, report.calls, report.cost
+        fields += ["total", "judged", "passed", "errors", "calls", "cost"]
+    job.finished_at = timezone.now()
+    job.save(update_fields=fields)
+    return job
+
+
+@dataclass
+class _Case:
+    """One trajectory on its way through the three questions."""
+
+    trajectory: Trajectory
+    shots: list[outcome.Shot]
+    key_points: list[str] = field(default_factory=list)
+    scored: list[tuple[outcome.Shot, int, str]] = field(default_factory=list)
+    error: str = ""
+
+
+def _judge_chunk(judge: Judge, run: AgentRun, source: VerdictSource, options: OutcomeOptions, ids: list[int],
+                 report: OutcomeReport, given_by: str) -> None:
+    steps = Step.objects.select_related("screenshot").only(
+        "trajectory_id", "index", "action", "element_label", "screenshot__sha256", "screenshot__image",
+        "screenshot__content_type").order_by("index")
+    trajectories = (Trajectory.objects.filter(pk__in=ids).select_related("task")
+                    .prefetch_related(Prefetch("steps", queryset=steps)).order_by("pk"))
+    cases = [_case(trajectory) for trajectory in trajectories]
+    used: set[int] = set()
+
+    intents = {case.trajectory.task.intent for case in cases if not case.error}
+    asked = {intent: outcome.key_points_question(intent) for intent in intents}
+    answered = dict(zip(asked, judge.verdicts(list(asked.values()))))
+    used |= {verdict.decision_id for verdict in answered.values()}
+    outputs = JudgeDecision.objects.in_bulk([v.decision_id for v in answered.values() if v.score is not None])
+    for case in _open(cases):
+        verdict = answered[case.trajectory.task.intent]
+        if verdict.error:
+            case.error = f"key points: {verdict.error}"
+        else:
+            case.key_points = outputs[verdict.decision_id].output["key_points"]
+
+    pending = [(case, shot, outcome.screenshot_question(case.trajectory.task.intent, case.key_points, shot))
+               for case in _open(cases) for shot in case.shots]
+    for (case, shot, _), verdict in zip(pending, judge.verdicts([question for *_, question in pending])):
+        used.add(verdict.decision_id)
+        if verdict.error:
+            case.error = case.error or f"screenshot of step {shot.step}: {verdict.error}"
+        else:
+            case.scored.append((shot, outcome.relevance_of(verdict.score), verdict.rationale))
+
+    judged = [(case, _verdict_question(case, options)) for case in _open(cases)]
+    verdicts = judge.verdicts([question for _, question in judged])
+    used |= {verdict.decision_id for verdict in verdicts}
+    rows = []
+    for (case, question), verdict in zip(judged, verdicts):
+        if verdict.error:
+            case.error = f"verdict: {verdict.error}"
+            continue
+        trajectory = case.trajectory
+        rows.append(Verdict(run=run, task=trajectory.task, trajectory=trajectory, source=source,
+                            success=verdict.score >= 0.5, explanation=_explanation(case, question, verdict, options),
+                            source_name=given_by[:500]))
+    with transaction.atomic():
+        Verdict.objects.filter(run=run, source=source, task__in=[row.task for row in rows]).delete()
+        Verdict.objects.bulk_create(rows)
+    report.judged += len(rows)
+    report.passed += sum(row.success for row in rows)
+    report.errors += [{"task": case.trajectory.task.task_id, "error": case.error} for case in cases if case.error]
+    report.add_usage(used - {None})
+
+
+def _open(cases: list[_Case]) -> list[_Case]:
+    return [case for case in cases if not case.error]
+
+
+def _case(trajectory: Trajectory) -> _Case:
+    """The trajectory with each distinct screenshot at the first step that shows it."""
+    shots, seen = [], set()
+    for step in trajectory.steps.all():
+        screenshot = step.screenshot
+        if screenshot is None or screenshot.sha256 in seen:
+            continue
+        seen.add(screenshot.sha256)
+        try:
+            with screenshot.image.open("rb") as image:
+                data = base64.b64encode(image.read()).decode("ascii")
+        except OSError as error:
+            return _Case(trajectory, [], error=f"screenshot of step {step.index} could not be read: {error}")
+        shots.append(outcome.Shot(step.index, screenshot.sha256, f"data:{screenshot.content_type};base64,{data}"))
+    return _Case(trajectory, shots)
+
+
+def _action(step: Step) -> str:
+    text = step.action.strip()
+    label = step.element_label.strip()
+    if label and label not in text:
+        text = f"{text} ({label})"
+    return text if len(text) <= ACTION_CHARS else f"{text[:ACTION_CHARS]} [...]"
+
+
+def _verdict_question(case: _Case, options: OutcomeOptions):
+    trajectory = case.trajectory
+    shown = outcome.top_screenshots([(shot, relevance) for shot, relevance, _ in case.scored],
+                                    options.threshold, options.max_screenshots)
+    actions = [_action(step) for step in trajectory.steps.all()]
+    return outcome.verdict_question(trajectory.task.intent, case.key_points, trajectory.final_answer, actions, shown)
+
+
+def _explanation(case: _Case, question, verdict, options: OutcomeOptions) -> str:
+    """Key points, each screenshot's relevance (marking those shown), then the verdict's reasoning."""
+    lines = ["Key points:", outcome.numbered(case.key_points), ""]
+    if case.scored:
+        shown = {shot["step"] for shot in question.inputs["screenshots"]}
+        lines.append(f"Screenshots, relevance to the key points from 1 to 5 (shown to the judge: "
+                     f"{options.threshold} or above, at most {options.max_screenshots}):")
+        lines += [f"- step {shot.step}: {relevance}{' (shown)' if shot.step in shown else ''} {reasoning}".rstrip()
+                  for shot, relevance, reasoning in case.scored]
+    else:
+        lines.append("No screenshots: judged on the task, the actions and the final answer alone.")
+    lines += ["", f"Verdict: {'success' if verdict.score >= 0.5 else 'failure'}", verdict.rationale]
+    return "\n".join(lines).strip()
