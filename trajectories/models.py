@@ -242,6 +242,9 @@ class ImportJob(BackgroundJob):
     new_run = models.BooleanField(default=False, help_text="The run was created for this upload.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     upload = models.FileField(upload_to="uploads/%Y/%m/", blank=True)
+    uploaded_files = models.JSONField(default=list, blank=True, help_text="Storage names of the uploaded files.")
+    uploads_kept = models.BooleanField(
+        default=False, help_text="The worker could not read the uploads; they are kept so that the job can be retried.")
     replace = models.BooleanField(default=False)
     total = models.PositiveIntegerField(default=0)
     processed = models.PositiveIntegerField(default=0)
@@ -256,6 +259,10 @@ class ImportJob(BackgroundJob):
 
     def get_absolute_url(self) -> str:
         return reverse("trajectories:import-job", args=[self.pk])
+
+    @property
+    def can_retry(self) -> bool:
+        return self.is_unfinished or (self.status == self.Status.FAILED and self.uploads_kept)
 
 
 class ResultOrigin(models.TextChoices):

@@ -14,7 +14,6 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.roles import ADMIN, ANNOTATOR, has_role, role_required
-from config import jobs
 
 from . import selectors
 from .formats import webarena_verified
@@ -23,7 +22,7 @@ from .formats.webarena_tasks import TaskConfigError
 from .forms import OutcomesUploadForm, TaskImportForm, UploadForm
 from .models import AgentRun, ImportJob, ResultOrigin, Screenshot, Task, TaskSubset, Trajectory
 from .permissions import can_import_into
-from .services.import_jobs import create_import_job, enqueue_import_job
+from .services.import_jobs import create_import_job, enqueue_import_job, retry_import_job
 from .services.runs import get_or_create_run
 from .services.subsets import import_subset_bytes
 from .services.tasks import import_task_bytes
@@ -134,10 +133,11 @@ def import_job(request, pk: int):
 @login_required
 @require_POST
 def import_job_retry(request, pk: int):
-    """Send a stalled import to the workers again (the import itself is idempotent)."""
+    """Send a stalled import, or one whose worker could not read the uploads, to the workers again
+    (the import itself is idempotent)."""
     job = _visible_job(request, pk)
-    if job.is_unfinished:
-        jobs.retry(job)
+    if job.can_retry:
+        retry_import_job(job)
     return redirect(job)
 
 
