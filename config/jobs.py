@@ -22,6 +22,8 @@ from django.db.models import F, Q
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
+from config import counters
+
 log = logging.getLogger(__name__)
 
 
@@ -131,6 +133,21 @@ def enqueue(job: BackgroundJob, *, quiet: bool = False) -> None:
                 raise
 
     transaction.on_commit(send)
+
+
+def record_finished(job: BackgroundJob) -> None:
+    """Count a job that has just ended, with how long it waited in the queue and how long it ran."""
+    increments = [("job_finished", {"kind": job.job_kind, "status": job.status}, 1)]
+    started, finished = getattr(job, "started_at", None), job.finished_at
+    if started is not None:
+        increments += [("job_queue_wait_seconds_count", {"kind": job.job_kind}, 1),
+                       ("job_queue_wait_seconds_sum", {"kind": job.job_kind},
+                        max(0.0, (started - job.created_at).total_seconds()))]
+        if finished is not None:
+            increments += [("job_run_seconds_count", {"kind": job.job_kind}, 1),
+                           ("job_run_seconds_sum", {"kind": job.job_kind},
+                            max(0.0, (finished - started).total_seconds()))]
+    counters.count_many(increments)
 
 
 def heartbeat(model: type[BackgroundJob], pk: int) -> None:

@@ -252,6 +252,7 @@ class ImportJob(BackgroundJob):
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True, help_text="When a worker last began the import.")
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

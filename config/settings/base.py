@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_prometheus",
+    "config",
     "accounts",
     "trajectories",
     "annotation",
@@ -238,6 +239,9 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # Prometheus scrapes /metrics with this bearer token; unset: only from this machine (config/monitoring.py).
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
+# /metrics asks the broker for its queue depth with this timeout, and reuses the answer this long.
+METRICS_BROKER_TIMEOUT = env.float("METRICS_BROKER_TIMEOUT", default=0.5)
+METRICS_BROKER_CACHE = env.float("METRICS_BROKER_CACHE", default=15.0)
 
 # Jobs whose queue message is missing are sent again by a sweeper in every worker (config/jobs.py).
 JOB_SWEEP_INTERVAL = env.float("JOB_SWEEP_INTERVAL", default=15.0)  # seconds; 0 turns the sweeper off

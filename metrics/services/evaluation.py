@@ -19,7 +19,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from annotation.models import GoldStatus, GoldStep, GoldTrajectory
-from config import jobs
+from config import counters, jobs
 from judges.models import JudgeDecision
 from judges.services import get_judge, judge_identity
 from metrics.models import EvaluationJob, GoldPolicy, TrajectoryScore
@@ -299,6 +299,8 @@ def _store_scores(job: EvaluationJob, outcomes: dict, fingerprints: dict) -> Non
         if new:
             TrajectoryScore.objects.bulk_create(new, ignore_conflicts=True)
             ids = stored_ids()
+        counters.count_many(("trajectory_scores", {"outcome": "error" if outcome.error else "ok"}, 1)
+                            for outcome in outcomes.values())
         links = TrajectoryScore.decisions.through
         links.objects.filter(trajectoryscore_id__in=ids.values()).delete()
         links.objects.bulk_create(
@@ -340,6 +342,7 @@ def refresh_progress(job: EvaluationJob) -> EvaluationJob:
             job.status = EvaluationJob.Status.DONE
             job.finished_at = timezone.now()
             fields += ["status", "finished_at"]
+            jobs.record_finished(job)
         job.save(update_fields=fields)
     return job
 
@@ -348,6 +351,9 @@ def cancel_evaluation(job: EvaluationJob) -> bool:
     updated = EvaluationJob.objects.filter(pk=job.pk, status__in=UNFINISHED).update(
         status=EvaluationJob.Status.CANCELLED, finished_at=timezone.now()
     )
+    if updated:
+        job.refresh_from_db()
+        jobs.record_finished(job)
     return bool(updated)
 
 

@@ -74,13 +74,9 @@ class UploadsUnreadable(Exception):
 def _uploaded_names(job: ImportJob) -> list[str]:
     """The job's uploads, all present in the store, or UploadsUnreadable naming those that are not."""
     names = job.uploaded_files
-    if not names:  # a job stored before its file names were recorded
-        try:
+    if not names:  # a job stored before its file names were recorded: whatever its folder holds
+        with contextlib.suppress(FileNotFoundError):
             names = [f"{job_folder(job)}/{name}" for name in sorted(_STORAGE.listdir(job_folder(job))[1])]
-        except FileNotFoundError:
-            names = []
-        if not names:
-            raise UploadsUnreadable([f"{job_folder(job)}/"])
         job.uploaded_files = names
     missing = [name for name in names if not _STORAGE.exists(name)]
     if missing:
@@ -122,7 +118,9 @@ def run_import_job(job_id: int) -> ImportJob:
     job = ImportJob.objects.select_related("run").get(pk=job_id)
     if job.status == ImportJob.Status.DONE:
         return job
-    ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.RUNNING, heartbeat_at=timezone.now())
+    job.started_at = timezone.now()
+    ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.RUNNING, started_at=job.started_at,
+                                               heartbeat_at=job.started_at)
     last_write = 0.0
 
     def progress(done: int, total: int) -> None:
@@ -157,6 +155,7 @@ def run_import_job(job_id: int) -> ImportJob:
     if not job.uploads_kept:
         _remove_empty_new_run(job)
     job.refresh_from_db()
+    jobs.record_finished(job)
     return job
 
 
