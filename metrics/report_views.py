@@ -20,6 +20,7 @@ from metrics import charts, comparison, exports, leaderboard, plots, verdicts
 from metrics.aggregation import METRICS, OUTCOME_CATEGORIES
 from metrics.leaderboard import METRIC_LABELS
 from metrics.report_forms import CompareForm, LeaderboardForm, PlotForm
+from metrics.selectors import stale_scores
 from trajectories.models import AgentRun, Task, TaskSubset
 from trajectories.verdicts import SOURCE_LABELS
 
@@ -68,6 +69,9 @@ def leaderboard_page(request):
         ("sort", ("-" if filters.descending else "") + filters.sort),
     ) if value})
     judge_marks = leaderboard.judge_marks(board)
+    stale = stale_scores(evaluation.job_id for evaluation in board.evaluations.values())
+    gold_changed = [(row, stale[row.evaluation.job_id]) for row in board.rows
+                    if row.evaluation and stale.get(row.evaluation.job_id)]
     labels = {**METRIC_LABELS, "success": f"Success ({SOURCE_LABELS[filters.success_source]})"}
     # The tables depend only on the query and on what each row shows, evaluations and judge marks included.
     tables_key = leaderboard.cache_key("leaderboard-tables", request.get_full_path(), [
@@ -76,6 +80,7 @@ def leaderboard_page(request):
     ], sorted(judge_marks.items()))
     return render(request, "metrics/leaderboard.html", {
         "form": form, "filters": filters, "board": board, "tables_key": tables_key, "judge_marks": judge_marks,
+        "gold_changed": gold_changed,
         "breakdown": SimpleLazyObject(lambda: leaderboard.site_breakdown(board, form.chosen_site_metric)),
         "metrics": [(metric, labels[metric]) for metric in LEADERBOARD_ORDER], "labels": labels,
         "other_metrics": [(metric, labels[metric]) for metric in LEADERBOARD_ORDER if metric != "success"],

@@ -11,8 +11,9 @@ from accounts.roles import ANNOTATOR, has_role
 from metrics.definitions.agent_response import task_answer_check
 from metrics.forms import EvaluationForm
 from metrics.leaderboard import latest_evaluations
-from metrics.permissions import can_evaluate
-from metrics.selectors import run_evaluations, trajectory_evaluation
+from metrics.models import EvaluationJob
+from metrics.permissions import can_change_evaluation, can_evaluate
+from metrics.selectors import run_evaluations, stale_scores, trajectory_evaluation
 from metrics.subsets import run_subsets
 from metrics.verdicts import one_run, success_counts, trajectory_verdicts
 from trajectories import selectors
@@ -54,6 +55,8 @@ def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = N
     query = request.GET.copy()
     query.pop("page", None)
     latest = latest_evaluations([run.pk]).get(run.pk)
+    latest_job = EvaluationJob.objects.get(pk=latest.job_id) if latest else None
+    stale = stale_scores([latest.job_id]).get(latest.job_id, 0) if latest else 0
     if evaluate_form is None and run.trajectory_count and can_evaluate(request.user, [run]) \
             and not verdicts.results_only:
         evaluate_form = EvaluationForm(user=request.user)
@@ -67,6 +70,8 @@ def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = N
          "can_grade": has_role(request.user, ANNOTATOR), "graded": selectors.graded_tasks(run, request.user),
          "disagree": disagree if disagree in disagreements else "", "without_trajectory": without_trajectory,
          "can_import": can_import_into(request.user, run), "evaluations": run_evaluations(run),
+         "latest_job": latest_job, "stale": stale,
+         "can_rerun": latest_job is not None and can_change_evaluation(request.user, latest_job),
          "evaluate_form": evaluate_form},
         status=status,
     )

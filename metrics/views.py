@@ -46,6 +46,7 @@ def job_detail(request, pk):
         "without_reference": (list(tasks_without_reference(job)[:200]) if job.gold_policy == GoldPolicy.REFERENCE
                               else []),
         "off_reference": scores_off_reference(job),
+        "replaced_by": job.replaced_by.order_by("pk"),
     })
 
 
@@ -82,5 +83,5 @@ def change(request, pk, action):
         if not evaluation.cancel_evaluation(job):
             messages.error(request, f"Evaluation #{job.pk} is already {job.get_status_display().lower()}.")
     else:
-        evaluation.rerun_evaluation(job)
+        job = evaluation.rerun_evaluation(job, request.user)
     return redirect("metrics:job", pk=job.pk)

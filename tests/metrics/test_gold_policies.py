@@ -69,9 +69,10 @@ def test_a_reviewer_changes_the_reference_and_re_evaluation_follows(two_approved
     assert scores_off_reference(job) == 1
     client.force_login(reviewer)
     assert "no longer the task's reference" in client.get(reverse("metrics:job", args=[job.pk])).content.decode()
-    evaluation.rerun_evaluation(job)
-    run_evaluation(job.pk)
-    assert job.scores.get().gold_id == second.pk and scores_off_reference(job) == 0
+    rerun = evaluation.rerun_evaluation(job)
+    run_evaluation(rerun.pk)
+    assert rerun.scores.get().gold_id == second.pk and scores_off_reference(rerun) == 0
+    assert job.scores.get().gold_id == first.pk  # the replaced evaluation is kept as it was
 
 
 def test_best_keeps_the_best_approved_gold_per_trajectory_and_records_the_choice(two_approved):
