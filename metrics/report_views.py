@@ -27,6 +27,13 @@ from trajectories.verdicts import SOURCE_LABELS
 PLOT_MAX_AGE = 300
 TEXT_COLUMNS = ("name", "agent", "model", "paradigm", "benchmark")
 LEADERBOARD_ORDER = ("success",) + tuple(metric for metric in METRICS if metric != "success")
+# Columns a reader may hide on the leaderboard; those hidden until they choose, so that the
+# table fits a 1366 px window.
+INFO_COLUMNS = (("paradigm", "Paradigm"), ("benchmark", "Benchmark"), ("created", "Date"),
+                ("trajectories", "Trajectories"), ("scored", "Scored"), ("evaluation", "Evaluation"),
+                ("downloads", "Downloads"))
+HIDDEN_BY_DEFAULT = ("paradigm", "benchmark", "trajectories", "downloads", "grounded", "relevant", "correct",
+                     "plan_step_success", "key_node_completion")
 
 
 def public_when_enabled(view):
@@ -80,7 +87,9 @@ def leaderboard_page(request):
     ], sorted(judge_marks.items()))
     return render(request, "metrics/leaderboard.html", {
         "form": form, "filters": filters, "board": board, "tables_key": tables_key, "judge_marks": judge_marks,
-        "gold_changed": gold_changed,
+        "gold_changed": gold_changed, "default_hidden": HIDDEN_BY_DEFAULT,
+        "column_choices": [*INFO_COLUMNS[:5], *((metric, labels[metric]) for metric in LEADERBOARD_ORDER),
+                           *INFO_COLUMNS[5:]],
         "breakdown": SimpleLazyObject(lambda: leaderboard.site_breakdown(board, form.chosen_site_metric)),
         "metrics": [(metric, labels[metric]) for metric in LEADERBOARD_ORDER], "labels": labels,
         "other_metrics": [(metric, labels[metric]) for metric in LEADERBOARD_ORDER if metric != "success"],

@@ -1,0 +1,66 @@
+"""Every page fits the window, 1366 and 800 px wide, whatever the data: a run named with 200
+characters and no space, a long agent and model, long task and file names."""
+
+import pytest
+
+from metrics.services.evaluation import create_evaluation, start_evaluation
+from tests.browser_helpers import log_in, page_width, sized_page, width  # noqa: F401 - fixtures
+from tests.factories import (
+    GoldStepFactory,
+    GoldTrajectoryFactory,
+    JudgeConfigFactory,
+    StepFactory,
+    TaskFactory,
+    TrajectoryFactory,
+    UserFactory,
+)
+from trajectories.models import AgentRun
+from trajectories.services.import_jobs import create_import_job, run_import_job
+from trajectories.services.tasks import import_task_file
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+LONG_NAME = "run-" + "x" * 196
+WIDE_PAGES = ("/", "/runs/", "/runs/{run}/", "/leaderboard/", "/evaluations/", "/evaluations/{job}/",
+              "/trajectories/{trajectory}/", "/imports/{import_job}/", "/compare/?baseline={run}&candidate={other}",
+              "/annotation/judge-quality/", "/annotation/agreement/", "/annotation/judge-audit/",
+              "/annotation/quality/", "/annotation/gold/{gold}/", "/annotation/review/", "/annotation/",
+              "/tasks/{task}/", "/runs/import/", "/exports/scores.csv")
+
+
+@pytest.fixture
+def scene(shared_data, django_capture_on_commit_callbacks):
+    import_task_file(shared_data / "webarena" / "test.raw.json")
+    admin = UserFactory(username="admin-" + "a" * 60, is_staff=True, is_superuser=True)
+    run = AgentRun.objects.create(name=LONG_NAME, agent="agent-" + "b" * 80, model="model-" + "c" * 80,
+                                  uploaded_by=admin)
+    with (shared_data / "trajectory-samples" / "llama3-8b_render_6.html").open("rb") as upload:
+        job = create_import_job(run, [("render_6_" + "d" * 150 + ".html", upload)], user=admin)
+    import_job = run_import_job(job.pk)
+    other = AgentRun.objects.create(name="other-" + "y" * 150, uploaded_by=admin)
+    task = TaskFactory(intent="Find " + "z" * 300)
+    gold = GoldTrajectoryFactory(task=task, status="approved", annotator=admin)
+    GoldStepFactory(gold=gold, index=1, text="click " + "w" * 250)
+    trajectories = []
+    for each in (run, other):
+        trajectory = TrajectoryFactory(run=each, task=task, final_answer="v" * 300)
+        StepFactory(trajectory=trajectory, index=1, action="click [" + "u" * 200 + "]")
+        trajectories.append(trajectory)
+    with django_capture_on_commit_callbacks(execute=True):
+        evaluation = create_evaluation(runs=[run, other], judge_config=JudgeConfigFactory(name="exact", backend="exact"))
+        start_evaluation(evaluation)
+    return {"admin": admin, "run": run.pk, "other": other.pk, "job": evaluation.pk, "import_job": import_job.pk,
+            "trajectory": trajectories[0].pk, "gold": gold.pk, "task": task.pk}
+
+
+def test_no_page_is_wider_than_the_window(sized_page, live_server, scene, width):
+    page = sized_page
+    log_in(page.context, live_server, scene["admin"])
+    too_wide = {}
+    for path in WIDE_PAGES:
+        page.goto(live_server.url + path.format(**scene))
+        if page_width(page) > width:
+            too_wide[path] = (page_width(page), page.evaluate("""(width) => [...document.querySelectorAll('body *')]
+                .filter(e => e.getBoundingClientRect().right > width + 1).slice(0, 6)
+                .map(e => e.tagName + '.' + e.className + '#' + e.id + ' ' + Math.round(e.getBoundingClientRect().width))""", width))
+    assert not too_wide, "\n".join(f"{k}: {v}" for k, v in too_wide.items())
