@@ -64,3 +64,44 @@ def test_no_page_is_wider_than_the_window(sized_page, live_server, scene, width)
                 .filter(e => e.getBoundingClientRect().right > width + 1).slice(0, 6)
                 .map(e => e.tagName + '.' + e.className + '#' + e.id + ' ' + Math.round(e.getBoundingClientRect().width))""", width))
     assert not too_wide, "\n".join(f"{k}: {v}" for k, v in too_wide.items())
+
+
+def test_the_leaderboard_keeps_its_run_column_narrow_and_remembers_the_columns_chosen(
+        sized_page, live_server, scene, width):
+    page = sized_page
+    log_in(page.context, live_server, scene["admin"])
+    page.goto(live_server.url + "/leaderboard/")
+    run_cell = page.locator(f'#leaderboard tbody tr[data-run="{LONG_NAME}"] td.rp-run-col')
+    assert run_cell.bounding_box()["width"] <= 250
+    link = run_cell.get_by_role("link")
+    assert link.get_attribute("title").startswith(LONG_NAME + " · agent agent-bbb")
+    if width == 1366:  # the default columns fit without sideways scrolling
+        assert page.evaluate("""() => {
+            const table = document.getElementById('leaderboard');
+            return table.scrollWidth <= table.parentElement.clientWidth; }""")
+    recovery = page.locator('#leaderboard th[data-metric="recovery"]')
+    assert recovery.is_visible() and not page.locator('#leaderboard th[data-metric="grounded"]').is_visible()
+    page.locator("#column-chooser summary").click()
+    page.locator("#column-chooser").get_by_label("Recovery").uncheck()
+    page.locator("#column-chooser").get_by_label("Grounded").check()
+    assert not recovery.is_visible() and not page.locator('#leaderboard td[data-metric="recovery"]').first.is_visible()
+    page.reload()
+    assert not page.locator('#leaderboard th[data-metric="recovery"]').is_visible()
+    assert page.locator('#leaderboard th[data-metric="grounded"]').is_visible()
+    page.locator("#column-chooser summary").click()
+    page.locator("#columns-reset").click()
+    assert page.locator('#leaderboard th[data-metric="recovery"]').is_visible()
+
+
+def test_the_gold_editors_task_panel_leaves_the_save_line_visible_in_one_column(sized_page, live_server, scene, width):
+    page = sized_page
+    log_in(page.context, live_server, scene["admin"])
+    page.goto(live_server.url + f"/annotation/gold/{scene['gold']}/")
+    position = page.evaluate("getComputedStyle(document.querySelector('.task-panel')).position")
+    assert position == ("sticky" if width == 1366 else "static")
+    state = page.locator("#save-state")
+    state.scroll_into_view_if_needed()
+    box = page.locator("#save-button").bounding_box()
+    on_top = page.evaluate("([x, y]) => document.elementFromPoint(x, y).closest('.task-panel') === null",
+                           [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2])
+    assert on_top, "the task panel covers the save line"
