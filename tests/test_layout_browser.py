@@ -105,3 +105,21 @@ def test_the_gold_editors_task_panel_leaves_the_save_line_visible_in_one_column(
     on_top = page.evaluate("([x, y]) => document.elementFromPoint(x, y).closest('.task-panel') === null",
                            [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2])
     assert on_top, "the task panel covers the save line"
+
+
+def test_the_owner_renames_and_deletes_a_run_from_its_page(sized_page, live_server, scene, width):
+    page = sized_page
+    log_in(page.context, live_server, scene["admin"])
+    page.goto(live_server.url + f"/runs/{scene['run']}/")
+    page.locator("#run-rename summary").click()
+    page.get_by_label("New name").fill("short-name")
+    page.locator("#run-rename").get_by_role("button", name="Rename").click()
+    assert page.get_by_role("heading", level=1).inner_text() == "short-name"
+    page.get_by_role("link", name="Delete…").click()
+    deletion = page.locator("#run-deletion")
+    assert "2 trajectories with 4 steps" in deletion.inner_text() and "1 evaluation shared" in deletion.inner_text()
+    assert page_width(page) <= width
+    page.get_by_role("button", name="Delete short-name").click()
+    assert page.url == live_server.url + "/runs/"
+    assert "Run short-name deleted." in page.locator(".messages").inner_text()
+    assert not AgentRun.objects.filter(pk=scene["run"]).exists()
