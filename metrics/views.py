@@ -4,7 +4,6 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from config.forms import labelled_errors
 from judges.services import judge_config_for
 from metrics.forms import EvaluationForm
 from metrics.leaderboard import METRIC_LABELS
@@ -61,8 +60,7 @@ def start(request, run_pk):
         return redirect("metrics:run-detail", pk=run.pk)
     form = EvaluationForm(request.POST, user=request.user)
     if not form.is_valid():
-        # The run's page again, with the choices made and each error under its field's label.
-        messages.error(request, "Evaluation not started: " + labelled_errors(form))
+        # The run's page again, with the choices made and each error once, at its field.
         return run_page(request, run, evaluate_form=form, status=400)
     job = evaluation.create_evaluation(
         runs=[run], judge_config=judge_config_for(form.cleaned_data["judge"]),

@@ -42,11 +42,12 @@ def test_invalid_form_starts_nothing_and_shows_the_run_page_again_with_labels_an
     assert response.status_code == 400
     assert not EvaluationJob.objects.exists()
     content = response.content.decode()
-    assert "Gold annotator: Choose the annotator whose gold to use." in content
-    assert "Threshold τ: Ensure this value is less than or equal to 1." in content
+    # each error once, at its field, and what was typed kept
+    assert content.count("Choose the annotator whose gold to use.") == 1
+    assert content.count("τ must be from 0 to 1; 3 is outside that range") == 1
     assert "gold_annotator:" not in content and "tau:" not in content
     assert '<option value="annotator" selected>' in content  # the choices made are kept
-    assert 'name="window" value="4"' in content
+    assert 'name="window" value="4"' in content and 'name="tau" value="3"' in content
 
 
 def test_a_run_without_trajectories_cannot_be_evaluated(client, reviewer):
