@@ -20,7 +20,7 @@ from trajectories.models import Task
 from trajectories.selectors import task_benchmarks
 
 from . import selectors
-from .errors import GoldError
+from .errors import GoldError, GoldValidationError
 from .formats import FORMATS, GOLD_SCHEMA_PATH, GoldFormatError, detect_format, export_bytes, read_gold_bytes
 from .models import GoldCheckJob, GoldFlag, GoldReview, GoldStatus, GoldTrajectory
 from .permissions import can_review_gold, visible_gold
@@ -157,6 +157,9 @@ def review(request, pk: int):
             decision=decision,
             comment=request.POST.get("comment", ""),
         )
+    except GoldValidationError as exc:  # field paths are for the API; the page says the messages
+        messages.error(request, f"Review not recorded: {'; '.join(exc.errors.values())}.")
+        return redirect("annotation:gold", pk=gold.pk)
     except GoldError as exc:
         messages.error(request, f"Review not recorded: {exc}")
         return redirect("annotation:gold", pk=gold.pk)

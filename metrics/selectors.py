@@ -11,6 +11,7 @@ from metrics.alignment import AgentStepMark, align_side
 from annotation.models import GoldStatus
 from annotation.selectors import AuditItem
 from metrics.aggregation import METRICS
+from metrics.definitions.element_accuracy import MISS_LABELS
 from metrics.leaderboard import METRIC_LABELS
 from metrics.models import Aggregate, EvaluationJob, GoldPolicy, TrajectoryScore
 from metrics.permissions import visible_decisions
@@ -88,7 +89,8 @@ def trajectory_evaluation(trajectory: Trajectory, job_id=None, *, viewer) -> Tra
     details = score.details or {}
     marks = align_side(score.agent_steps or 0, details).steps
     repeated = set((details.get("repetitiveness") or {}).get("repeated_steps", ()))
-    misses = {miss["step"]: miss["reason"] for miss in (details.get("element_accuracy") or {}).get("misses", ())}
+    misses = {miss["step"]: MISS_LABELS.get(miss["reason"], miss["reason"])
+              for miss in (details.get("element_accuracy") or {}).get("misses", ())}
     matched = {
         pair["gold_step"]: (pair["agent_step"], pair["score"])
         for pair in (details.get("step_success") or {}).get("matched", ())
