@@ -73,6 +73,15 @@ class BackgroundJob(models.Model):
         return self.is_unfinished and self.dispatched_at is None
 
     @property
+    def silent_for(self) -> str:
+        """How long the job has shown no sign of life, in words: "45 seconds", "1 minute", "3 hours"."""
+        seconds = max(0, int((timezone.now() - self.last_activity).total_seconds()))
+        for unit, size in (("hour", 3600), ("minute", 60), ("second", 1)):
+            if seconds >= size or unit == "second":
+                count = seconds // size
+                return f"{count} {unit}{'' if count == 1 else 's'}"
+
+    @property
     def is_stalled(self) -> bool:
         """Unfinished with no sign of life for longer than JOB_STALLED_AFTER: offer a retry."""
         stalled_after = timedelta(seconds=settings.JOB_STALLED_AFTER)

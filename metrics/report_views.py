@@ -178,7 +178,13 @@ def export(request, what: str, fmt: str):
         else:
             frame, names = _run_export(request, what)
     except ValueError as exc:
-        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+        # A person who followed a link without a run, or typed a bad one: the form to choose it.
+        return render(request, "metrics/export_form.html", {
+            "what": what, "fmt": fmt, "error": str(exc),
+            "runs": AgentRun.objects.order_by("name").only("pk", "name"),
+            "chosen": request.GET.getlist("run"), "subsets": leaderboard.subsets(),
+            "subset": request.GET.get("subset", ""),
+        }, status=400)
     response = HttpResponse(exports.to_bytes(frame, fmt), content_type=exports.FORMATS[fmt])
     response["Content-Disposition"] = f'attachment; filename="{exports.export_filename(what, fmt, names)}"'
     return response
