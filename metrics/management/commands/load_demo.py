@@ -69,7 +69,7 @@ class Command(BaseCommand):
     def _role_account(self, username: str, role: str, password: str) -> None:
         """An account with one role; its password is set when it has none (never changed once set)."""
         account, _ = get_user_model().objects.get_or_create(username=username)
-        if not account.has_usable_password():
+        if not account.password or not account.has_usable_password():
             account.set_password(password)
             account.save()
             self.stdout.write(f"{role} account {username!r} has the password {password!r}")
