@@ -2,6 +2,7 @@
 characters and no space, a long agent and model, long task and file names."""
 
 import pytest
+from django.utils import timezone
 
 from metrics.services.evaluation import create_evaluation, start_evaluation
 from tests.browser_helpers import log_in, page_width, sized_page, width  # noqa: F401 - fixtures
@@ -9,6 +10,7 @@ from tests.factories import (
     GoldStepFactory,
     GoldTrajectoryFactory,
     JudgeConfigFactory,
+    JudgeDecisionFactory,
     StepFactory,
     TaskFactory,
     TrajectoryFactory,
@@ -49,6 +51,9 @@ def scene(shared_data, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         evaluation = create_evaluation(runs=[run, other], judge_config=JudgeConfigFactory(name="exact", backend="exact"))
         start_evaluation(evaluation)
+    # a human-confirmed decision of a judge with a long model name: the judge-quality page has a row
+    JudgeDecisionFactory(model="model-" + "m" * 150, score=0.9, human_score=1.0, reviewed_at=timezone.now(),
+                         reviewed_by=admin)
     return {"admin": admin, "run": run.pk, "other": other.pk, "job": evaluation.pk, "import_job": import_job.pk,
             "trajectory": trajectories[0].pk, "gold": gold.pk, "task": task.pk}
 
@@ -59,6 +64,8 @@ def test_no_page_is_wider_than_the_window(sized_page, live_server, scene, width)
     too_wide = {}
     for path in WIDE_PAGES:
         page.goto(live_server.url + path.format(**scene))
+        if path == "/annotation/judge-quality/":
+            assert page.locator(".table-scroll table.judge-quality").is_visible()  # only the table may scroll
         if page_width(page) > width:
             too_wide[path] = (page_width(page), page.evaluate("""(width) => [...document.querySelectorAll('body *')]
                 .filter(e => e.getBoundingClientRect().right > width + 1).slice(0, 6)
