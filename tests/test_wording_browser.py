@@ -112,3 +112,35 @@ def test_an_export_without_a_run_is_a_form(sized_page, live_server, scene, width
         page.get_by_role("button", name="Download CSV").click()
     assert download.value.suggested_filename.endswith(".csv")
     assert page_width(page) <= width
+
+
+def test_a_re_evaluation_keeps_history_and_gold_changes_are_announced(sized_page, live_server, scene, width):
+    from annotation.models import GoldStep
+    from metrics.models import EvaluationJob
+
+    page = sized_page
+    log_in(page.context, live_server, scene["reviewer"])
+    run, _ = scene["runs"][0]
+    first = scene["job"]
+    gold = first.scores.filter(trajectory__run=run).get().gold
+    GoldStep.objects.filter(gold=gold).update(text="click [7]")
+    gold.version += 1
+    gold.save()
+
+    page.goto(live_server.url + "/leaderboard/")
+    expect(page.locator("#gold-changed")).to_contain_text("Gold changed since these runs were evaluated")
+    page.locator("#gold-changed").get_by_role("link", name="another-path").click()
+    notice = page.locator(".gold-changed")
+    expect(notice).to_contain_text(f"Gold changed since evaluation #{first.pk}")
+    notice.get_by_role("button", name="Re-evaluate").click()
+    second = EvaluationJob.objects.get(replaces=first)
+    assert page.url == live_server.url + f"/evaluations/{second.pk}/"
+    expect(page.locator("#job-history")).to_contain_text(f"A re-run of evaluation #{first.pk}, which is kept")
+
+    page.goto(live_server.url + f"/runs/{run.pk}/")
+    rerun = page.locator(f'li[data-job="{second.pk}"]')
+    expect(rerun).to_contain_text(f"re-run of #{first.pk}")
+    expect(rerun.locator(".rerun-changes")).to_contain_text("Step success 0.000 → 1.000")
+    expect(page.locator(f'li[data-job="{first.pk}"]')).to_contain_text("replaced by a re-run")
+    expect(page.locator(".gold-changed")).to_have_count(0)
+    assert page_width(page) <= width
