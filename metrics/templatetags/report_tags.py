@@ -124,7 +124,7 @@ def _site_comparison(comparison) -> str:
                 if comparison.ci_low is not None else "")
     p = pvalue(comparison.wilcoxon_p).replace("<", "&lt;")
     return (f'<span class="rp-diff">{signed(comparison.mean_difference)}</span>'
-            f'<span class="rp-n">{interval}p {p} · {int(comparison.pairs)} pairs</span>')
+            f'<span class="rp-n">{interval}p {p} · {int(comparison.pairs)} pair{"" if comparison.pairs == 1 else "s"}</span>')
 
 
 @register.simple_tag
