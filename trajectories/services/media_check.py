@@ -4,6 +4,7 @@ import logging
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Count
 
 from trajectories.models import ImportJob, Screenshot
 
@@ -41,8 +42,6 @@ def missing_files() -> list[MissingFile]:
 
 
 def _screenshots():
-    from django.db.models import Count
-
     return Screenshot.objects.annotate(n=Count("steps")).values_list("pk", "image", "n").order_by("pk").iterator()
 
 
