@@ -2,13 +2,13 @@
 
 from dataclasses import dataclass
 
-from django.db.models import Count, F, Prefetch, Q, QuerySet
+from django.db.models import Count, F, Min, Prefetch, QuerySet
 from django.utils import timezone
 
 from annotation.permissions import visible_gold
 from judges.models import JudgeDecision
 from metrics.alignment import AgentStepMark, align_side
-from annotation.models import GoldStatus
+from annotation.models import GoldStatus, GoldTrajectory
 from annotation.selectors import AuditItem
 from metrics.aggregation import METRICS
 from metrics.definitions.element_accuracy import MISS_LABELS
@@ -142,17 +142,29 @@ def rerun_changes(job: EvaluationJob, run) -> list[MetricChange]:
 
 def stale_scores(job_ids) -> dict[int, int]:
     """{job id: its scores whose gold changed since the job began} - gold saved after that, or
-    (reference policy) no longer the task's reference, or a reference gold the task
-    gained since it was scored without one. Re-evaluating scores them again."""
-    scores = TrajectoryScore.objects.filter(job_id__in=list(job_ids), error="")
-    reference = Q(job__gold_policy=GoldPolicy.REFERENCE)
-    stale = scores.filter(
-        Q(gold__isnull=False, gold__updated_at__gt=F("job__started_at"))
-        | (reference & Q(gold__isnull=False, gold__is_reference=False))
-        | (reference & Q(gold__isnull=True, trajectory__task__gold_trajectories__is_reference=True,
-                         trajectory__task__gold_trajectories__cannot_complete=False))
-    )
-    return dict(stale.values("job_id").annotate(n=Count("pk", distinct=True)).values_list("job_id", "n").order_by())
+    (reference policy) no longer the task's reference, or a reference gold the task gained since
+    it was scored without one. Re-evaluating scores them again."""
+    job_ids = list(job_ids)
+    earliest = EvaluationJob.objects.filter(pk__in=job_ids).aggregate(start=Min("started_at"))["start"]
+    if earliest is None:
+        return {}
+    scores = TrajectoryScore.objects.filter(job_id__in=job_ids, error="")
+    reference = scores.filter(job__gold_policy=GoldPolicy.REFERENCE)
+    # From the few golds concerned to their scores (by the gold index), not through every score.
+    saved_since = GoldTrajectory.objects.filter(updated_at__gt=earliest).values("pk")
+    not_reference = GoldTrajectory.objects.filter(is_reference=False).values("pk")
+    stale = set()
+    for found in (
+        scores.filter(gold_id__in=saved_since, gold__updated_at__gt=F("job__started_at")),
+        reference.filter(gold_id__in=not_reference),
+        reference.filter(gold__isnull=True, trajectory__task__gold_trajectories__is_reference=True,
+                         trajectory__task__gold_trajectories__cannot_complete=False),
+    ):
+        stale.update(found.values_list("job_id", "pk"))
+    counts: dict[int, int] = {}
+    for job_id, _ in stale:
+        counts[job_id] = counts.get(job_id, 0) + 1
+    return counts
 
 
 def tasks_without_reference(job: EvaluationJob):
