@@ -21,8 +21,9 @@ class LockedOut(exceptions.APIException):
 class TokenRequestSerializer(serializers.Serializer):
     username = serializers.CharField(max_length=150)
     password = serializers.CharField(max_length=4096, trim_whitespace=False, style={"input_type": "password"})
-    name = serializers.CharField(max_length=100, required=False, allow_blank=True,
-                                 help_text="A name to recognise the token by on your tokens page.")
+    name = serializers.CharField(max_length=100, required=False,
+                                 help_text="A name to recognise the token by on your tokens page; left out: the date "
+                                           "and time it was made. Blank is refused.")
     expires_in_days = serializers.IntegerField(
         min_value=1, max_value=settings.API_TOKEN_MAX_TTL_DAYS, required=False,
         help_text=f"Days until the token stops working (default {settings.API_TOKEN_TTL_DAYS}).")

@@ -13,14 +13,14 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import ANNOTATOR, REVIEWER, has_role, role_required
 from config.forms import optional_int
-from judges.calibration import BOOTSTRAP_RESAMPLES, TRUSTED_CONFIRMATIONS, TRUSTED_KAPPA, threshold_from
+from judges.calibration import BOOTSTRAP_RESAMPLES, TRUSTED_CONFIRMATIONS, TRUSTED_KAPPA, read_threshold
 from judges.models import DecisionKind, JudgeConfig
 from judges.selectors import AUDIT_SAMPLE_RATE, judge_config_named
 from trajectories.models import Task
 from trajectories.selectors import task_benchmarks
 
 from . import selectors
-from .errors import GoldError
+from .errors import GoldError, GoldValidationError
 from .formats import FORMATS, GOLD_SCHEMA_PATH, GoldFormatError, detect_format, export_bytes, read_gold_bytes
 from .models import GoldCheckJob, GoldFlag, GoldReview, GoldStatus, GoldTrajectory
 from .permissions import can_review_gold, visible_gold
@@ -157,6 +157,9 @@ def review(request, pk: int):
             decision=decision,
             comment=request.POST.get("comment", ""),
         )
+    except GoldValidationError as exc:  # field paths are for the API; the page says the messages
+        messages.error(request, f"Review not recorded: {'; '.join(exc.errors.values())}.")
+        return redirect("annotation:gold", pk=gold.pk)
     except GoldError as exc:
         messages.error(request, f"Review not recorded: {exc}")
         return redirect("annotation:gold", pk=gold.pk)
@@ -195,20 +198,26 @@ def export(request):
     return response
 
 
-def _agreement_settings(data) -> tuple[str, dict]:
-    return data.get("benchmark", ""), {"judge": data.get("judge", ""), "tau": threshold_from(data.get("tau"))}
+def _agreement_settings(data) -> tuple[str, dict, str]:
+    """The report's scope and parameters, and why the τ typed was refused (empty when it was not)."""
+    tau, tau_error = read_threshold(data.get("tau"))
+    return data.get("benchmark", ""), {"judge": data.get("judge", ""), "tau": tau}, tau_error
 
 
 @role_required(REVIEWER)
 def agreement(request):
     """Annotator agreement per task and per site, computed by a background job with the chosen
     judge; POST starts the job, the page shows the latest report for the chosen settings."""
-    benchmark, parameters = _agreement_settings(request.POST if request.method == "POST" else request.GET)
+    data = request.POST if request.method == "POST" else request.GET
+    benchmark, parameters, tau_error = _agreement_settings(data)
     judge_name = parameters["judge"]
     if judge_name and judge_config_named(judge_name) is None:
         messages.error(request, f"No judge named {judge_name!r}: the default judge is used.")
         parameters["judge"] = judge_name = ""
     query = f"?benchmark={benchmark}&judge={judge_name}&tau={parameters['tau']}"
+    if request.method == "POST" and tau_error:  # nothing starts; the page shows why at the field
+        return redirect(reverse("annotation:agreement") + "?" + urlencode(
+            {"benchmark": benchmark, "judge": judge_name, "tau": data.get("tau", "")}))
     if request.method == "POST":
         start_gold_check(GoldCheckJob.Kind.AGREEMENT, benchmark=benchmark, parameters=parameters, user=request.user)
         return redirect(reverse("annotation:agreement") + query)
@@ -222,6 +231,7 @@ def agreement(request):
         "changed_since": selectors.gold_changed_since(done) if done else 0,
         "flags": flags, "dismissed": selectors.dismissed_flags(benchmark, [GoldFlag.Kind.DISAGREEMENT])[:50],
         "judges": JudgeConfig.objects.all(), "judge_name": judge_name, "tau": parameters["tau"],
+        "tau_text": data.get("tau", "") if tau_error else parameters["tau"], "tau_error": tau_error,
         "benchmarks": task_benchmarks(), "benchmark": benchmark, "query": query,
     })
 
@@ -288,9 +298,10 @@ def judge_quality(request):
     """Whether to trust a judge: its agreement with human-confirmed decisions, per backend and model."""
     kind = request.GET.get("kind", "")
     kind = kind if kind in selectors.AUDITED_KINDS else ""
-    tau = threshold_from(request.GET.get("tau"))
+    tau, tau_error = read_threshold(request.GET.get("tau"))
     return render(request, "annotation/judge_quality.html", {
         "rows": selectors.judge_quality(kind=kind, tau=tau), "kind": kind, "tau": tau,
+        "tau_text": request.GET.get("tau", "") if tau_error else tau, "tau_error": tau_error,
         "resamples": BOOTSTRAP_RESAMPLES, "trusted_confirmations": TRUSTED_CONFIRMATIONS,
         "trusted_kappa": TRUSTED_KAPPA, "sample_rate": AUDIT_SAMPLE_RATE,
         # Verdicts on cells of whole-trajectory decisions are stored as pair decisions.

@@ -26,6 +26,8 @@ from rest_framework.exceptions import APIException
 
 from accounts.roles import ADMIN, has_role
 
+from config import counters
+
 log = logging.getLogger(__name__)
 
 
@@ -97,6 +99,15 @@ class BackgroundJob(models.Model):
         return self.is_unfinished and self.dispatched_at is None
 
     @property
+    def silent_for(self) -> str:
+        """How long the job has shown no sign of life, in words: "45 seconds", "1 minute", "3 hours"."""
+        seconds = max(0, int((timezone.now() - self.last_activity).total_seconds()))
+        for unit, size in (("hour", 3600), ("minute", 60), ("second", 1)):
+            if seconds >= size or unit == "second":
+                count = seconds // size
+                return f"{count} {unit}{'' if count == 1 else 's'}"
+
+    @property
     def is_stalled(self) -> bool:
         """Unfinished with no sign of life for longer than JOB_STALLED_AFTER: offer a retry."""
         stalled_after = timedelta(seconds=settings.JOB_STALLED_AFTER)
@@ -157,6 +168,21 @@ def enqueue(job: BackgroundJob, *, quiet: bool = False) -> None:
                 raise
 
     transaction.on_commit(send)
+
+
+def record_finished(job: BackgroundJob) -> None:
+    """Count a job that has just ended, with how long it waited in the queue and how long it ran."""
+    increments = [("job_finished", {"kind": job.job_kind, "status": job.status}, 1)]
+    started, finished = getattr(job, "started_at", None), job.finished_at
+    if started is not None:
+        increments += [("job_queue_wait_seconds_count", {"kind": job.job_kind}, 1),
+                       ("job_queue_wait_seconds_sum", {"kind": job.job_kind},
+                        max(0.0, (started - job.created_at).total_seconds()))]
+        if finished is not None:
+            increments += [("job_run_seconds_count", {"kind": job.job_kind}, 1),
+                           ("job_run_seconds_sum", {"kind": job.job_kind},
+                            max(0.0, (finished - started).total_seconds()))]
+    counters.count_many(increments)
 
 
 def heartbeat(model: type[BackgroundJob], pk: int) -> None:

@@ -2,102 +2,149 @@
 
 Request latency comes from django-prometheus's middleware (per process; with several gunicorn
 workers set PROMETHEUS_MULTIPROC_DIR so that one scrape sees them all). The platform's own
-numbers are read from the database at scrape time, so they are the same whichever web process,
-on whichever machine, answers: jobs and their durations, messages waiting in the queue, judge
-decisions with their latency, errors, tokens and cost.
+numbers come from the database, so they are the same whichever web process, on whichever machine,
+answers: counters of events (jobs finished with their queue wait and run time, judge decisions
+with their latency, tokens and cost, trajectory scores) that are added to when the event happens
+and never fall, and gauges of the rows there are now (`*_rows`, jobs not sent or stalled).
+The broker is asked for its queue depth with a short timeout, and its answer is reused for a while,
+so that a broker that is down never slows a scrape.
 """
 
 import ipaddress
 import os
 import secrets
+import threading
+import time
 
 from django.conf import settings
-from django.db.models import Count, DurationField, ExpressionWrapper, F, Q, Sum
+from django.db.models import Count, Q
 from django.http import Http404, HttpResponse, HttpResponseForbidden
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
 
 from accounts.lockout import client_address
+from config import counters
+
+# Counters: (stored name, exported name, help, label names).
+COUNTERS = [
+    ("job_finished", "trajscope_jobs_finished", "Background jobs that ended, by kind and final status.",
+     ["kind", "status"]),
+    ("judge_decisions", "trajscope_judge_decisions", "Judge decisions made.", ["backend", "model", "kind", "outcome"]),
+    ("judge_tokens", "trajscope_judge_tokens", "Tokens sent to and received from LLM judges.",
+     ["backend", "model", "direction"]),
+    ("judge_cost_usd", "trajscope_judge_cost_usd", "Cost of LLM judge requests.", ["backend", "model"]),
+    ("trajectory_scores", "trajscope_trajectory_scores", "Trajectory scores computed.", ["outcome"]),
+]
+# Summaries made of two counters, `<name>_count` and `<name>_sum`.
+SUMMARIES = [
+    ("job_queue_wait_seconds", "trajscope_job_queue_wait_seconds",
+     "Time from a job's creation until a worker began it.", ["kind"]),
+    ("job_run_seconds", "trajscope_job_run_seconds", "Time from a worker beginning a job until it ended.", ["kind"]),
+    ("judge_latency_seconds", "trajscope_judge_latency_seconds", "Time the judge took per decision.",
+     ["backend", "model"]),
+]
 
 
-def _job_metrics():
+def _counter_metrics():
+    stored = counters.values()
+    for name, exported, help_text, labels in COUNTERS:
+        family = CounterMetricFamily(exported, help_text, labels=labels)
+        for label_values, value in stored.get(name, []):
+            family.add_metric([label_values.get(label, "") for label in labels], value)
+        yield family
+    for name, exported, help_text, labels in SUMMARIES:
+        family = SummaryMetricFamily(exported, help_text, labels=labels)
+        sums = {tuple(v.get(label, "") for label in labels): value for v, value in stored.get(f"{name}_sum", [])}
+        for label_values, value in stored.get(f"{name}_count", []):
+            key = tuple(label_values.get(label, "") for label in labels)
+            family.add_metric(list(key), value, sums.get(key, 0.0))
+        yield family
+
+
+def _row_gauges():
     from config.jobs import job_models, waiting_counts
+    from judges.models import JudgeDecision
+    from metrics.models import TrajectoryScore
 
-    jobs = GaugeMetricFamily("trajscope_jobs", "Background jobs by kind and status.", labels=["kind", "status"])
-    durations = SummaryMetricFamily("trajscope_job_duration_seconds", "Wall time of finished jobs.", labels=["kind"])
+    jobs = GaugeMetricFamily("trajscope_job_rows", "Background job rows stored now, by kind and status.",
+                             labels=["kind", "status"])
+    for model in job_models():
+        for row in model.objects.values("status").annotate(n=Count("pk")).order_by():
+            jobs.add_metric([model.job_kind, row["status"]], row["n"])
     not_sent = GaugeMetricFamily("trajscope_jobs_not_sent", "Unfinished jobs whose message is not sent yet.",
                                  labels=["kind"])
     stalled = GaugeMetricFamily("trajscope_jobs_stalled", "Unfinished jobs without progress for JOB_STALLED_AFTER.",
                                 labels=["kind"])
-    for model in job_models():
-        for row in model.objects.values("status").annotate(n=Count("pk")).order_by():
-            jobs.add_metric([model.job_kind, row["status"]], row["n"])
-        start = "started_at" if any(f.name == "started_at" for f in model._meta.fields) else "created_at"
-        finished = model.objects.filter(finished_at__isnull=False).exclude(**{f"{start}__isnull": True})
-        total = finished.aggregate(
-            n=Count("pk"),
-            seconds=Sum(ExpressionWrapper(F("finished_at") - F(start), output_field=DurationField())),
-        )
-        durations.add_metric([model.job_kind], total["n"], total["seconds"].total_seconds() if total["seconds"] else 0)
     for kind, counts in waiting_counts().items():
         not_sent.add_metric([kind], counts["not_sent"])
         stalled.add_metric([kind], counts["stalled"])
-    return [jobs, durations, not_sent, stalled]
+    decisions = GaugeMetricFamily("trajscope_judge_decision_rows", "Judge decision rows stored now (the cache).",
+                                  labels=["backend", "model", "outcome"])
+    per_judge = (JudgeDecision.objects.values("backend", "model")
+                 .annotate(ok=Count("pk", filter=Q(error="")), failed=Count("pk", filter=~Q(error=""))).order_by())
+    for row in per_judge:
+        decisions.add_metric([row["backend"], row["model"], "ok"], row["ok"])
+        decisions.add_metric([row["backend"], row["model"], "error"], row["failed"])
+    scores = GaugeMetricFamily("trajscope_trajectory_score_rows", "Trajectory score rows stored now.",
+                               labels=["outcome"])
+    stored = TrajectoryScore.objects.aggregate(ok=Count("pk", filter=Q(error="")), failed=Count("pk", filter=~Q(error="")))
+    scores.add_metric(["ok"], stored["ok"])
+    scores.add_metric(["error"], stored["failed"])
+    return [jobs, not_sent, stalled, decisions, scores]
+
+
+class BrokerProbe:
+    """The broker's queue depth, asked with a short timeout and reused for METRICS_BROKER_CACHE seconds."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.asked_at: float | None = None
+        self.depth: int | None = None  # None: the broker did not answer
+
+    def answer(self) -> int | None:
+        with self.lock:
+            now = time.monotonic()
+            if self.asked_at is None or now - self.asked_at >= settings.METRICS_BROKER_CACHE:
+                self.depth = self._ask()
+                self.asked_at = time.monotonic()
+            return self.depth
+
+    @staticmethod
+    def _ask() -> int | None:
+        from config.celery import app
+
+        timeout = settings.METRICS_BROKER_TIMEOUT
+        options = {**(app.conf.broker_transport_options or {}), "max_retries": 0, "socket_timeout": timeout,
+                   "socket_connect_timeout": timeout}
+        try:
+            with app.connection_for_write(connect_timeout=timeout, transport_options=options) as connection:
+                connection.ensure_connection(max_retries=0, timeout=timeout)
+                try:
+                    _, count, _ = connection.default_channel.queue_declare(queue=app.conf.task_default_queue,
+                                                                           passive=True)
+                except connection.channel_errors:
+                    count = 0  # no such queue (Redis drops an empty list): nothing is waiting
+        except Exception:  # noqa: BLE001 - a broker that is down is the answer
+            return None
+        return count
+
+
+broker_probe = BrokerProbe()
 
 
 def _queue_depth():
     from config.celery import app
 
-    depth = GaugeMetricFamily("trajscope_queue_depth", "Messages waiting in the broker's queue.", labels=["queue"])
-    if not app.conf.task_always_eager:
-        queue = app.conf.task_default_queue
-        with app.connection_for_write() as connection:
-            try:
-                _, count, _ = connection.default_channel.queue_declare(queue=queue, passive=True)
-            except connection.channel_errors:
-                count = 0
-        depth.add_metric([queue], count)
-    return [depth]
-
-
-def _judge_metrics():
-    from judges.models import JudgeDecision
-
-    labels = ["backend", "model"]
-    decisions = CounterMetricFamily("trajscope_judge_decisions", "Judge decisions made.",
-                                    labels=[*labels, "kind", "outcome"])
-    latency = SummaryMetricFamily("trajscope_judge_latency_seconds", "Time the judge took per decision.",
-                                  labels=labels)
-    tokens = CounterMetricFamily("trajscope_judge_tokens", "Tokens sent to and received from LLM judges.",
-                                 labels=[*labels, "direction"])
-    cost = CounterMetricFamily("trajscope_judge_cost_usd", "Cost of LLM judge requests.", labels=labels)
-    per_kind = (JudgeDecision.objects.values("backend", "model", "kind")
-                .annotate(ok=Count("pk", filter=Q(error="")), failed=Count("pk", filter=~Q(error="")))
-                .order_by())
-    for row in per_kind:
-        decisions.add_metric([row["backend"], row["model"], row["kind"], "ok"], row["ok"])
-        decisions.add_metric([row["backend"], row["model"], row["kind"], "error"], row["failed"])
-    per_judge = (JudgeDecision.objects.values("backend", "model")
-                 .annotate(n=Count("pk"), ms=Sum("latency_ms"), prompt=Sum("prompt_tokens"),
-                           completion=Sum("completion_tokens"), usd=Sum("cost"))
-                 .order_by())
-    for row in per_judge:
-        key = [row["backend"], row["model"]]
-        latency.add_metric(key, row["n"], (row["ms"] or 0) / 1000)
-        tokens.add_metric([*key, "input"], row["prompt"] or 0)
-        tokens.add_metric([*key, "output"], row["completion"] or 0)
-        cost.add_metric(key, float(row["usd"] or 0))
-    return [decisions, latency, tokens, cost]
-
-
-def _score_metrics():
-    from metrics.models import TrajectoryScore
-
-    counts = TrajectoryScore.objects.aggregate(ok=Count("pk", filter=Q(error="")), failed=Count("pk", filter=~Q(error="")))
-    scores = CounterMetricFamily("trajscope_trajectory_scores", "Trajectory scores stored.", labels=["outcome"])
-    scores.add_metric(["ok"], counts["ok"])
-    scores.add_metric(["error"], counts["failed"])
-    return [scores]
+    if app.conf.task_always_eager:
+        return []
+    depth = broker_probe.answer()
+    up = GaugeMetricFamily("trajscope_broker_up", "Whether the broker answered its last probe.",
+                           value=0 if depth is None else 1)
+    if depth is None:
+        return [up]
+    queue = GaugeMetricFamily("trajscope_queue_depth", "Messages waiting in the broker's queue.", labels=["queue"])
+    queue.add_metric([app.conf.task_default_queue], depth)
+    return [up, queue]
 
 
 class PlatformCollector:
@@ -107,13 +154,9 @@ class PlatformCollector:
         return []  # registering must not query the database (it may not exist yet)
 
     def collect(self):
-        yield from _job_metrics()
-        yield from _judge_metrics()
-        yield from _score_metrics()
-        try:
-            yield from _queue_depth()
-        except Exception:  # noqa: BLE001 - a broker that is down must not hide the other numbers
-            yield GaugeMetricFamily("trajscope_broker_up", "Whether the broker answered the scrape.", value=0)
+        yield from _counter_metrics()
+        yield from _row_gauges()
+        yield from _queue_depth()
 
 
 _platform = PlatformCollector()

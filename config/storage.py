@@ -38,3 +38,17 @@ def storage_from_url(url: str) -> dict:
         options.update(query)
         return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}
     raise StorageURLError(f"MEDIA_STORAGE_URL {url!r}: expected file:///path or s3://bucket/prefix")
+
+
+def describe_storage(storage) -> str:
+    """Where a storage keeps its files, in words an operator can compare between hosts."""
+    bucket = getattr(storage, "bucket_name", None)
+    if bucket:
+        prefix = getattr(storage, "location", "")
+        endpoint = getattr(storage, "endpoint_url", None)
+        where = f"s3://{bucket}/{prefix}".rstrip("/")
+        return f"{where} at {endpoint}" if endpoint else where
+    location = getattr(storage, "location", None)
+    if location:
+        return f"the folder {location}"
+    return type(storage).__name__

@@ -1,11 +1,12 @@
-from django.http import FileResponse, JsonResponse
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from trajectories.formats.canonical import SCHEMA_PATH
 
-from . import health
+from . import health, readme
 from .home import guide, platform_counts
 
 
@@ -24,3 +25,14 @@ def healthz(request):
 @require_GET
 def trajectory_schema(request):
     return FileResponse(SCHEMA_PATH.open("rb"), content_type="application/schema+json")
+
+
+@login_required
+@require_GET
+def readme_section(request, slug: str):
+    """One README section (the metric definitions, the gold import rules...), for pages that cite it."""
+    found = readme.section_html(slug)
+    if found is None:
+        raise Http404(f"the README has no section {slug!r}")
+    title, html = found
+    return render(request, "readme_section.html", {"title": title, "html": html, "slug": slug})

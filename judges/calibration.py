@@ -5,6 +5,7 @@ A judge's score counts as "equivalent" at or above a threshold, a human's at or 
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
@@ -12,13 +13,29 @@ HUMAN_YES = 0.5
 DEFAULT_THRESHOLD = 0.7
 
 
-def threshold_from(value, default: float = DEFAULT_THRESHOLD) -> float:
-    """A threshold tau typed in a page's form or query string; `default` when missing or outside [0, 1]."""
+def parse_threshold(value) -> float:
+    """τ as typed in any form or query string: a number from 0 to 1, else ValueError saying which
+    rule it breaks (a number of 400 digits is a number, out of range, not "not a number")."""
+    text = str(value if value is not None else "").strip()
+    shown = text if len(text) <= 24 else text[:20] + "…"
     try:
-        tau = float(value)
-    except (TypeError, ValueError):
-        return default
-    return tau if 0 <= tau <= 1 else default
+        number = Decimal(text)
+    except InvalidOperation:
+        raise ValueError(f"τ is a number from 0 to 1, such as 0.7; {shown!r} is not a number") from None
+    if not number.is_finite() or not 0 <= number <= 1:
+        raise ValueError(f"τ must be from 0 to 1; {shown} is outside that range")
+    return float(number)
+
+
+def read_threshold(value, default: float = DEFAULT_THRESHOLD) -> tuple[float, str]:
+    """τ for a page: the value typed, `default` when none was, or `default` with the reason the
+    value typed was refused, to show at the field."""
+    if value is None or not str(value).strip():
+        return default, ""
+    try:
+        return parse_threshold(value), ""
+    except ValueError as error:
+        return default, f"{error}; showing τ = {default}"
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from config import counters
+
 from . import outcome
 from . import questions as q
 from .backends import Backend, BackendSpec, make_backend
@@ -242,6 +244,7 @@ class Judge:
             JudgeDecision.objects.bulk_create([r for r in rows if r.pk is None], ignore_conflicts=True)
             if retried:
                 JudgeDecision.objects.bulk_update(retried, DECISION_FIELDS)
+            counters.count_many(_decision_events(rows))
         return _in_chunks(_decision_rows(), "cache_key", {row.cache_key for row in rows})
 
     def _row(self, item: _Asked, answer: Answer) -> JudgeDecision:
@@ -263,6 +266,18 @@ class Judge:
             calls=answer.calls,
             error=answer.error,
         )
+
+
+def _decision_events(rows: list[JudgeDecision]):
+    """What `/metrics` counts of each decision the judge has just made."""
+    for row in rows:
+        judge = {"backend": row.backend, "model": row.model}
+        yield "judge_decisions", {**judge, "kind": row.kind, "outcome": "error" if row.error else "ok"}, 1
+        yield "judge_latency_seconds_count", judge, 1
+        yield "judge_latency_seconds_sum", judge, (row.latency_ms or 0) / 1000
+        yield "judge_tokens", {**judge, "direction": "input"}, row.prompt_tokens or 0
+        yield "judge_tokens", {**judge, "direction": "output"}, row.completion_tokens or 0
+        yield "judge_cost_usd", judge, float(row.cost or 0)
 
 
 DECISION_FIELDS = [

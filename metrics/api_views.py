@@ -80,7 +80,8 @@ class EvaluationDetail(APIView):
 
 @extend_schema(tags=["evaluations"], request=None, responses=EvaluationJobSerializer)
 class EvaluationAction(APIView):
-    """Cancel a pending or running job, or re-run one (only changed units are scored again)."""
+    """Cancel a pending or running job, or re-run one: a finished job is kept and the answer is the
+    new job that replaces it (only changed units are scored again)."""
 
     action = ""
 
@@ -93,7 +94,7 @@ class EvaluationAction(APIView):
             if not evaluation.cancel_evaluation(job):
                 raise ValidationError({"status": [f"evaluation #{job.pk} is already {job.status}"]})
         else:
-            evaluation.rerun_evaluation(job)
+            job = evaluation.rerun_evaluation(job, request.user)
         return _job_response(job)
 
 

@@ -11,24 +11,26 @@ from accounts.roles import REVIEWER, role_required
 from annotation import selectors
 from annotation.services.judge_audit import audit_decision
 from config.forms import optional_int
-from judges.calibration import threshold_from
+from judges.calibration import DEFAULT_THRESHOLD, parse_threshold, read_threshold
 from judges.models import DecisionKind, JudgeBackend, JudgeDecision
 from metrics.selectors import with_uses
 
 
-def _audit_filters(data) -> selectors.AuditFilters:
+def _audit_filters(data) -> tuple[selectors.AuditFilters, str]:
+    """The filters, and why the τ typed was refused (empty when it was not)."""
     kind = data.get("kind", "")
+    tau, tau_error = read_threshold(data.get("tau"))
     return selectors.AuditFilters(
         kind=kind if kind in selectors.AUDITED_KINDS else "",
         backend=data.get("backend", ""),
-        tau=threshold_from(data.get("tau")),
-    )
+        tau=tau,
+    ), tau_error
 
 
 @role_required(REVIEWER)
 @require_GET
 def judge_audit(request):
-    filters = _audit_filters(request.GET)
+    filters, tau_error = _audit_filters(request.GET)
     reviewed = request.GET.get("show") == "reviewed"
     if reviewed:
         items, pending = selectors.reviewed_decisions(filters), None
@@ -41,6 +43,7 @@ def judge_audit(request):
         "items": items, "pending": pending, "filters": filters, "reviewed": reviewed,
         "kinds": [(kind, DecisionKind(kind).label) for kind in selectors.AUDITED_KINDS],
         "backends": JudgeBackend.choices, "near_margin": selectors.NEAR_MARGIN,
+        "tau_text": request.GET.get("tau", "") if tau_error else filters.tau, "tau_error": tau_error,
     })
 
 
@@ -54,7 +57,7 @@ def judge_audit_verdict(request):
             int(request.POST.get("decision", "0") or 0),
             reviewer=request.user,
             verdict=request.POST.get("verdict", ""),
-            tau=threshold_from(request.POST.get("tau")),
+            tau=parse_threshold(request.POST["tau"]) if request.POST.get("tau") else DEFAULT_THRESHOLD,
             gold_step=optional_int(request.POST.get("gold_step")),
             agent_step=optional_int(request.POST.get("agent_step")),
             note=request.POST.get("note", ""),

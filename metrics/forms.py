@@ -1,6 +1,7 @@
 from django import forms
 from django.contrib.auth import get_user_model
 
+from judges.calibration import DEFAULT_THRESHOLD, parse_threshold
 from judges.selectors import UnknownJudge, judge_config_required, judge_names
 from metrics.models import GoldPolicy, parse_gold_policy
 from metrics.permissions import may_use_gold_policy
@@ -8,6 +9,22 @@ from metrics.permissions import may_use_gold_policy
 
 def _judge_choices() -> list[tuple[str, str]]:
     return [("", "default judge")] + [(name, name) for name in judge_names()]
+
+
+class ThresholdField(forms.CharField):
+    """τ, read by the same rule as on every page (`parse_threshold`); a text input, so that what was
+    typed stays in the field beside its error."""
+
+    widget = forms.TextInput(attrs={"inputmode": "decimal", "size": 6})
+
+    def to_python(self, value):
+        text = super().to_python(value)
+        if text in self.empty_values:
+            return None
+        try:
+            return parse_threshold(text)
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from None
 
 
 class EvaluationForm(forms.Form):
@@ -21,8 +38,7 @@ class EvaluationForm(forms.Form):
     gold_annotator = forms.ModelChoiceField(queryset=get_user_model().objects.filter(gold_trajectories__isnull=False)
                                             .distinct(), required=False, to_field_name="username",
                                             label="Gold annotator")
-    tau = forms.FloatField(min_value=0, max_value=1, initial=0.7, label="Threshold τ",
-                           help_text="equivalence threshold, 0 to 1")
+    tau = ThresholdField(initial=DEFAULT_THRESHOLD, label="Threshold τ", help_text="equivalence threshold, 0 to 1")
     window = forms.IntegerField(min_value=1, initial=1, label="Recovery window W", help_text="gold steps")
     ordered = forms.BooleanField(required=False, label="Ordered matching", help_text="ordered step matching")
 

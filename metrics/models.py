@@ -63,6 +63,9 @@ class EvaluationJob(BackgroundJob):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    replaces = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replaced_by",
+        help_text="The evaluation this one re-ran; that one is kept, with its numbers, as history.")
 
     class Meta:
         ordering = ["-created_at"]

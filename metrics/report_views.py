@@ -21,12 +21,20 @@ from metrics.aggregation import METRICS, OUTCOME_CATEGORIES
 from metrics.leaderboard import METRIC_LABELS
 from metrics.models import PlotJob
 from metrics.report_forms import CompareForm, LeaderboardForm, PlotForm
+from metrics.selectors import stale_scores
 from trajectories.models import AgentRun, Task, TaskSubset
 from trajectories.verdicts import SOURCE_LABELS
 
 PLOT_MAX_AGE = 300
 TEXT_COLUMNS = ("name", "agent", "model", "paradigm", "benchmark")
 LEADERBOARD_ORDER = ("success",) + tuple(metric for metric in METRICS if metric != "success")
+# Columns a reader may hide on the leaderboard; those hidden until they choose, so that the
+# table fits a 1366 px window.
+INFO_COLUMNS = (("paradigm", "Paradigm"), ("benchmark", "Benchmark"), ("created", "Date"),
+                ("trajectories", "Trajectories"), ("scored", "Scored"), ("evaluation", "Evaluation"),
+                ("downloads", "Downloads"))
+HIDDEN_BY_DEFAULT = ("paradigm", "benchmark", "trajectories", "downloads", "grounded", "relevant", "correct",
+                     "plan_step_success", "key_node_completion")
 
 
 def public_when_enabled(view):
@@ -69,6 +77,9 @@ def leaderboard_page(request):
         ("sort", ("-" if filters.descending else "") + filters.sort),
     ) if value})
     judge_marks = leaderboard.judge_marks(board)
+    stale = stale_scores(evaluation.job_id for evaluation in board.evaluations.values())
+    gold_changed = [(row, stale[row.evaluation.job_id]) for row in board.rows
+                    if row.evaluation and stale.get(row.evaluation.job_id)]
     labels = {**METRIC_LABELS, "success": f"Success ({SOURCE_LABELS[filters.success_source]})"}
     # The tables depend only on the query and on what each row shows, evaluations and judge marks included.
     tables_key = leaderboard.cache_key("leaderboard-tables", request.get_full_path(), [
@@ -77,6 +88,9 @@ def leaderboard_page(request):
     ], sorted(judge_marks.items()))
     return render(request, "metrics/leaderboard.html", {
         "form": form, "filters": filters, "board": board, "tables_key": tables_key, "judge_marks": judge_marks,
+        "gold_changed": gold_changed, "default_hidden": HIDDEN_BY_DEFAULT,
+        "column_choices": [*INFO_COLUMNS[:5], *((metric, labels[metric]) for metric in LEADERBOARD_ORDER),
+                           *INFO_COLUMNS[5:]],
         "breakdown": SimpleLazyObject(lambda: leaderboard.site_breakdown(board, form.chosen_site_metric)),
         "metrics": [(metric, labels[metric]) for metric in LEADERBOARD_ORDER], "labels": labels,
         "other_metrics": [(metric, labels[metric]) for metric in LEADERBOARD_ORDER if metric != "success"],
@@ -173,8 +187,16 @@ def export(request, what: str, fmt: str):
         else:
             chunks, names = _run_export(request, what, fmt)
             response = StreamingHttpResponse(chunks)
-    except ValueError as exc:  # ExportTooLarge included
+    except exports.ExportTooLarge as exc:
         return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    except ValueError as exc:
+        # A person who followed a link without a run, or typed a bad one: the form to choose it.
+        return render(request, "metrics/export_form.html", {
+            "what": what, "fmt": fmt, "error": str(exc),
+            "runs": AgentRun.objects.order_by("name").only("pk", "name"),
+            "chosen": request.GET.getlist("run"), "subsets": leaderboard.subsets(),
+            "subset": request.GET.get("subset", ""),
+        }, status=400)
     response["Content-Type"] = exports.FORMATS[fmt]
     response["Content-Disposition"] = f'attachment; filename="{exports.export_filename(what, fmt, names)}"'
     return response

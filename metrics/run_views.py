@@ -3,17 +3,21 @@ their evaluations, scores and verdicts, so they belong to metrics, the app on to
 trajectories (which they read)."""
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_GET
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.roles import ANNOTATOR, has_role
 from metrics.definitions.agent_response import task_answer_check
 from metrics.forms import EvaluationForm
 from metrics.leaderboard import latest_evaluations
-from metrics.permissions import can_evaluate
-from metrics.selectors import run_evaluations, trajectory_evaluation
+from metrics.models import EvaluationJob
+from metrics.permissions import can_change_evaluation, can_evaluate
+from metrics.selectors import run_evaluations, stale_scores, trajectory_evaluation
+from metrics.services.runs import RunNameError, delete_run, deletion_of, rename_run
 from metrics.subsets import run_subsets
 from metrics.verdicts import one_run, success_counts, trajectory_verdicts
 from trajectories import selectors
@@ -33,6 +37,39 @@ def run_list(request):
     counts = success_counts(run_ids, latest_evaluations(run_ids), {run.pk for run in runs if run.stepped_count},
                             outcomes_only={run.pk for run in runs if run.trajectory_count})
     return render(request, "metrics/run_list.html", {"rows": [(run, counts[run.pk]) for run in runs]})
+
+
+def _changeable_run(request, pk: int) -> AgentRun:
+    run = get_object_or_404(AgentRun, pk=pk)
+    if not can_import_into(request.user, run):
+        raise PermissionDenied("only the run's uploader and admins may rename or delete it")
+    return run
+
+
+@login_required
+@require_POST
+def run_rename(request, pk: int):
+    run = _changeable_run(request, pk)
+    try:
+        rename_run(run, request.POST.get("name", ""))
+    except RunNameError as error:
+        messages.error(request, f"Not renamed: {error}.")
+    else:
+        messages.success(request, "Run renamed.")
+    return redirect("metrics:run-detail", pk=run.pk)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def run_delete(request, pk: int):
+    """A confirmation that says what goes with the run; deleted on POST."""
+    run = _changeable_run(request, pk)
+    if request.method == "POST":
+        name = run.name
+        delete_run(run)
+        messages.success(request, f"Run {name} deleted.")
+        return redirect("metrics:run-list")
+    return render(request, "metrics/run_delete.html", {"run": run, "deletion": deletion_of(run)})
 
 
 @login_required
@@ -56,6 +93,8 @@ def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = N
     query = request.GET.copy()
     query.pop("page", None)
     latest = latest_evaluations([run.pk]).get(run.pk)
+    latest_job = EvaluationJob.objects.get(pk=latest.job_id) if latest else None
+    stale = stale_scores([latest.job_id]).get(latest.job_id, 0) if latest else 0
     if evaluate_form is None and run.trajectory_count and can_evaluate(request.user, [run]) \
             and not verdicts.results_only:
         evaluate_form = EvaluationForm(user=request.user)
@@ -70,6 +109,8 @@ def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = N
          "disagree": disagree if disagree in disagreements else "", "without_trajectory": without_trajectory,
          "can_import": can_import_into(request.user, run), "evaluations": run_evaluations(run),
          "source_rates": selectors.source_rates(run), "usage": selectors.run_usage(run),
+         "latest_job": latest_job, "stale": stale,
+         "can_rerun": latest_job is not None and can_change_evaluation(request.user, latest_job),
          "evaluate_form": evaluate_form},
         status=status,
     )

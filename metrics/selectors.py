@@ -2,15 +2,18 @@
 
 from dataclasses import dataclass
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Count, F, Min, Prefetch, QuerySet
 from django.utils import timezone
 
 from annotation.permissions import visible_gold
 from judges.models import JudgeDecision
 from metrics.alignment import AgentStepMark, align_side
-from annotation.models import GoldStatus
+from annotation.models import GoldStatus, GoldTrajectory
 from annotation.selectors import AuditItem
-from metrics.models import EvaluationJob, GoldPolicy, TrajectoryScore
+from metrics.aggregation import METRICS
+from metrics.definitions.element_accuracy import MISS_LABELS
+from metrics.leaderboard import METRIC_LABELS
+from metrics.models import Aggregate, EvaluationJob, GoldPolicy, TrajectoryScore
 from metrics.permissions import visible_decisions
 from trajectories.models import Task, Trajectory
 
@@ -86,7 +89,8 @@ def trajectory_evaluation(trajectory: Trajectory, job_id=None, *, viewer) -> Tra
     details = score.details or {}
     marks = align_side(score.agent_steps or 0, details).steps
     repeated = set((details.get("repetitiveness") or {}).get("repeated_steps", ()))
-    misses = {miss["step"]: miss["reason"] for miss in (details.get("element_accuracy") or {}).get("misses", ())}
+    misses = {miss["step"]: MISS_LABELS.get(miss["reason"], miss["reason"])
+              for miss in (details.get("element_accuracy") or {}).get("misses", ())}
     matched = {
         pair["gold_step"]: (pair["agent_step"], pair["score"])
         for pair in (details.get("step_success") or {}).get("matched", ())
@@ -105,8 +109,62 @@ def trajectory_evaluation(trajectory: Trajectory, job_id=None, *, viewer) -> Tra
 
 
 def run_evaluations(run) -> list[dict]:
-    jobs = EvaluationJob.objects.filter(runs=run).select_related("judge_config").order_by("-created_at")[:20]
-    return [{"job": job, **job_progress(job)} for job in jobs]
+    """The run's evaluations, newest first; a re-run says what changed against the one it replaced."""
+    jobs = list(EvaluationJob.objects.filter(runs=run).select_related("judge_config")
+                .annotate(replaced_by_count=Count("replaced_by")).order_by("-created_at")[:20])
+    return [{"job": job, **job_progress(job), "changes": rerun_changes(job, run) if job.replaces_id else None}
+            for job in jobs]
+
+
+@dataclass(frozen=True)
+class MetricChange:
+    label: str
+    before: float | None
+    after: float | None
+
+
+def rerun_changes(job: EvaluationJob, run) -> list[MetricChange]:
+    """The run's metrics that a finished re-run changed against the evaluation it replaced."""
+    if job.status != EvaluationJob.Status.DONE:
+        return []
+    means = {}
+    for job_id, metric, mean in Aggregate.objects.filter(
+            job_id__in=[job.pk, job.replaces_id], run=run, scope=Aggregate.Scope.RUN, group="",
+            metric__in=METRICS).values_list("job_id", "metric", "mean"):
+        means[(job_id, metric)] = mean
+    changes = []
+    for metric in METRICS:
+        before, after = means.get((job.replaces_id, metric)), means.get((job.pk, metric))
+        if (before is None) != (after is None) or (before is not None and round(before, 3) != round(after, 3)):
+            changes.append(MetricChange(METRIC_LABELS[metric], before, after))
+    return changes
+
+
+def stale_scores(job_ids) -> dict[int, int]:
+    """{job id: its scores whose gold changed since the job began} - gold saved after that, or
+    (reference policy) no longer the task's reference, or a reference gold the task gained since
+    it was scored without one. Re-evaluating scores them again."""
+    job_ids = list(job_ids)
+    earliest = EvaluationJob.objects.filter(pk__in=job_ids).aggregate(start=Min("started_at"))["start"]
+    if earliest is None:
+        return {}
+    scores = TrajectoryScore.objects.filter(job_id__in=job_ids, error="")
+    reference = scores.filter(job__gold_policy=GoldPolicy.REFERENCE)
+    # From the few golds concerned to their scores (by the gold index), not through every score.
+    saved_since = GoldTrajectory.objects.filter(updated_at__gt=earliest).values("pk")
+    not_reference = GoldTrajectory.objects.filter(is_reference=False).values("pk")
+    stale = set()
+    for found in (
+        scores.filter(gold_id__in=saved_since, gold__updated_at__gt=F("job__started_at")),
+        reference.filter(gold_id__in=not_reference),
+        reference.filter(gold__isnull=True, trajectory__task__gold_trajectories__is_reference=True,
+                         trajectory__task__gold_trajectories__cannot_complete=False),
+    ):
+        stale.update(found.values_list("job_id", "pk"))
+    counts: dict[int, int] = {}
+    for job_id, _ in stale:
+        counts[job_id] = counts.get(job_id, 0) + 1
+    return counts
 
 
 def tasks_without_reference(job: EvaluationJob):

@@ -104,10 +104,12 @@ class EvaluationJobSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
+    replaces = serializers.IntegerField(allow_null=True, help_text="The evaluation this one re-ran (kept as history).")
 
     def to_representation(self, job):
         return super().to_representation({
             **job_progress(job),
+            "replaces": job.replaces_id,
             "runs": [run.name for run in job.runs.all()],
             "judge": job.judge_config.name,
             "gold_policy": job.gold_policy,

@@ -48,6 +48,7 @@ def job_detail(request, pk):
                               else []),
         "off_reference": scores_off_reference(job),
         "without_gold": job.scores.filter(gold__isnull=True, error="").count(),
+        "replaced_by": job.replaced_by.order_by("pk"),
     })
 
 
@@ -62,8 +63,7 @@ def start(request, run_pk):
         return redirect("metrics:run-detail", pk=run.pk)
     form = EvaluationForm(request.POST, user=request.user)
     if not form.is_valid():
-        # The run's page again, with the choices made and each error under its field's label.
-        messages.error(request, "Evaluation not started: " + labelled_errors(form))
+        # The run's page again, with the choices made and each error once, at its field.
         return run_page(request, run, evaluate_form=form, status=400)
     try:
         job = evaluation.create_evaluation(
@@ -88,5 +88,5 @@ def change(request, pk, action):
         if not evaluation.cancel_evaluation(job):
             messages.error(request, f"Evaluation #{job.pk} is already {job.get_status_display().lower()}.")
     else:
-        evaluation.rerun_evaluation(job)
+        job = evaluation.rerun_evaluation(job, request.user)
     return redirect("metrics:job", pk=job.pk)

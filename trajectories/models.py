@@ -261,6 +261,9 @@ class ImportJob(BackgroundJob):
     new_run = models.BooleanField(default=False, help_text="The run was created for this upload.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     upload = models.FileField(upload_to="uploads/%Y/%m/", blank=True)
+    uploaded_files = models.JSONField(default=list, blank=True, help_text="Storage names of the uploaded files.")
+    uploads_kept = models.BooleanField(
+        default=False, help_text="The worker could not read the uploads; they are kept so that the job can be retried.")
     replace = models.BooleanField(default=False)
     total = models.PositiveIntegerField(default=0)
     processed = models.PositiveIntegerField(default=0)
@@ -268,6 +271,7 @@ class ImportJob(BackgroundJob):
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True, help_text="When a worker last began the import.")
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -275,6 +279,10 @@ class ImportJob(BackgroundJob):
 
     def get_absolute_url(self) -> str:
         return reverse("trajectories:import-job", args=[self.pk])
+
+    @property
+    def can_retry(self) -> bool:
+        return self.is_unfinished or (self.status == self.Status.FAILED and self.uploads_kept)
 
 
 class ResultOrigin(models.TextChoices):

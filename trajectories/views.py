@@ -2,14 +2,18 @@
 
 The run list, the run page and the trajectory viewer show scores too, so they live in `metrics.run_views`."""
 
+from pathlib import Path
+
 from django.contrib import messages
+from django.contrib.staticfiles import finders
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import transaction
-from django.http import FileResponse, JsonResponse
+from django.http import FileResponse, HttpResponse, HttpResponseNotFound, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.cache import patch_cache_control
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -24,7 +28,8 @@ from .formats.webarena_tasks import TaskConfigError
 from .forms import OutcomesUploadForm, TaskImportForm, UploadForm
 from .models import AgentRun, ImportJob, ResultOrigin, Screenshot, Task, TaskSubset, Trajectory
 from .permissions import can_import_into
-from .services.import_jobs import create_import_job, enqueue_import_job
+from .services.import_jobs import create_import_job, enqueue_import_job, retry_import_job
+from .services.media_check import log_missing_once
 from .services.runs import get_or_create_run
 from .services.subsets import import_subset_bytes
 from .services.tasks import import_task_bytes
@@ -33,8 +38,19 @@ from .services.verdicts import import_outcomes, record_grade
 TASKS_PER_PAGE = 100
 
 
-def _screenshot_response(row: Screenshot) -> FileResponse:
-    response = FileResponse(row.image.open("rb"), content_type=row.content_type)
+_MISSING_SCREENSHOT = finders.find("img/screenshot-missing.svg")
+
+
+def _screenshot_response(row: Screenshot) -> HttpResponse:
+    """The image, or a 404 whose body is a placeholder that the page shows in its place."""
+    try:
+        response = FileResponse(row.image.open("rb"), content_type=row.content_type)
+    except FileNotFoundError:
+        log_missing_once("screenshot", row.image.name)
+        response = HttpResponseNotFound(Path(_MISSING_SCREENSHOT).read_bytes(), content_type="image/svg+xml")
+        patch_cache_control(response, no_store=True)
+    else:
+        patch_cache_control(response, private=True, max_age=365 * 24 * 3600, immutable=True)
     response["Content-Security-Policy"] = "default-src 'none'"
     return response
 
@@ -57,7 +73,6 @@ def grade_trajectory(request, pk: int):
 
 @login_required
 @require_GET
-@cache_control(private=True, max_age=365 * 24 * 3600, immutable=True)
 def screenshot(request, sha256: str):
     """Screenshots are addressed by the hash of their bytes, so they never change."""
     return _screenshot_response(get_object_or_404(Screenshot, sha256=sha256))
@@ -139,10 +154,11 @@ def import_job(request, pk: int):
 @login_required
 @require_POST
 def import_job_retry(request, pk: int):
-    """Send a stalled import to the workers again (the import itself is idempotent)."""
+    """Send a stalled import, or one whose worker could not read the uploads, to the workers again
+    (the import itself is idempotent)."""
     job = _visible_job(request, pk)
-    if job.is_unfinished:
-        jobs.retry(job)
+    if job.can_retry:
+        retry_import_job(job)
     return redirect(job)
 
 

@@ -86,6 +86,7 @@ def run_gold_check(job_id: int) -> GoldCheckJob:
         GoldCheckJob.objects.filter(pk=job.pk).update(status=GoldCheckJob.Status.DONE, finished_at=timezone.now(),
                                                       result=result, done=job.total)
     job.refresh_from_db()
+    jobs.record_finished(job)
     return job
 
 

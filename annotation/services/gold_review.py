@@ -16,7 +16,7 @@ def review_gold(gold_id: int, *, reviewer, version: int, decision: str, comment:
         raise GoldValidationError({"decision": f"expected one of {', '.join(GoldReview.VERDICTS)}"})
     comment = comment.strip()
     if decision == GoldReview.Decision.CHANGES_REQUESTED and not comment:
-        raise GoldValidationError({"comment": "say what should change"})
+        raise GoldValidationError({"comment": "asking for changes needs a comment that says what should change"})
     with transaction.atomic():
         gold = GoldTrajectory.objects.select_for_update().select_related("task", "annotator").get(pk=gold_id)
         if not can_review_gold(reviewer, gold):

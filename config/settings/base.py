@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_prometheus",
     "csp",
+    "config",
     "accounts",
     "trajectories",
     "annotation",
@@ -266,6 +267,9 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # TRUSTED_PROXY_COUNT (config/monitoring.py). Production refuses to start without it while METRICS_ENABLED.
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
 METRICS_ENABLED = env.bool("METRICS_ENABLED", default=True)
+# /metrics asks the broker for its queue depth with this timeout, and reuses the answer this long.
+METRICS_BROKER_TIMEOUT = env.float("METRICS_BROKER_TIMEOUT", default=0.5)
+METRICS_BROKER_CACHE = env.float("METRICS_BROKER_CACHE", default=15.0)
 
 # Unfinished jobs one account may have at once, by kind (admins: no limit); 0 = no limit.
 JOB_LIMITS_PER_ACCOUNT = {

@@ -17,6 +17,12 @@ NO_PLANNED_ACTION = "no_planned_action"
 PLANNED_ACTION_UNPARSEABLE = "planned_action_unparseable"
 EXECUTED_ACTION_INVALID = "executed_action_invalid"
 DIFFERENT_TARGET = "different_target"
+MISS_LABELS = {
+    NO_PLANNED_ACTION: "the reasoning states no action",
+    PLANNED_ACTION_UNPARSEABLE: "the action stated in the reasoning cannot be read",
+    EXECUTED_ACTION_INVALID: "the executed action is not a valid action",
+    DIFFERENT_TARGET: "it acted on another element than the one stated",
+}
 
 
 @dataclass(frozen=True)

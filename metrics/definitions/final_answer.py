@@ -14,6 +14,7 @@ from .base import DEFAULT_TAU, MetricResult, check_score, check_tau, has_final_a
 BY_SUBSTRING = "substring"
 BY_JUDGE = "judge"
 BY_NO_ANSWER = "no_answer"
+BY_LABELS = {BY_SUBSTRING: "found in the answer", BY_JUDGE: "judge", BY_NO_ANSWER: "no final answer"}
 
 
 def _requirements(requirements: Iterable[str]) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from annotation.models import GoldStatus, GoldStep, GoldTrajectory
-from config import jobs
+from config import counters, jobs
 from judges.models import JudgeDecision
 from judges.outcomes import outcome_jobs_of_evaluation
 from judges.services import get_judge, judge_identity
@@ -304,6 +304,8 @@ def _store_scores(job: EvaluationJob, outcomes: dict, fingerprints: dict) -> Non
         if new:
             TrajectoryScore.objects.bulk_create(new, ignore_conflicts=True)
             ids = stored_ids()
+        counters.count_many(("trajectory_scores", {"outcome": "error" if outcome.error else "ok"}, 1)
+                            for outcome in outcomes.values())
         links = TrajectoryScore.decisions.through
         links.objects.filter(trajectoryscore_id__in=ids.values()).delete()
         links.objects.bulk_create(
@@ -345,6 +347,7 @@ def refresh_progress(job: EvaluationJob) -> EvaluationJob:
             job.status = EvaluationJob.Status.DONE
             job.finished_at = timezone.now()
             fields += ["status", "finished_at"]
+            jobs.record_finished(job)
         job.save(update_fields=fields)
     return job
 
@@ -353,11 +356,56 @@ def cancel_evaluation(job: EvaluationJob) -> bool:
     updated = EvaluationJob.objects.filter(pk=job.pk, status__in=UNFINISHED).update(
         status=EvaluationJob.Status.CANCELLED, finished_at=timezone.now()
     )
+    if updated:
+        job.refresh_from_db()
+        jobs.record_finished(job)
     return bool(updated)
 
 
-def rerun_evaluation(job: EvaluationJob) -> None:
-    """Re-evaluate after gold edits or overruled decisions; only changed units are recomputed."""
-    EvaluationJob.objects.filter(pk=job.pk).update(status=EvaluationJob.Status.PENDING, finished_at=None)
-    start_evaluation(job)
+def rerun_evaluation(job: EvaluationJob, user=None) -> EvaluationJob:
+    """Re-evaluate after gold edits or overruled decisions, returning the job that runs.
 
+    An unfinished job is sent again. A finished one is kept as history: the re-run is a new job
+    that replaces it, starting from its scores, so that only changed units are recomputed.
+    """
+    if job.status in UNFINISHED:
+        EvaluationJob.objects.filter(pk=job.pk).update(status=EvaluationJob.Status.PENDING, finished_at=None)
+        start_evaluation(job)
+        return job
+    with transaction.atomic():
+        rerun = EvaluationJob.objects.create(
+            judge_config=job.judge_config, gold_policy=job.gold_policy, gold_annotator=job.gold_annotator,
+            parameters=job.parameters, created_by=user or job.created_by, replaces=job, total=job.total,
+        )
+        rerun.runs.set(job.runs.all())
+        _carry_scores(job, rerun)
+        start_evaluation(rerun)
+    return rerun
+
+
+def _carry_scores(source: EvaluationJob, target: EvaluationJob) -> None:
+    """Copy the source's scores and their decision links, keeping when each was computed (a human
+    verdict given since then still makes its unit be scored again)."""
+    scores = list(source.scores.order_by("pk"))
+    links = defaultdict(list)
+    through = TrajectoryScore.decisions.through
+    for score_id, decision_id in through.objects.filter(trajectoryscore__job=source).values_list(
+            "trajectoryscore_id", "judgedecision_id"):
+        links[score_id].append(decision_id)
+    computed = {score.pk: score.computed_at for score in scores}
+    old_ids = [score.pk for score in scores]
+    for score in scores:
+        score.pk, score.job = None, target
+    TrajectoryScore.objects.bulk_create(scores)
+    new_ids = {(t, g): pk for t, g, pk in target.scores.values_list("trajectory_id", "gold_id", "pk")}
+    by_time = defaultdict(list)
+    for old_id, score in zip(old_ids, scores):
+        new_id = new_ids[(score.trajectory_id, score.gold_id)]
+        by_time[computed[old_id]].append(new_id)
+    for computed_at, ids in by_time.items():  # auto_now stamped them now
+        for start in range(0, len(ids), 5000):
+            TrajectoryScore.objects.filter(pk__in=ids[start:start + 5000]).update(computed_at=computed_at)
+    through.objects.bulk_create([
+        through(trajectoryscore_id=new_ids[(score.trajectory_id, score.gold_id)], judgedecision_id=decision_id)
+        for old_id, score in zip(old_ids, scores) for decision_id in links[old_id]
+    ])

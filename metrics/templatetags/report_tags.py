@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
+from metrics.definitions.final_answer import BY_LABELS
 from trajectories.models import EarlyStopReason, OutcomeStatus, Paradigm
 
 register = template.Library()
@@ -25,6 +26,12 @@ _LABELS = {**dict(OutcomeStatus.choices), **dict(EarlyStopReason.choices), **dic
 def label(key):
     """The display name of a stored outcome, early-stop reason or paradigm (the key itself otherwise)."""
     return _LABELS.get(key, key)
+
+
+@register.filter
+def checked_by(key):
+    """How a requirement was checked against the final answer, in words."""
+    return BY_LABELS.get(key, key)
 
 
 @register.filter
@@ -67,7 +74,8 @@ def _summary(summary) -> str:
     if summary is None:
         return f'<span class="muted">{DASH}</span>'
     if summary.mean is None:
-        return f'<span class="muted">{DASH}</span><span class="rp-n">{int(summary.null_count)} null</span>'
+        nulls = f'<span class="rp-n">{int(summary.null_count)} null</span>' if summary.null_count else ""
+        return f'<span class="muted">{DASH}</span>{nulls}'
     nulls = f" · {int(summary.null_count)} null" if summary.null_count else ""
     spread = f", std {summary.std:.3f}" if summary.std is not None else ""
     return (f'<span class="rp-mean">{summary.mean:.3f}</span><span class="rp-n" title="{int(summary.count)} values'
@@ -116,7 +124,7 @@ def _site_comparison(comparison) -> str:
                 if comparison.ci_low is not None else "")
     p = pvalue(comparison.wilcoxon_p).replace("<", "&lt;")
     return (f'<span class="rp-diff">{signed(comparison.mean_difference)}</span>'
-            f'<span class="rp-n">{interval}p {p} · {int(comparison.pairs)} pairs</span>')
+            f'<span class="rp-n">{interval}p {p} · {int(comparison.pairs)} pair{"" if comparison.pairs == 1 else "s"}</span>')
 
 
 @register.simple_tag

@@ -216,7 +216,11 @@
       state.baseVersion = backup.version;
       state.editSeq += 1;
       writeBackup();
-      const when = new Date(backup.savedAt).toLocaleString();
+      const saved = new Date(backup.savedAt);
+      const pad = (n) => String(n).padStart(2, "0");
+      // The site's one date format: 2026-05-01 14:03.
+      const when = saved.getFullYear() + "-" + pad(saved.getMonth() + 1) + "-" + pad(saved.getDate()) + " " +
+        pad(saved.getHours()) + ":" + pad(saved.getMinutes());
       $("restore-text").textContent = "Unsaved changes from " + when + " were restored from this browser.";
       $("restore-banner").hidden = false;
       scheduleAutosave(AUTOSAVE_DELAY_MS);

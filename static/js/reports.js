@@ -4,3 +4,49 @@
     select.addEventListener("change", () => select.form.submit());
   });
 })();
+
+// The leaderboard's columns: the reader picks which to show; the choice is kept in this browser.
+(function () {
+  "use strict";
+  var table = document.getElementById("leaderboard");
+  var chooser = document.getElementById("column-chooser");
+  if (!table || !chooser) return;
+  var KEY = "trajscope.leaderboard.hidden-columns";
+  var defaults = (table.dataset.defaultHidden || "").split(" ").filter(Boolean);
+  var boxes = Array.prototype.slice.call(chooser.querySelectorAll("input[type=checkbox]"));
+
+  function stored() {
+    try {
+      var value = JSON.parse(localStorage.getItem(KEY));
+      return Array.isArray(value) ? value : null;
+    } catch (error) {
+      return null;
+    }
+  }
+
+  function apply(hidden) {
+    boxes.forEach(function (box) {
+      var show = hidden.indexOf(box.value) < 0;
+      box.checked = show;
+      var selector = '[data-col="' + box.value + '"], [data-metric="' + box.value + '"]';
+      table.querySelectorAll(selector).forEach(function (cell) { cell.hidden = !show; });
+    });
+  }
+
+  function chosen() {
+    return boxes.filter(function (box) { return !box.checked; }).map(function (box) { return box.value; });
+  }
+
+  boxes.forEach(function (box) {
+    box.addEventListener("change", function () {
+      var hidden = chosen();
+      try { localStorage.setItem(KEY, JSON.stringify(hidden)); } catch (error) { /* private mode: not kept */ }
+      apply(hidden);
+    });
+  });
+  document.getElementById("columns-reset").addEventListener("click", function () {
+    try { localStorage.removeItem(KEY); } catch (error) { /* nothing kept */ }
+    apply(defaults);
+  });
+  apply(stored() || defaults);
+})();

@@ -110,3 +110,18 @@ def test_the_tokens_page_refuses_a_bad_expiry(client):
     assert response.status_code == 200 and response.context["new_token"] is None
     assert response.context["form"].errors["expires_in_days"]
     assert not ApiToken.objects.exists()
+
+
+def test_a_token_needs_a_name_on_the_page_and_a_blank_one_is_refused_by_the_api(client, django_user_model):
+    from rest_framework.test import APIClient
+
+    from accounts.models import ApiToken
+
+    user = django_user_model.objects.create_user("named", password="a-long-password-1")
+    client.force_login(user)
+    page = client.post("/accounts/tokens/", {"name": "   ", "expires_in_days": 30}).content.decode()
+    assert "Give the token a name, to recognise it later." in page
+    api = APIClient().post("/api/token/", {"username": "named", "password": "a-long-password-1", "name": "  "},
+                           format="json")
+    assert api.status_code == 400 and api.json()["errors"] == {"name": "This field may not be blank."}
+    assert not ApiToken.objects.filter(user=user).exists()

@@ -158,7 +158,7 @@ def test_only_the_annotator_submits(annotator, reviewer):
 def test_review_approves_or_sends_back_with_a_comment(annotator, reviewer):
     gold = create_gold(TaskFactory(), user=annotator, content=_content("a"), submit=True)
 
-    with pytest.raises(GoldValidationError, match="say what should change"):
+    with pytest.raises(GoldValidationError, match="a comment that says what should change"):
         review_gold(gold.pk, reviewer=reviewer, version=1, decision="changes_requested")
     review = review_gold(gold.pk, reviewer=reviewer, version=1, decision="changes_requested",
                          comment="Step 1 names the wrong link.")

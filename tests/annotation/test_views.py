@@ -151,7 +151,8 @@ def test_review_form(client, annotator, reviewer):
 
     refused = client.post(reverse("annotation:review", args=[gold.pk]),
                           {"version": 3, "decision": "changes_requested"}, follow=True)
-    assert b"Review not recorded: comment: say what should change" in refused.content
+    assert "Review not recorded: asking for changes needs a comment that says what should change." in \
+        refused.content.decode()
     stale = client.post(reverse("annotation:review", args=[gold.pk]), {"version": 2, "decision": "approved"},
                         follow=True)
     assert b"saved by someone else" in stale.content

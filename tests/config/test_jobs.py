@@ -155,7 +155,7 @@ def test_a_stalled_job_is_shown_with_a_retry_that_sends_it_again(client, reviewe
     job = _job(status="running", dispatched=old, heartbeat=old, age=900)
     assert job.is_stalled
     page = client.get(f"/evaluations/{job.pk}/").content.decode()
-    assert "Stalled: no progress since" in page and f'action="/evaluations/{job.pk}/rerun/"' in page
+    assert "Stalled: no progress for 10 minutes." in page and f'action="/evaluations/{job.pk}/rerun/"' in page
     fresh = _job(status="running", dispatched=timezone.now(), heartbeat=timezone.now(), age=900)
     assert "Stalled" not in client.get(f"/evaluations/{fresh.pk}/").content.decode()
 

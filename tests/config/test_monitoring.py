@@ -1,10 +1,20 @@
 """The Prometheus endpoint: who may scrape it and what it tells."""
 
+import socket
+from datetime import timedelta
+
 import pytest
 from django.test import Client
+from django.utils import timezone
 
-from tests.factories import EvaluationJobFactory, JudgeConfigFactory
+from config import monitoring
 from judges.models import JudgeDecision
+from metrics.models import EvaluationJob, TrajectoryScore
+from metrics.services import evaluation
+from tests.conftest import use_broker
+from tests.factories import EvaluationJobFactory, ImportJobFactory, JudgeConfigFactory, run_with_one_step_gold
+from trajectories.models import ImportJob
+from trajectories.services.import_jobs import run_import_job
 
 pytestmark = pytest.mark.django_db
 
@@ -15,26 +25,90 @@ def _decision(**fields):
     return JudgeDecision.objects.create(**defaults, **fields)
 
 
-def test_scrape_tells_jobs_judges_and_request_latency(client):
+def _scrape(client) -> str:
+    response = client.get("/metrics")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_scrape_tells_row_gauges_and_request_latency(client):
     JudgeConfigFactory()
     EvaluationJobFactory(status="done")
     EvaluationJobFactory(status="pending")
-    _decision(key="a", score=1.0, prompt_tokens=100, completion_tokens=20, cost="0.0015", latency_ms=500)
-    _decision(key="b", score=None, error="timeout", latency_ms=1500)
+    _decision(key="a", score=1.0)
+    _decision(key="b", score=None, error="timeout")
     client.get("/healthz")
-    response = client.get("/metrics")
-    assert response.status_code == 200
-    text = response.content.decode()
-    assert 'trajscope_jobs{kind="evaluation",status="done"} 1.0' in text
-    assert 'trajscope_jobs{kind="evaluation",status="pending"} 1.0' in text
+    text = _scrape(client)
+    assert "# TYPE trajscope_job_rows gauge" in text
+    assert 'trajscope_job_rows{kind="evaluation",status="done"} 1.0' in text
+    assert 'trajscope_job_rows{kind="evaluation",status="pending"} 1.0' in text
     assert 'trajscope_jobs_not_sent{kind="evaluation"} 1.0' in text
-    assert 'trajscope_judge_decisions_total{backend="openai",kind="step",model="gpt-test",outcome="ok"} 1.0' in text
-    assert 'trajscope_judge_decisions_total{backend="openai",kind="step",model="gpt-test",outcome="error"} 1.0' in text
-    assert 'trajscope_judge_latency_seconds_sum{backend="openai",model="gpt-test"} 2.0' in text
-    assert 'trajscope_judge_tokens_total{backend="openai",direction="input",model="gpt-test"} 100.0' in text
-    assert 'trajscope_judge_cost_usd_total{backend="openai",model="gpt-test"} 0.0015' in text
-    assert "trajscope_job_duration_seconds_count" in text
+    assert 'trajscope_judge_decision_rows{backend="openai",model="gpt-test",outcome="ok"} 1.0' in text
+    assert 'trajscope_judge_decision_rows{backend="openai",model="gpt-test",outcome="error"} 1.0' in text
     assert "django_http_requests_latency_seconds_by_view_method" in text
+
+
+def test_event_counters_grow_when_events_happen_and_never_fall_when_rows_go(
+        client, django_capture_on_commit_callbacks):
+    run = run_with_one_step_gold("counted", 2)
+    with django_capture_on_commit_callbacks(execute=True):
+        job = evaluation.create_evaluation(runs=[run], judge_config=JudgeConfigFactory(name="exact", backend="exact"))
+        evaluation.start_evaluation(job)
+    job.refresh_from_db()
+    assert job.status == "done"
+    decisions = JudgeDecision.objects.count()
+    assert decisions
+
+    text = _scrape(client)
+    assert "# TYPE trajscope_judge_decisions_total counter" in text
+    for kind in JudgeDecision.objects.values_list("kind", flat=True).distinct():
+        made = JudgeDecision.objects.filter(kind=kind).count()
+        assert f'trajscope_judge_decisions_total{{backend="exact",kind="{kind}",model="",outcome="ok"}} {float(made)}' in text
+    assert 'trajscope_trajectory_scores_total{outcome="ok"} 2.0' in text
+    assert 'trajscope_jobs_finished_total{kind="evaluation",status="done"} 1.0' in text
+    assert 'trajscope_job_queue_wait_seconds_count{kind="evaluation"} 1.0' in text
+    assert 'trajscope_job_run_seconds_count{kind="evaluation"} 1.0' in text
+    assert f'trajscope_judge_latency_seconds_count{{backend="exact",model=""}} {float(decisions)}' in text
+
+    TrajectoryScore.objects.all().delete()
+    JudgeDecision.objects.all().delete()
+    EvaluationJob.objects.all().delete()
+    text = _scrape(client)
+    assert 'trajscope_trajectory_scores_total{outcome="ok"} 2.0' in text
+    assert 'trajscope_jobs_finished_total{kind="evaluation",status="done"} 1.0' in text
+    assert 'trajscope_trajectory_score_rows{outcome="ok"} 0.0' in text
+    assert 'trajscope_job_rows{kind="evaluation"' not in text
+
+
+def test_an_import_job_counts_its_queue_wait_and_run_time_apart(client, django_capture_on_commit_callbacks):
+    job = ImportJobFactory(upload="")
+    ImportJob.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(seconds=30))
+    with django_capture_on_commit_callbacks(execute=True):
+        job = run_import_job(job.pk)
+    text = _scrape(client)
+    assert f'trajscope_jobs_finished_total{{kind="import",status="{job.status}"}} 1.0' in text
+    wait = float(text.split('trajscope_job_queue_wait_seconds_sum{kind="import"} ')[1].split()[0])
+    ran = float(text.split('trajscope_job_run_seconds_sum{kind="import"} ')[1].split()[0])
+    assert 30 <= wait < 60 and 0 <= ran < 30
+
+
+def test_a_broker_that_is_down_is_probed_once_with_a_short_timeout_and_reported(client, monkeypatch, settings):
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    use_broker(f"redis://127.0.0.1:{port}/0", monkeypatch)
+    monkeypatch.setattr(monitoring.broker_probe, "asked_at", None)
+    asked = []
+    real_ask = monitoring.BrokerProbe._ask
+    monkeypatch.setattr(monitoring.BrokerProbe, "_ask", staticmethod(lambda: asked.append(1) or real_ask()))
+    first, second = _scrape(client), _scrape(client)
+    for text in (first, second):
+        assert "trajscope_broker_up 0.0" in text and "trajscope_queue_depth" not in text
+        assert 'trajscope_job_rows' in text  # the other numbers are still there
+    assert len(asked) == 1  # the second scrape reuses the answer
+    settings.METRICS_BROKER_CACHE = 0
+    _scrape(client)
+    assert len(asked) == 2
 
 
 def test_only_this_machine_scrapes_without_a_token(client):
@@ -66,5 +140,5 @@ def test_several_web_processes_share_their_metrics_through_a_folder(client, monk
     monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
     EvaluationJobFactory(status="done")
     text = client.get("/metrics").content.decode()
-    assert 'trajscope_jobs{kind="evaluation",status="done"} 1.0' in text
+    assert 'trajscope_job_rows{kind="evaluation",status="done"} 1.0' in text
     assert "python_gc_objects_collected_total" not in text  # per-process collectors are not mixed in

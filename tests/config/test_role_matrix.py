@@ -131,6 +131,9 @@ def kwargs_for(name: str, data) -> dict:
     pk = {
         "accounts:revoke-api-token": {"token_key": data["token"].token_key},
         "metrics:run-detail": {"pk": data["run"].pk},
+        "metrics:run-rename": {"pk": data["run"].pk},
+        "readme-section": {"slug": "metrics"},
+        "metrics:run-delete": {"pk": data["run"].pk},
         "metrics:trajectory-detail": {"pk": data["trajectory"].pk},
         "trajectories:screenshot": {"sha256": data["shot"].sha256},
         "trajectories:import-job": {"pk": data["import_job"].pk},

@@ -35,7 +35,9 @@ def test_start_follow_and_read_scores(api, run):
     scores = api.get(f"/api/evaluations/{job_id}/scores/").json()["results"]
     assert scores[0]["step_success"] == 1.0 and scores[0]["run"] == "agent-a" and scores[0]["decision_ids"]
     assert api.post(f"/api/evaluations/{job_id}/cancel/").status_code == 400
-    assert api.post(f"/api/evaluations/{job_id}/rerun/").json()["status"] == "done"
+    rerun = api.post(f"/api/evaluations/{job_id}/rerun/").json()
+    assert (rerun["status"], rerun["replaces"]) == ("done", job_id) and rerun["id"] != job_id
+    assert api.get(f"/api/evaluations/{job_id}/").json()["status"] == "done"  # kept as history
 
 
 @pytest.mark.parametrize("backend", ["exact", "offline"])

@@ -12,7 +12,7 @@ from accounts.roles import REVIEWER
 from annotation.services.reference import set_reference
 from metrics import exports
 from metrics.models import EvaluationJob, GoldPolicy, parse_gold_policy
-from metrics.selectors import scores_off_reference, tasks_without_reference
+from metrics.selectors import scores_off_reference, stale_scores, tasks_without_reference
 from metrics.services import evaluation
 from metrics.tasks import run_evaluation
 from tests.factories import AgentRunFactory, TaskFactory, UserFactory
@@ -67,11 +67,14 @@ def test_a_reviewer_changes_the_reference_and_re_evaluation_follows(two_approved
     set_reference(second.pk, user=reviewer)
 
     assert scores_off_reference(job) == 1
+    assert stale_scores([job.pk]) == {job.pk: 1}  # announced on the run page and the leaderboard
     client.force_login(reviewer)
     assert "no longer the task's reference" in client.get(reverse("metrics:job", args=[job.pk])).content.decode()
-    evaluation.rerun_evaluation(job)
-    run_evaluation(job.pk)
-    assert job.scores.get().gold_id == second.pk and scores_off_reference(job) == 0
+    rerun = evaluation.rerun_evaluation(job)
+    run_evaluation(rerun.pk)
+    assert rerun.scores.get().gold_id == second.pk and scores_off_reference(rerun) == 0
+    assert job.scores.get().gold_id == first.pk  # the replaced evaluation is kept as it was
+    assert stale_scores([rerun.pk]) == {}
 
 
 def test_best_keeps_the_best_approved_gold_per_trajectory_and_records_the_choice(two_approved):

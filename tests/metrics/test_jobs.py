@@ -149,14 +149,22 @@ def test_rerun_recomputes_only_what_changed(run, exact_judge, django_capture_on_
     before = job.scores.get(gold=gold_a)
     assert chunk == [(before.trajectory_id, gold_a.pk)]
 
+    unchanged = job.scores.exclude(gold=gold_a).get()
     with django_capture_on_commit_callbacks(execute=True):
-        evaluation.rerun_evaluation(job)
-    job.refresh_from_db()
-    assert job.status == "done"
-    after = job.scores.get(gold=gold_a)
-    assert (after.pk, after.step_success) == (before.pk, 0.0)  # updated in place
+        rerun = evaluation.rerun_evaluation(job)
+    rerun.refresh_from_db()
+    assert (rerun.status, rerun.replaces_id) == ("done", job.pk) and rerun.pk != job.pk
+    after = rerun.scores.get(gold=gold_a)
+    assert after.step_success == 0.0
     assert after.decisions.get(kind="trajectory_match").inputs["gold"][0]["text"] == "click [7]"
-    assert job.scores.count() == 2
+    assert rerun.scores.count() == 2
+    carried = rerun.scores.exclude(gold=gold_a).get()  # not recomputed: carried over as it was
+    assert (carried.computed_at, carried.step_success) == (unchanged.computed_at, unchanged.step_success)
+    assert set(carried.decisions.values_list("pk", flat=True)) == set(unchanged.decisions.values_list("pk", flat=True))
+    # the replaced evaluation is kept as it was: its id, its start, its numbers
+    job.refresh_from_db()
+    assert job.status == "done" and job.scores.get(gold=gold_a).step_success == before.step_success == 1.0
+    assert job.aggregates.exists() and rerun.aggregates.exists()
 
 
 def _judge_asks(monkeypatch) -> list[int]:
@@ -230,8 +238,8 @@ def test_overruled_decision_is_used_on_rerun(run, exact_judge, django_capture_on
     review_step_pair(decision, 1, 1, human_score=1.0, reviewer=GoldTrajectoryFactory().annotator)
     assert len(evaluation.pending_chunks(job)) == 1
     with django_capture_on_commit_callbacks(execute=True):
-        evaluation.rerun_evaluation(job)
-    score = job.scores.get()
+        rerun = evaluation.rerun_evaluation(job)
+    score = rerun.scores.get()
     assert score.step_success == 1.0
     assert score.decisions.filter(kind="step_match", human_score=1.0).exists()
 

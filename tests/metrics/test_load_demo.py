@@ -17,6 +17,10 @@ def test_load_demo_loads_everything_once(capsys):
     assert GoldTrajectory.objects.filter(status="approved").count() == 3
     demo = get_user_model().objects.get(username="demo")
     assert demo.is_superuser and demo.check_password("demo")
+    for name, role in (("demo-annotator", "annotator"), ("demo-reviewer", "reviewer")):
+        account = get_user_model().objects.get(username=name)
+        assert account.check_password("demo") and list(account.groups.values_list("name", flat=True)) == [role]
+    assert GoldTrajectory.objects.filter(annotator__username="demo-annotator").count() == 3
     assert EvaluationJob.objects.count() == 2
     assert set(EvaluationJob.objects.values_list("status", flat=True)) == {"done"}
     assert TrajectoryScore.objects.filter(error="").count() == 3

@@ -213,3 +213,19 @@ def test_grades_upload_on_the_agreement_page(client, webarena_tasks, shared_data
     assert "Alice · Bob 20" in page
     refused = text(client.post(url, {"file": SimpleUploadedFile("g.csv", b"Task ID,Alice\n0,2\n")}, follow=True))
     assert "g.csv, line 2: Alice: grade '2' is not 1" in refused and "nothing was stored" in refused
+
+
+def test_alpha_not_defined_says_what_it_needs(client):
+    from tests.factories import StepFactory, TrajectoryFactory
+    from trajectories.services.verdicts import record_grade
+
+    only = grader("olga")
+    trajectory = TrajectoryFactory()
+    StepFactory(trajectory=trajectory, index=1)
+    client.force_login(only)
+    page = text(client.get(reverse("metrics:verdict-agreement", args=[trajectory.run.pk])))
+    assert "Krippendorff's alpha (ordinal) not defined: it needs marks from at least two graders, and no one has graded so far" in page
+    record_grade(trajectory, only, "1", "")
+    page = text(client.get(reverse("metrics:verdict-agreement", args=[trajectory.run.pk])))
+    assert "1 of 1 task graded by 1 grader (olga)" in page
+    assert "not defined: it needs marks from at least two graders, and only olga has graded so far" in page

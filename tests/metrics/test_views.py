@@ -42,11 +42,12 @@ def test_invalid_form_starts_nothing_and_shows_the_run_page_again_with_labels_an
     assert response.status_code == 400
     assert not EvaluationJob.objects.exists()
     content = response.content.decode()
-    assert "Gold annotator: Choose the annotator whose gold to use." in content
-    assert "Threshold τ: Ensure this value is less than or equal to 1." in content
+    # each error once, at its field, and what was typed kept
+    assert content.count("Choose the annotator whose gold to use.") == 1
+    assert content.count("τ must be from 0 to 1; 3 is outside that range") == 1
     assert "gold_annotator:" not in content and "tau:" not in content
     assert '<option value="annotator" selected>' in content  # the choices made are kept
-    assert 'name="window" value="4"' in content
+    assert 'name="window" value="4"' in content and 'name="tau" value="3"' in content
 
 
 def test_a_run_without_trajectories_cannot_be_evaluated(client, reviewer):
@@ -82,9 +83,12 @@ def test_cancel_and_rerun_buttons(client, reviewer, run):
     assert client.post(f"/evaluations/{job.pk}/cancel/").status_code == 302
     job.refresh_from_db()
     assert job.status == "cancelled"
-    client.post(f"/evaluations/{job.pk}/rerun/")
+    response = client.post(f"/evaluations/{job.pk}/rerun/")
+    rerun = EvaluationJob.objects.get(replaces=job)
+    assert response.url == f"/evaluations/{rerun.pk}/"
+    assert rerun.status == "done" and rerun.scores.count() == 1
     job.refresh_from_db()
-    assert job.status == "done" and job.scores.count() == 1
+    assert job.status == "cancelled"
 
 
 def test_run_page_offers_evaluation_and_lists_jobs(client, reviewer, run):
@@ -111,3 +115,42 @@ def test_trajectory_page_traces_every_score_to_its_decisions(client, reviewer, r
     for decision in score.decisions.all():
         assert f'id="decision-{decision.pk}"' in page
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_re_evaluation_keeps_history_and_gold_changes_are_announced(client, reviewer, run):
+    from annotation.models import GoldStep
+    from metrics.services.evaluation import create_evaluation, start_evaluation
+
+    first = create_evaluation(runs=[run], judge_config=JudgeConfigFactory(name="exact", backend="exact"))
+    start_evaluation(first)
+    first.refresh_from_db()
+    assert 'id="gold-changed"' not in client.get("/leaderboard/").content.decode()
+    assert "Gold changed since" not in client.get(f"/runs/{run.pk}/").content.decode()
+
+    gold = first.scores.get().gold
+    GoldStep.objects.filter(gold=gold).update(text="click [9]")
+    gold.version += 1
+    gold.save()
+    run_page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert f"Gold changed since evaluation <a href=\"/evaluations/{first.pk}/\">#{first.pk}</a>: 1 score used" in run_page
+    assert f'action="/evaluations/{first.pk}/rerun/"' in run_page
+    board = client.get("/leaderboard/").content.decode()
+    assert 'id="gold-changed"' in board and f'href="/runs/{run.pk}/">agent-a</a> (1 score)' in board
+
+    response = client.post(f"/evaluations/{first.pk}/rerun/")
+    second = EvaluationJob.objects.get(replaces=first)
+    assert response.url == f"/evaluations/{second.pk}/"
+    first_after = EvaluationJob.objects.get(pk=first.pk)
+    assert (first_after.started_at, first_after.finished_at) == (first.started_at, first.finished_at)
+    assert first_after.scores.get().step_success == 1.0 and second.scores.get().step_success == 0.0
+
+    run_page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert f'data-job="{first.pk}"' in run_page and f'data-job="{second.pk}"' in run_page
+    assert f're-run of <a href="/evaluations/{first.pk}/">#{first.pk}</a>' in run_page
+    assert "Step success 1.000 → 0.000" in run_page and "replaced by a re-run" in run_page
+    assert "Gold changed since" not in run_page
+    assert 'id="gold-changed"' not in client.get("/leaderboard/").content.decode()
+    job_page = client.get(f"/evaluations/{first.pk}/").content.decode()
+    assert f'Re-run as <a href="/evaluations/{second.pk}/">evaluation #{second.pk}</a>' in job_page
+    assert f"A re-run of <a href=\"/evaluations/{first.pk}/\">evaluation #{first.pk}</a>" in \
+        client.get(f"/evaluations/{second.pk}/").content.decode()

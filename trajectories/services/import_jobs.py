@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from config import jobs
+from config.storage import describe_storage
 from trajectories.models import AgentRun, ImportJob
 
 from .ingest import import_paths
@@ -50,6 +51,8 @@ def create_import_job(run: AgentRun, files: Iterable[tuple[str, File]], *, repla
         for name in saved:
             _STORAGE.delete(name)
         raise
+    job.uploaded_files = saved
+    job.save(update_fields=["uploaded_files"])
     return job
 
 
@@ -58,16 +61,34 @@ def enqueue_import_job(job: ImportJob) -> None:
     jobs.enqueue(job)
 
 
+class UploadsUnreadable(Exception):
+    """The worker's media store does not hold the job's uploads: another store, or files removed."""
+
+    def __init__(self, missing: list[str]):
+        self.missing = missing
+        super().__init__(
+            f"the media store {describe_storage(_STORAGE)} does not hold {', '.join(missing)}. "
+            "Check that this worker's MEDIA_STORAGE_URL (or MEDIA_ROOT) is the web's, then retry; "
+            "the run and the uploads are kept.")
+
+
 def _uploaded_names(job: ImportJob) -> list[str]:
-    folder = job_folder(job)
-    with contextlib.suppress(FileNotFoundError):
-        return [f"{folder}/{name}" for name in sorted(_STORAGE.listdir(folder)[1])]
-    return []
+    """The job's uploads, all present in the store, or UploadsUnreadable naming those that are not."""
+    names = job.uploaded_files
+    if not names:  # a job stored before its file names were recorded: whatever its folder holds
+        with contextlib.suppress(FileNotFoundError):
+            names = [f"{job_folder(job)}/{name}" for name in sorted(_STORAGE.listdir(job_folder(job))[1])]
+        job.uploaded_files = names
+    missing = [name for name in names if not _STORAGE.exists(name)]
+    if missing:
+        raise UploadsUnreadable(missing)
+    return names
 
 
 def _discard_uploads(job: ImportJob) -> None:
-    for name in _uploaded_names(job):
-        _STORAGE.delete(name)
+    for name in job.uploaded_files:
+        with contextlib.suppress(OSError):
+            _STORAGE.delete(name)
     with contextlib.suppress(OSError, NotImplementedError):
         Path(_STORAGE.path(job_folder(job))).rmdir()
 
@@ -98,7 +119,9 @@ def run_import_job(job_id: int) -> ImportJob:
     job = ImportJob.objects.select_related("run").get(pk=job_id)
     if job.status == ImportJob.Status.DONE:
         return job
-    ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.RUNNING, heartbeat_at=timezone.now())
+    job.started_at = timezone.now()
+    ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.RUNNING, started_at=job.started_at,
+                                               heartbeat_at=job.started_at)
     last_write = 0.0
 
     def progress(done: int, total: int) -> None:
@@ -108,12 +131,17 @@ def run_import_job(job_id: int) -> ImportJob:
             last_write = now
             ImportJob.objects.filter(pk=job.pk).update(processed=done, total=total, heartbeat_at=timezone.now())
 
+    job.uploads_kept = False
     try:
         if job.run is None:
             raise LookupError(f"run {job.run_name!r} was deleted before the import started")
         names = _uploaded_names(job)
         with _local_copies(names) as paths:
             report = import_paths(paths, job.run, replace=job.replace, progress=progress)
+    except UploadsUnreadable as error:
+        logger.error("import job %s cannot read its uploads: %s", job.pk, error)
+        job.status, job.error = ImportJob.Status.FAILED, storable_text(f"The uploads cannot be read: {error}")
+        job.uploads_kept = True
     except Exception as error:  # noqa: BLE001 - the job records any failure instead of losing it
         logger.exception("import job %s failed", job.pk)
         job.status, job.error = ImportJob.Status.FAILED, storable_text(f"{type(error).__name__}: {error}")
@@ -121,13 +149,23 @@ def run_import_job(job_id: int) -> ImportJob:
         job.status, job.report = ImportJob.Status.DONE, storable_json(report.to_dict())
         if imported_nothing(job.report):
             job.report["nothing_imported"] = nothing_imported_reason(job.report, [Path(name).name for name in names])
-    # Nothing re-reads the files of a finished job, failed or not.
-    _discard_uploads(job)
+    if not job.uploads_kept:  # nothing re-reads the files of a finished job, failed or not
+        _discard_uploads(job)
     job.finished_at = timezone.now()
-    job.save(update_fields=["status", "report", "error", "finished_at"])
-    _remove_empty_new_run(job)
+    job.save(update_fields=["status", "report", "error", "finished_at", "uploads_kept"])
+    if not job.uploads_kept:
+        _remove_empty_new_run(job)
     job.refresh_from_db()
+    jobs.record_finished(job)
     return job
+
+
+def retry_import_job(job: ImportJob) -> None:
+    """Send a stalled job, or one that could not read its kept uploads, to the workers again."""
+    if job.status == ImportJob.Status.FAILED:
+        job.status, job.error, job.finished_at = ImportJob.Status.PENDING, "", None
+        job.save(update_fields=["status", "error", "finished_at"])
+    jobs.retry(job)
 
 
 # Uploads that import nothing -----------------------------------------------------------------

@@ -1,9 +1,12 @@
-"""Template filters for task and trajectory pages: WebArena-Verified evaluators, JSON values and what a
-step or a trajectory cost, shown escaped."""
+"""Template filters for task and trajectory pages: WebArena-Verified evaluators, JSON values, icon
+glyphs and what a step or a trajectory cost, shown escaped."""
 
 import json
+import re
 
 from django import template
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 
 from trajectories.formats.webarena_verified import agent_response_evaluator, network_requirements
 
@@ -40,3 +43,20 @@ def usage(item) -> str:
     if item.duration is not None:
         parts.append(f"{item.duration:.1f} s")
     return " · ".join(parts)
+# Icon-font glyphs from accessibility trees: private-use characters, or the harness's literal `\ue644`.
+_GLYPH = re.compile(r"\\u[eEfF][0-9a-fA-F]{3}|[\ue000-\uf8ff]")
+
+
+@register.filter
+def visible_glyphs(text) -> str:
+    """The text escaped, each icon glyph shown as a visible placeholder naming its code point."""
+    parts, last = [], 0
+    text = "" if text is None else str(text)
+    for match in _GLYPH.finditer(text):
+        glyph = match.group()
+        code = glyph[2:].upper() if glyph.startswith("\\") else f"{ord(glyph):04X}"
+        parts += [escape(text[last:match.start()]),
+                  f'<span class="glyph" title="an icon (U+{code}) from the page\'s accessibility tree">[icon]</span>']
+        last = match.end()
+    parts.append(escape(text[last:]))
+    return mark_safe("".join(parts))

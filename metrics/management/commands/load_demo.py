@@ -7,7 +7,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from accounts.roles import ADMIN
+from accounts.roles import ADMIN, ANNOTATOR, REVIEWER
 from annotation.services.gold_import import import_gold_file
 from judges.services import default_judge_config
 from metrics.models import EvaluationJob
@@ -32,6 +32,9 @@ class Command(BaseCommand):
     def handle(self, *args, user, password, **options):
         self.stdout.write(str(import_task_file(DEMO / "webarena" / "test.raw.json")))
         demo_user = self._demo_user(user, password)
+        # Every role can be tried from the login page, with the same password.
+        for name, role in (("demo-annotator", ANNOTATOR), ("demo-reviewer", REVIEWER)):
+            self._role_account(name, role, password)
         runs = []
         for folder in sorted(p for p in (DEMO / "demo" / "runs").iterdir() if p.is_dir()):
             run = get_or_create_run(folder.name, user=demo_user, **read_run_description(folder))
@@ -61,3 +64,13 @@ class Command(BaseCommand):
             self.stdout.write(f"created admin account {username!r} with password {password!r}")
         account.groups.add(Group.objects.get(name=ADMIN))
         return account
+
+    @transaction.atomic
+    def _role_account(self, username: str, role: str, password: str) -> None:
+        """An account with one role; its password is set when it has none (never changed once set)."""
+        account, _ = get_user_model().objects.get_or_create(username=username)
+        if not account.password or not account.has_usable_password():
+            account.set_password(password)
+            account.save()
+            self.stdout.write(f"{role} account {username!r} has the password {password!r}")
+        account.groups.add(Group.objects.get(name=role))
