@@ -383,8 +383,10 @@ class VerdictSource(models.Model):
 
 
 class Verdict(models.Model):
-    """One source's verdict on a run's outcome for one task, imported with the trajectory it judges
-    (which then owns it: replacing the trajectory replaces its verdicts)."""
+    """One source's verdict on a run's outcome for one task, from one of its graders where the source
+    has several people (a pair of experts labelling the same trajectory). Imported with the trajectory
+    it judges (which then owns it: replacing the trajectory replaces its verdicts) or from a published
+    verdict file."""
 
     run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="verdicts")
     task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="verdicts")
@@ -392,18 +394,21 @@ class Verdict(models.Model):
         Trajectory, null=True, blank=True, on_delete=models.CASCADE, related_name="verdicts"
     )
     source = models.ForeignKey(VerdictSource, on_delete=models.PROTECT, related_name="verdicts")
+    grader = models.CharField(max_length=200, blank=True, help_text="Who of the source's people; empty for one voice.")
     success = models.BooleanField(null=True, blank=True, help_text="Empty when the source gave no yes/no.")
     label = models.CharField(max_length=200, blank=True, help_text='What the source said instead, e.g. "not_executable".')
     score = models.FloatField(null=True, blank=True, help_text="The source's graded answer, as given.")
     explanation = models.TextField(blank=True)
+    labels = models.JSONField(default=dict, blank=True,
+                              help_text="Labels beside success: side_effect, optimality (1-4), looping.")
     origin = models.CharField(max_length=16, choices=ResultOrigin.choices, default=ResultOrigin.IMPORT)
     source_name = models.CharField(max_length=500, blank=True, help_text="File the verdict came from.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["run", "task", "source"]
+        ordering = ["run", "task", "source", "grader"]
         constraints = [
-            models.UniqueConstraint(fields=["run", "task", "source"], name="verdict_one_per_source"),
+            models.UniqueConstraint(fields=["run", "task", "source", "grader"], name="verdict_one_per_source_grader"),
         ]
 
     def __str__(self):
