@@ -8,6 +8,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from accounts.roles import ANNOTATOR, has_role
 
 from .formats.actions import parse_action
+from .formats.published_verdicts import NOT_EXECUTABLE
 from .models import (
     BENCHMARK_VERSIONS,
     AgentRun,
@@ -124,7 +125,8 @@ def task_verdicts_by_source(run_id: int, task_id: int) -> list[Verdict]:
 @dataclass(frozen=True)
 class SourceRate:
     """A named verdict source's success rate over a run's tasks: `passed` of the `count` verdicts that
-    say yes or no; `unsaid` verdicts gave only a label or a score."""
+    say yes or no (a task that could not be executed counts as not successful, as Online-Mind2Web
+    counts it); `unsaid` verdicts gave only a label or a score."""
 
     source: VerdictSource
     passed: int
@@ -137,9 +139,10 @@ class SourceRate:
 
 
 def source_rates(run: AgentRun) -> list[SourceRate]:
+    said = Q(success__isnull=False) | Q(label=NOT_EXECUTABLE)
     rows = (Verdict.objects.filter(run=run).order_by().values("source_id")
-            .annotate(count=Count("pk", filter=Q(success__isnull=False)), passed=Count("pk", filter=Q(success=True)),
-                      unsaid=Count("pk", filter=Q(success__isnull=True))))
+            .annotate(count=Count("pk", filter=said), passed=Count("pk", filter=Q(success=True)),
+                      unsaid=Count("pk", filter=~said)))
     sources = VerdictSource.objects.in_bulk([row["source_id"] for row in rows])
     rates = [SourceRate(sources[row["source_id"]], row["passed"], row["count"], row["unsaid"]) for row in rows]
     return sorted(rates, key=lambda rate: (rate.source.kind, rate.source.name, rate.source.model))

@@ -64,6 +64,11 @@ _TASK_FILE_BENCHMARKS = frozenset({webarena_verified.BASE_BENCHMARK, "webarena-l
 _TASKS_NAMED_BY_RESULTS = frozenset({online_mind2web.BENCHMARK})
 
 
+def has_task_list(benchmark: str) -> bool:
+    """Whether the benchmark's tasks come from its task list, so that files naming others cannot create them."""
+    return benchmark in _TASK_FILE_BENCHMARKS or Task.objects.filter(benchmark=benchmark, from_task_list=True).exists()
+
+
 @dataclass
 class FileReport:
     """What became of one trajectory (or one results log, run description, other file) of the import."""
@@ -474,8 +479,7 @@ class _RunImport:
         where the benchmark's list changes under its results (Online-Mind2Web's results name the
         version of the task they ran, with its text)."""
         if ref.benchmark not in self.listed_benchmarks:
-            self.listed_benchmarks[ref.benchmark] = ref.benchmark in _TASK_FILE_BENCHMARKS or Task.objects.filter(
-                benchmark=ref.benchmark, from_task_list=True).exists()
+            self.listed_benchmarks[ref.benchmark] = has_task_list(ref.benchmark)
         listed = self.listed_benchmarks[ref.benchmark]
         named = ref.benchmark in _TASKS_NAMED_BY_RESULTS and bool(ref.intent.strip())
         if (listed and not named) or not (ref.task_id.isprintable() and ref.benchmark.isprintable()):
