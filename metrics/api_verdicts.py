@@ -21,7 +21,8 @@ from metrics.verdicts import agreement_report, one_run
 from trajectories.formats.verdict_files import VerdictFileError
 from trajectories.models import AgentRun, ResultOrigin, Trajectory
 from trajectories.selectors import graded_tasks, trajectory_grading
-from trajectories.services.verdicts import import_grades, import_outcomes, record_grade
+from trajectories.services.verdict_import import GRADES, OUTCOMES, import_verdicts
+from trajectories.services.verdicts import record_grade
 
 TASK_VERDICT_FIELDS = {
     "task_id": serializers.CharField(),
@@ -171,7 +172,8 @@ class GradesImportView(APIView):
             raise PermissionDenied("importing grades needs the reviewer role or the run's ownership")
         upload = _file(request)
         try:
-            report = import_grades(run, upload.name, upload.read(), origin=ResultOrigin.API)
+            report = import_verdicts(upload.name, upload.read(), table=GRADES, run=run.name,
+                                     origin=ResultOrigin.API).table
         except VerdictFileError as error:
             return _refused(error)
         return Response(report.to_dict())
@@ -200,9 +202,48 @@ class OutcomesImportView(APIView):
         data = serializer.validated_data
         upload = _file(request)
         try:
-            report = import_outcomes(upload.name, upload.read(), run=data["run"], run_column=data["run_column"],
-                                     task_column=data["task_column"], success_column=data["success_column"],
-                                     benchmark=data["benchmark"], user=request.user, origin=ResultOrigin.API)
+            report = import_verdicts(upload.name, upload.read(), table=OUTCOMES, run=data["run"],
+                                     run_column=data["run_column"], task_column=data["task_column"],
+                                     success_column=data["success_column"], benchmark=data["benchmark"],
+                                     user=request.user, origin=ResultOrigin.API).table
         except VerdictFileError as error:
             return _refused(error)
         return Response(report.to_dict())
+
+
+class VerdictsUploadSerializer(serializers.Serializer):
+    file = serializers.ListField(child=serializers.FileField(), help_text="One or more files (repeat the field).")
+    run = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    source = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    benchmark = serializers.CharField(required=False, allow_blank=True, default="", max_length=64)
+    threshold = serializers.FloatField(required=False, allow_null=True, default=None)
+    strict = serializers.BooleanField(required=False, default=False)
+
+
+@extend_schema(tags=["verdicts"], request={"multipart/form-data": VerdictsUploadSerializer},
+               responses={200: OpenApiResponse(description="One report per file."),
+                          400: OpenApiResponse(description="The files refused, and the reports of those stored.")})
+class VerdictsImportView(APIView):
+    """Verdicts of any source, file by file, each whole or not at all (as `manage.py import_verdicts`)."""
+
+    parser_classes = [MultiPartParser]
+
+    def post(self, request):
+        serializer = VerdictsUploadSerializer(data={**request.data.dict(), "file": request.FILES.getlist("file")})
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        imported, refused = [], []
+        for upload in request.FILES.getlist("file"):
+            if upload.size > MAX_GRADES_FILE_BYTES:
+                refused.append(f"{upload.name}: larger than {MAX_GRADES_FILE_BYTES // 1024 // 1024} MB; "
+                               "nothing was stored.")
+                continue
+            try:
+                imported.append(import_verdicts(
+                    upload.name, upload.read(), run=data["run"], source_name=data["source"],
+                    benchmark=data["benchmark"], threshold=data["threshold"], strict=data["strict"],
+                    user=request.user, origin=ResultOrigin.API).to_dict())
+            except VerdictFileError as error:
+                refused.append(f"{error}; nothing was stored.")
+        return Response({"imported": imported, "refused": refused},
+                        status=status.HTTP_400_BAD_REQUEST if refused else status.HTTP_200_OK)

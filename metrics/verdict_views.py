@@ -11,7 +11,7 @@ from metrics.verdicts import agreement_report
 from trajectories.formats.verdict_files import VerdictFileError
 from trajectories.models import AgentRun
 from trajectories.permissions import can_import_into
-from trajectories.services.verdicts import import_grades
+from trajectories.services.verdict_import import GRADES, import_verdicts
 
 MAX_GRADES_FILE_BYTES = 20 * 1024 * 1024
 
@@ -45,7 +45,7 @@ def upload_grades(request, run_pk: int):
                                 "nothing was stored.")
     else:
         try:
-            report = import_grades(run, upload.name, upload.read())
+            report = import_verdicts(upload.name, upload.read(), table=GRADES, run=run.name).table
         except VerdictFileError as error:
             messages.error(request, f"{error}; nothing was stored.")
         else:

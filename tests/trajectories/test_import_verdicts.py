@@ -3,10 +3,11 @@
 import json
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
 from metrics.verdict_sources import verdicts_of
-from tests.factories import AgentRunFactory, TaskFactory, TrajectoryFactory
+from tests.factories import AgentRunFactory, TaskFactory, TrajectoryFactory, UserFactory
 from trajectories.formats.verdict_files import VerdictFileError
 from trajectories.models import AgentRun, Task, TaskResult, Verdict
 from trajectories.selectors import source_rates
@@ -161,3 +162,16 @@ def test_command_reports_each_file_and_fails_on_a_bad_one(om2w, tmp_path, capsys
     out = capsys.readouterr()
     assert "180 verdicts" in out.out and "nothing was stored" in out.err
     assert AgentRun.objects.count() == 6
+
+
+def test_the_page_imports_each_file_and_says_which_were_refused(client, om2w):
+    client.force_login(UserFactory())
+    labels = om2w / "human_label.excerpt.json"
+    with labels.open("rb") as good:
+        response = client.post("/runs/import-verdicts/", {
+            "files": [good, SimpleUploadedFile("bad.csv", ANNOTATIONS.replace("Unsure", "Maybe").encode())]})
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "bad.csv, line 4" in page and "nothing was stored" in page
+    assert "180 new, 0 changed, 0 unchanged" in page and "Operator" in page
+    assert Verdict.objects.count() == 180
