@@ -68,7 +68,8 @@ def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = N
          "can_grade": has_role(request.user, ANNOTATOR), "graded": selectors.graded_tasks(run, request.user),
          "disagree": disagree if disagree in disagreements else "", "without_trajectory": without_trajectory,
          "can_import": can_import_into(request.user, run), "evaluations": run_evaluations(run),
-         "source_rates": selectors.source_rates(run), "usage": selectors.run_usage(run),
+         "source_rates": selectors.source_rates(run), "label_counts": selectors.label_counts(run),
+         "usage": selectors.run_usage(run),
          "evaluate_form": evaluate_form},
         status=status,
     )

@@ -5,6 +5,8 @@ from django.urls import reverse
 
 from config.jobs import BackgroundJob, JobStatus
 
+from .formats.published_verdicts import NOT_EXECUTABLE
+
 
 class Paradigm(models.TextChoices):
     STEP_BY_STEP = "step_by_step", "Step by step"
@@ -361,6 +363,9 @@ class VerdictKind(models.TextChoices):
     AGENT_SELF_REPORT = "agent_self_report", "Agent self-report"
 
 
+VERDICT_LABEL_NAMES = {"side_effect": "side effect", "optimality": "optimality", "looping": "looping"}
+
+
 class VerdictSource(models.Model):
     """A named giver of verdicts on agents' success: a second harness, a published LLM judge, human
     evaluators, the agent about itself. One row per (kind, name, model), shared by every run."""
@@ -413,3 +418,12 @@ class Verdict(models.Model):
 
     def __str__(self):
         return f"{self.source} on {self.run} / {self.task}: {self.success}"
+
+    @property
+    def not_executable(self) -> bool:
+        """The task could not be executed: no yes/no, counted as not successful (Online-Mind2Web's `2`)."""
+        return self.success is None and self.label == NOT_EXECUTABLE
+
+    @property
+    def shown_labels(self) -> list[tuple[str, str]]:
+        return [(VERDICT_LABEL_NAMES.get(name, name.replace("_", " ")), str(value)) for name, value in self.labels.items()]

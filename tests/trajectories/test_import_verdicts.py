@@ -1,10 +1,13 @@
 """import_verdicts: the published verdict files of ../shared, counted by hand, and AgentRewardBench's layout."""
 
+import html
 import json
+import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from metrics.verdict_sources import verdicts_of
 from tests.factories import AgentRunFactory, TaskFactory, TrajectoryFactory, UserFactory
@@ -14,6 +17,11 @@ from trajectories.selectors import source_rates
 from trajectories.services.verdict_import import import_verdicts
 
 pytestmark = pytest.mark.django_db
+
+
+def text(response) -> str:
+    assert response.status_code == 200
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.content.decode())))
 
 # Counted by hand from human_label.excerpt.json: {agent: (1, 0, 2)} over its 30 tasks.
 HUMAN_LABELS = {"Operator": (23, 4, 3), "Agent-E": (15, 15, 0), "Browser Use": (18, 12, 0),
@@ -175,3 +183,18 @@ def test_the_page_imports_each_file_and_says_which_were_refused(client, om2w):
     assert "bad.csv, line 4" in page and "nothing was stored" in page
     assert "180 new, 0 changed, 0 unchanged" in page and "Operator" in page
     assert Verdict.objects.count() == 180
+
+
+def test_labels_show_on_the_trajectory_page_with_the_grader_and_are_counted_on_the_run_page(client):
+    run = AgentRunFactory(name="gpt-4o on webarena", benchmark="webarena", model="gpt-4o")
+    one = TaskFactory(benchmark="webarena", task_id="1")
+    TaskFactory(benchmark="webarena", task_id="2")
+    trajectory = TrajectoryFactory(run=run, task=one)
+    import_verdicts("annotations.csv", ANNOTATIONS.encode())
+    client.force_login(UserFactory())
+    page = text(client.get(reverse("metrics:trajectory-detail", args=[trajectory.pk])))
+    assert "AgentRewardBench experts: by ann1 PASS side effect: No · optimality: 4. Optimal · looping: No" in page
+    assert "AgentRewardBench experts: by ann2 FAIL side effect: Yes · optimality: 2. Suboptimal · looping: Yes" in page
+    page = text(client.get(reverse("metrics:run-detail", args=[run.pk])))
+    assert ("AgentRewardBench experts: side effect No 2 , Yes 1 ; optimality 1. Complete Failure 1 , 2. Suboptimal 1 , "
+            "4. Optimal 1 ; looping No 2 , Yes 1") in page
