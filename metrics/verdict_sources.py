@@ -13,7 +13,7 @@ from judges.models import JudgeConfig
 from metrics.leaderboard import Evaluation
 from metrics.verdicts import run_verdicts
 from trajectories.formats.published_verdicts import NOT_EXECUTABLE
-from trajectories.models import Verdict, VerdictSource
+from trajectories.models import AgentRun, Verdict, VerdictSource
 from trajectories.services.verdict_sources import (
     CHECK_SOURCE, HARNESS_SOURCE, HUMAN_GRADERS_SOURCE, built_in_sources, judge_source_key,
 )
@@ -54,6 +54,11 @@ def verdicts_of(run_ids, *, task_pks=None, evaluations: dict[int, Evaluation] | 
             "run_id", "task_id", "source__kind", "source__name", "source__model", "grader")
     ]
     return _built_in_verdicts(run_ids, task_pks, evaluations) + named
+
+
+def benchmark_verdicts(benchmark: str) -> list[SourceVerdict]:
+    """Every source's verdicts on the runs of one benchmark."""
+    return verdicts_of(AgentRun.objects.filter(benchmark=benchmark).values_list("pk", flat=True))
 
 
 def _built_in_verdicts(run_ids, task_pks, evaluations) -> list[SourceVerdict]:

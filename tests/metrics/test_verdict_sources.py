@@ -2,7 +2,7 @@
 
 import pytest
 
-from metrics.verdict_sources import sources_of, verdicts_of
+from metrics.verdict_sources import benchmark_verdicts, sources_of, verdicts_of
 from tests.factories import AgentRunFactory, TaskFactory, TrajectoryFactory
 from tests.metrics.verdict_data import three_voices
 from trajectories.models import Verdict, VerdictSource
@@ -42,3 +42,4 @@ def test_named_verdicts_with_graders_and_labels_and_not_executable():
     assert found[0].labels["optimality"] == 3 and found[0].trajectory_id == trajectory.pk
     assert found[2].counted_success is False
     assert verdicts_of([run.pk], task_pks=[other.pk]) == [found[2]]
+    assert benchmark_verdicts(run.benchmark) == found and benchmark_verdicts("elsewhere") == []

@@ -55,6 +55,8 @@ def test_human_labels_make_one_run_per_agent_with_not_executable_stored(om2w):
         assert run.benchmark == "online-mind2web"
         assert _counts(run, "Online-Mind2Web human labels") == counts
         assert TaskResult.objects.filter(run=run).count() == 30  # listed with the run, no harness verdict
+    first = json.loads(path.read_text())[0]
+    assert Task.objects.get(benchmark="online-mind2web", task_id=first["task_id"]).intent == first["confirmed_task"]
     operator = source_rates(AgentRun.objects.get(name="Operator"))[0]
     assert (operator.passed, operator.count, operator.unsaid) == (23, 30, 0)  # not executable counts as a failure
     report = import_verdicts(path.name, path.read_bytes())
@@ -144,6 +146,10 @@ def test_listed_benchmarks_and_strict_refuse_unknown_tasks(om2w):
     with pytest.raises(VerdictFileError, match="no task online-mind2web"):
         import_verdicts(path.name, path.read_bytes(), strict=True)
     assert not AgentRun.objects.exists()
+    TaskFactory(benchmark="webarena", task_id="1")  # a task list of webarena: its tasks are not made from files
+    with pytest.raises(VerdictFileError, match="no task webarena 2: import the task configs first"):
+        import_verdicts("annotations.csv", ANNOTATIONS.encode())
+    assert not AgentRun.objects.exists() and not Verdict.objects.exists()
 
 
 def test_one_agent_column_with_run(om2w):

@@ -56,6 +56,7 @@ class VerdictRecord:
     explanation: str = ""
     benchmark: str = ""
     agent_model: str = ""
+    intent: str = ""  # the task's text, where the file gives it
     # Further labels of the same judgement (AgentRewardBench: side effect, optimality, looping).
     labels: dict = field(default_factory=dict, hash=False)
 
@@ -133,7 +134,8 @@ def human_labels(source: str, rows, source_name: str = "") -> VerdictFile:
                                                "2 (task not executable)", line)
             records.append(VerdictRecord(
                 source=ref, task_id=task_id, line=line, run=_agent_name(column),
-                success=None if mark == "2" else mark == "1", label=NOT_EXECUTABLE if mark == "2" else ""))
+                success=None if mark == "2" else mark == "1", label=NOT_EXECUTABLE if mark == "2" else "",
+                intent=_text(row.get("confirmed_task")).strip()))
     return VerdictFile("online_mind2web_human_labels", records)
 
 

@@ -61,7 +61,7 @@ _LISTED_TASKS = 20
 # of that benchmark is imported.
 _TASK_FILE_BENCHMARKS = frozenset({webarena_verified.BASE_BENCHMARK, "webarena-lite", webarena_verified.BENCHMARK,
                                    mind2web_live.BENCHMARK})
-_TASKS_NAMED_BY_RESULTS = frozenset({online_mind2web.BENCHMARK})
+TASKS_NAMED_BY_RESULTS = frozenset({online_mind2web.BENCHMARK})
 
 
 def has_task_list(benchmark: str) -> bool:
@@ -481,7 +481,7 @@ class _RunImport:
         if ref.benchmark not in self.listed_benchmarks:
             self.listed_benchmarks[ref.benchmark] = has_task_list(ref.benchmark)
         listed = self.listed_benchmarks[ref.benchmark]
-        named = ref.benchmark in _TASKS_NAMED_BY_RESULTS and bool(ref.intent.strip())
+        named = ref.benchmark in TASKS_NAMED_BY_RESULTS and bool(ref.intent.strip())
         if (listed and not named) or not (ref.task_id.isprintable() and ref.benchmark.isprintable()):
             return None
         intent = _text(ref.intent).strip()

@@ -21,7 +21,7 @@ from trajectories.formats.wording import count_of
 from trajectories.models import AgentRun, ResultOrigin, Task, TaskResult, Trajectory, Verdict, VerdictSource
 from trajectories.permissions import can_import_into
 
-from .ingest import has_task_list
+from .ingest import TASKS_NAMED_BY_RESULTS, has_task_list
 from .runs import get_or_create_run
 from .storable import storable_text
 from .verdicts import GradeImportReport, OutcomeImportReport, import_grades, import_outcomes, summary_rows_line
@@ -137,6 +137,8 @@ class _Import:
         records = self._records()
         targets = self._runs(records)
         tasks, missing = self._tasks(targets)
+        intents = {self._task_key(record, target.benchmark): record.intent
+                   for target in targets.values() for record in target.records if record.intent}
         with transaction.atomic():
             for target in targets.values():
                 if target.run is None:
@@ -145,12 +147,13 @@ class _Import:
                     target.run.save(update_fields=["benchmark", "updated_at"])
             for benchmark, task_id in missing:
                 tasks[(benchmark, task_id)] = Task.objects.create(
-                    benchmark=benchmark, task_id=task_id, intent="", from_task_list=False,
+                    benchmark=benchmark, task_id=task_id, intent=storable_text(intents.get((benchmark, task_id), "")),
+                    from_task_list=False,
                     number=int(task_id) if task_id.isdigit() and len(task_id) < 10 else None)
             self._store(targets, tasks)
         if missing:
             self.report.notes.append(f"{count_of(len(missing), 'task')} created from this file: the platform holds "
-                                     f"no task list of {', '.join(sorted({b for b, _ in missing}))}")
+                                     f"no task of these ids in {', '.join(sorted({b for b, _ in missing}))}")
         return self.report
 
     def _records(self) -> list[VerdictRecord]:
@@ -185,6 +188,9 @@ class _Import:
             target = targets.setdefault(found[key].name, found[key])
             target.records.append(record)
         for target in targets.values():
+            if len(target.name) > AgentRun._meta.get_field("name").max_length or not target.name.strip():
+                raise VerdictFileError(self.source, f"run name {target.name[:40]!r}: empty or too long",
+                                       target.records[0].line)
             if target.run is not None and self.user is not None and not can_import_into(self.user, target.run):
                 raise VerdictFileError(self.source, f"run {target.run.name!r} belongs to another account")
             if target.run is None and self.published.format in _NEEDS_RUN:
@@ -232,8 +238,13 @@ class _Import:
             tasks.update({(benchmark, task.task_id): task
                           for task in Task.objects.filter(benchmark=benchmark, task_id__in=ids)})
         missing = sorted(wanted - set(tasks))
-        refused = [key for key in missing if self.strict or has_task_list(key[0])
-                   or not (key[1].isprintable() and key[1] and len(key[1]) <= 200)]
+        # A benchmark whose results name the version of the task they ran (Online-Mind2Web) gets the tasks they name.
+        listed = {benchmark: self.strict or (benchmark not in TASKS_NAMED_BY_RESULTS and has_task_list(benchmark))
+                  for benchmark, _ in missing}
+        longest = Task._meta.get_field("task_id").max_length
+        refused = [key for key in missing
+                   if listed[key[0]] or not (key[1].isprintable() and key[1] and len(key[1]) <= longest)
+                   or len(key[0]) > Task._meta.get_field("benchmark").max_length]
         if refused:
             shown = ", ".join(f"{b} {t}" for b, t in refused[:10]) + (
                 f" and {len(refused) - 10} more" if len(refused) > 10 else "")
