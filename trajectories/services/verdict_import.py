@@ -142,6 +142,7 @@ class _Import:
         with transaction.atomic():
             for target in targets.values():
                 if target.run is None:
+                    target.matched = "created"
                     target.run = get_or_create_run(target.name, agent=target.name, model=target.model, user=self.user)
                     target.run.benchmark = target.benchmark
                     target.run.save(update_fields=["benchmark", "updated_at"])
