@@ -4,6 +4,7 @@ The same services and selectors as the pages: `trajectories.services.verdicts` w
 `metrics.verdicts` reads. A grader does not see others' marks on a task before grading it.
 """
 
+from collections import defaultdict
 from dataclasses import asdict
 
 from django.shortcuts import get_object_or_404
@@ -16,10 +17,12 @@ from rest_framework.views import APIView
 
 from accounts.roles import ANNOTATOR, has_role
 from config.api_schema import ErrorSerializer
+from metrics.aggregation import site_group
+from metrics.verdict_sources import verdicts_of
 from metrics.verdict_views import MAX_GRADES_FILE_BYTES, can_import_grades
 from metrics.verdicts import agreement_report, one_run
 from trajectories.formats.verdict_files import VerdictFileError
-from trajectories.models import AgentRun, ResultOrigin, Trajectory
+from trajectories.models import AgentRun, ResultOrigin, Task, Trajectory, VerdictKind
 from trajectories.selectors import graded_tasks, trajectory_grading
 from trajectories.services.verdict_import import GRADES, OUTCOMES, import_verdicts
 from trajectories.services.verdicts import record_grade
@@ -38,6 +41,9 @@ TASK_VERDICT_FIELDS = {
     "graders": serializers.IntegerField(),
     "human_hidden": serializers.BooleanField(help_text="Hidden: you grade and have not graded this task."),
     "disagreements": serializers.ListField(child=serializers.CharField(), help_text="e.g. harness-check"),
+    "sources": serializers.ListField(child=serializers.DictField(), help_text=(
+        "Every source's verdict, the built-in ones and the named (imported) ones: [{kind, name, model, grader, "
+        "success, label, score, labels}]; human ones hidden, as `human`, until you grade the task.")),
 }
 
 
@@ -63,13 +69,22 @@ def _refused(error: VerdictFileError) -> Response:
     "tasks": inline_serializer("TaskVerdicts", fields=TASK_VERDICT_FIELDS, many=True),
 }))
 class RunVerdictsView(APIView):
-    """Every verdict on every task of a run: harness, offline check (latest evaluation), LLM judge, graders."""
+    """Every verdict on every task of a run: harness, offline check (latest evaluation), LLM judge, graders, and
+    every named source's (`sources`)."""
 
     def get(self, request, pk: int):
         run = get_object_or_404(AgentRun, pk=pk)
         verdicts = one_run(run)
         blind = has_role(request.user, ANNOTATOR)
         graded = graded_tasks(run, request.user) if blind else set()
+        sources = defaultdict(list)
+        for verdict in verdicts_of([run.pk]):
+            sources[verdict.task_id].append(verdict)
+
+        def shown_sources(task_pk: int) -> list[dict]:
+            return [_source_verdict(verdict) for verdict in sources[task_pk]
+                    if not (blind and task_pk not in graded and verdict.source.kind == VerdictKind.HUMAN)]
+
         tasks = []
         for task in verdicts.tasks.values():
             hidden = blind and bool(task.grades) and task.task_pk not in graded
@@ -82,6 +97,16 @@ class RunVerdictsView(APIView):
                 "graders": combined.graders, "human_hidden": hidden,
                 "disagreements": ["-".join(pair) for pair in combined.disagreements()
                                   if not (hidden and "human" in pair)],
+                "sources": shown_sources(task.task_pk),
+            })
+        # Tasks that only named sources spoke on (a file of labels alone).
+        for task in Task.objects.filter(pk__in=set(sources) - set(verdicts.tasks)).order_by("number", "task_id"):
+            tasks.append({
+                "task_id": task.task_id, "site": site_group({"sites": task.sites}),
+                "trajectory_id": sources[task.pk][0].trajectory_id, "harness": None, "harness_source": "",
+                "check": None, "check_source": "", "judge": None, "human": None, "human_success": None, "graders": 0,
+                "human_hidden": False, "disagreements": [],
+                "sources": shown_sources(task.pk),
             })
         return Response({
             "run": run.name, "results_only": verdicts.results_only, "uniform": verdicts.uniform,
@@ -89,6 +114,12 @@ class RunVerdictsView(APIView):
             "disagreements": {name: len(found) for name, found in verdicts.disagreements().items()},
             "tasks": tasks,
         })
+
+
+def _source_verdict(verdict) -> dict:
+    source = verdict.source
+    return {"kind": source.kind, "name": source.name, "model": source.model, "grader": verdict.grader,
+            "success": verdict.success, "label": verdict.label, "score": verdict.score, "labels": verdict.labels}
 
 
 def _table(table) -> dict:

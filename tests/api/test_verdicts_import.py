@@ -32,3 +32,18 @@ def test_human_labels_and_a_refused_file(shared_data):
     again = stranger.post("/api/verdicts/import/", {"file": [SimpleUploadedFile(labels.name, labels.read_bytes())]},
                           format="multipart")
     assert again.status_code == 400 and "belongs to another account" in again.json()["refused"][0]
+
+
+def test_the_run_verdicts_give_every_source_and_hide_human_ones_from_a_blind_grader(shared_data):
+    owner = member(None, "owner")
+    labels = shared_data / "agent-outputs" / "online-mind2web" / "human_label.excerpt.json"
+    client_for(owner).post("/api/verdicts/import/", {"file": [SimpleUploadedFile(labels.name, labels.read_bytes())]},
+                           format="multipart")
+    run = AgentRun.objects.get(name="Operator")
+    tasks = client_for(owner).get(f"/api/runs/{run.pk}/verdicts/").json()["tasks"]
+    assert len(tasks) == 30
+    said = [source for task in tasks for source in task["sources"]]
+    assert {(source["kind"], source["name"]) for source in said} == {("human", "Online-Mind2Web human labels")}
+    assert [(source["success"], source["label"]) for source in said].count((None, "not_executable")) == 3
+    blind = client_for(member("annotator", "grader")).get(f"/api/runs/{run.pk}/verdicts/").json()["tasks"]
+    assert all(task["sources"] == [] for task in blind)
