@@ -126,7 +126,8 @@ class VerdictsUploadForm(forms.Form):
                           help_text="The run judged (needed for WebJudge, browser-use judge and Agent-E files and for "
                                     "grades); for human_label.json, one agent's column.")
     source = forms.CharField(max_length=200, required=False,
-                             help_text='Name of the verdict source, e.g. "WebJudge o4-mini"; default: the format\'s own.')
+                             help_text='Name of the verdict source, e.g. "WebJudge o4-mini"; '
+                                       "default: the format's own.")
     benchmark = forms.CharField(max_length=64, required=False, help_text="When the file does not say.")
     threshold = forms.FloatField(required=False, help_text="Score at or above which a judge's score is a success "
                                                            "(browser-use: 70).")

@@ -426,4 +426,5 @@ class Verdict(models.Model):
 
     @property
     def shown_labels(self) -> list[tuple[str, str]]:
-        return [(VERDICT_LABEL_NAMES.get(name, name.replace("_", " ")), str(value)) for name, value in self.labels.items()]
+        return [(VERDICT_LABEL_NAMES.get(name, name.replace("_", " ")), str(value))
+                for name, value in self.labels.items()]

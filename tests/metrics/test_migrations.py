@@ -25,7 +25,8 @@ def test_the_built_in_sources_and_each_llm_judge_become_sources():
         JudgeConfig.objects.create(name="exact", backend="exact")
         VerdictSource = _migrate(AFTER).get_model("trajectories", "VerdictSource")
         assert sorted(VerdictSource.objects.values_list("kind", "name", "model")) == [
-            ("harness", "harness", ""), ("human", "human graders", ""), ("llm_judge", "LLM judge gpt-4o-judge", "gpt-4o"),
+            ("harness", "harness", ""), ("human", "human graders", ""),
+            ("llm_judge", "LLM judge gpt-4o-judge", "gpt-4o"),
             ("rule_check", "offline check", "")]
     finally:
         executor = MigrationExecutor(connection)

@@ -68,8 +68,9 @@ class VerdictImportReport:
     def __str__(self):
         if self.table is not None:
             return str(self.table)
-        runs = "; ".join(f"{run.run!r} ({'created' if run.created else run.matched}: {count_of(run.verdicts, 'verdict')})"
-                         for run in self.runs)
+        runs = "; ".join(
+            f"{run.run!r} ({'created' if run.created else run.matched}: {count_of(run.verdicts, 'verdict')})"
+            for run in self.runs)
         return "\n".join([
             f"{self.source}: {self.format}: {count_of(self.new + self.changed + self.unchanged, 'verdict')} of "
             f"{', '.join(self.sources)} ({self.new} new, {self.changed} changed, {self.unchanged} unchanged); "
@@ -164,7 +165,8 @@ class _Import:
             agents = sorted({record.run for record in records})
             records = [record for record in records if record.run == self.run_name]
             if not records:
-                raise VerdictFileError(self.source, f"no column of agent {self.run_name!r}; agents: {', '.join(agents)}")
+                raise VerdictFileError(self.source,
+                                       f"no column of agent {self.run_name!r}; agents: {', '.join(agents)}")
         if not records:
             raise VerdictFileError(self.source, "no verdicts")
         if self.published.format in _NEEDS_RUN and not self.run_name:

@@ -17,8 +17,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="+", type=Path)
-        parser.add_argument("--run", default="", help="The run the verdicts judge (required for WebJudge, browser-use "
-                                                      "judge and Agent-E files); for human_label.json, one agent's column")
+        parser.add_argument("--run", default="", help="The run the verdicts judge (required for WebJudge, "
+                                                      "browser-use judge and Agent-E files); for human_label.json, "
+                                                      "one agent's column")
         parser.add_argument("--source", default="", help='Name of the verdict source, e.g. "WebJudge o4-mini" '
                                                          "(default: the format's own)")
         parser.add_argument("--benchmark", default="", help="Benchmark of the tasks when the file does not say")
