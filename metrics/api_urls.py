@@ -23,6 +23,7 @@ urlpatterns = [
     path("trajectories/<int:pk>/grades/", api_verdicts.TrajectoryGradesView.as_view(), name="api-trajectory-grades"),
     path("verdicts/judges/", api_verdicts.JudgesVsHumansView.as_view(), name="api-judges-vs-humans"),
     path("outcomes/import/", api_verdicts.OutcomesImportView.as_view(), name="api-outcomes-import"),
+    path("verdicts/import/", api_verdicts.VerdictsImportView.as_view(), name="api-verdicts-import"),
     path("aggregates/", api_results.AggregateList.as_view(), name="api-aggregates"),
     path("leaderboard/", api_results.LeaderboardView.as_view(), name="api-leaderboard"),
     path("leaderboard/sites/", api_results.SiteBreakdownView.as_view(), name="api-leaderboard-sites"),

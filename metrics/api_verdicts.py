@@ -4,6 +4,7 @@ The same services and selectors as the pages: `trajectories.services.verdicts` w
 `metrics.verdicts` reads. A grader does not see others' marks on a task before grading it.
 """
 
+from collections import defaultdict
 from dataclasses import asdict
 
 from django.shortcuts import get_object_or_404
@@ -16,13 +17,16 @@ from rest_framework.views import APIView
 
 from accounts.roles import ANNOTATOR, has_role
 from config.api_schema import ErrorSerializer
+from metrics.aggregation import site_group
+from metrics.verdict_sources import verdicts_of
 from metrics.verdict_views import MAX_GRADES_FILE_BYTES, can_import_grades
 from metrics.verdicts import agreement_report, benchmarks_with_runs, judges_report, one_run
 from trajectories.formats.verdict_files import VerdictFileError
-from trajectories.models import AgentRun, ResultOrigin, Trajectory
+from trajectories.models import AgentRun, ResultOrigin, Task, Trajectory, VerdictKind
 from trajectories.parsers import JSONParser
 from trajectories.selectors import graded_tasks, trajectory_grading
-from trajectories.services.verdicts import import_grades, import_outcomes, record_grade
+from trajectories.services.verdict_import import GRADES, OUTCOMES, import_verdicts
+from trajectories.services.verdicts import record_grade
 
 TASK_VERDICT_FIELDS = {
     "task_id": serializers.CharField(),
@@ -38,6 +42,9 @@ TASK_VERDICT_FIELDS = {
     "graders": serializers.IntegerField(),
     "human_hidden": serializers.BooleanField(help_text="Hidden: you grade and have not graded this task."),
     "disagreements": serializers.ListField(child=serializers.CharField(), help_text="e.g. harness-check"),
+    "sources": serializers.ListField(child=serializers.DictField(), help_text=(
+        "Every source's verdict, the built-in ones and the named (imported) ones: [{kind, name, model, grader, "
+        "success, label, score, labels}]; human ones hidden, as `human`, until you grade the task.")),
 }
 
 
@@ -63,13 +70,22 @@ def _refused(error: VerdictFileError) -> Response:
     "tasks": inline_serializer("TaskVerdicts", fields=TASK_VERDICT_FIELDS, many=True),
 }))
 class RunVerdictsView(APIView):
-    """Every verdict on every task of a run: harness, offline check (latest evaluation), LLM judge, graders."""
+    """Every verdict on every task of a run: harness, offline check (latest evaluation), LLM judge, graders, and
+    every named source's (`sources`)."""
 
     def get(self, request, pk: int):
         run = get_object_or_404(AgentRun, pk=pk)
         verdicts = one_run(run)
         blind = has_role(request.user, ANNOTATOR)
         graded = graded_tasks(run, request.user) if blind else set()
+        sources = defaultdict(list)
+        for verdict in verdicts_of([run.pk]):
+            sources[verdict.task_id].append(verdict)
+
+        def shown_sources(task_pk: int) -> list[dict]:
+            return [_source_verdict(verdict) for verdict in sources[task_pk]
+                    if not (blind and task_pk not in graded and verdict.source.kind == VerdictKind.HUMAN)]
+
         tasks = []
         for task in verdicts.tasks.values():
             hidden = blind and bool(task.grades) and task.task_pk not in graded
@@ -82,6 +98,16 @@ class RunVerdictsView(APIView):
                 "graders": combined.graders, "human_hidden": hidden,
                 "disagreements": ["-".join(pair) for pair in combined.disagreements()
                                   if not (hidden and "human" in pair)],
+                "sources": shown_sources(task.task_pk),
+            })
+        # Tasks that only named sources spoke on (a file of labels alone).
+        for task in Task.objects.filter(pk__in=set(sources) - set(verdicts.tasks)).order_by("number", "task_id"):
+            tasks.append({
+                "task_id": task.task_id, "site": site_group({"sites": task.sites}),
+                "trajectory_id": sources[task.pk][0].trajectory_id, "harness": None, "harness_source": "",
+                "check": None, "check_source": "", "judge": None, "human": None, "human_success": None, "graders": 0,
+                "human_hidden": False, "disagreements": [],
+                "sources": shown_sources(task.pk),
             })
         return Response({
             "run": run.name, "results_only": verdicts.results_only, "uniform": verdicts.uniform,
@@ -89,6 +115,12 @@ class RunVerdictsView(APIView):
             "disagreements": {name: len(found) for name, found in verdicts.disagreements().items()},
             "tasks": tasks,
         })
+
+
+def _source_verdict(verdict) -> dict:
+    source = verdict.source
+    return {"kind": source.kind, "name": source.name, "model": source.model, "grader": verdict.grader,
+            "success": verdict.success, "label": verdict.label, "score": verdict.score, "labels": verdict.labels}
 
 
 def _table(table) -> dict:
@@ -219,8 +251,8 @@ class GradesImportView(APIView):
             raise PermissionDenied("importing grades needs the reviewer role or the run's ownership")
         upload = _file(request)
         try:
-            report = import_grades(run, upload.name, upload.read(), importer=request.user,
-                                   origin=ResultOrigin.API)
+            report = import_verdicts(upload.name, upload.read(), table=GRADES, run=run.name, importer=request.user,
+                                     origin=ResultOrigin.API).table
         except VerdictFileError as error:
             return _refused(error)
         return Response(report.to_dict())
@@ -249,9 +281,48 @@ class OutcomesImportView(APIView):
         data = serializer.validated_data
         upload = _file(request)
         try:
-            report = import_outcomes(upload.name, upload.read(), run=data["run"], run_column=data["run_column"],
-                                     task_column=data["task_column"], success_column=data["success_column"],
-                                     benchmark=data["benchmark"], user=request.user, origin=ResultOrigin.API)
+            report = import_verdicts(upload.name, upload.read(), table=OUTCOMES, run=data["run"],
+                                     run_column=data["run_column"], task_column=data["task_column"],
+                                     success_column=data["success_column"], benchmark=data["benchmark"],
+                                     user=request.user, origin=ResultOrigin.API).table
         except VerdictFileError as error:
             return _refused(error)
         return Response(report.to_dict())
+
+
+class VerdictsUploadSerializer(serializers.Serializer):
+    file = serializers.ListField(child=serializers.FileField(), help_text="One or more files (repeat the field).")
+    run = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    source = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    benchmark = serializers.CharField(required=False, allow_blank=True, default="", max_length=64)
+    threshold = serializers.FloatField(required=False, allow_null=True, default=None)
+    strict = serializers.BooleanField(required=False, default=False)
+
+
+@extend_schema(tags=["verdicts"], request={"multipart/form-data": VerdictsUploadSerializer},
+               responses={200: OpenApiResponse(description="One report per file."),
+                          400: OpenApiResponse(description="The files refused, and the reports of those stored.")})
+class VerdictsImportView(APIView):
+    """Verdicts of any source, file by file, each whole or not at all (as `manage.py import_verdicts`)."""
+
+    parser_classes = [MultiPartParser]
+
+    def post(self, request):
+        serializer = VerdictsUploadSerializer(data={**request.data.dict(), "file": request.FILES.getlist("file")})
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        imported, refused = [], []
+        for upload in request.FILES.getlist("file"):
+            if upload.size > MAX_GRADES_FILE_BYTES:
+                refused.append(f"{upload.name}: larger than {MAX_GRADES_FILE_BYTES // 1024 // 1024} MB; "
+                               "nothing was stored.")
+                continue
+            try:
+                imported.append(import_verdicts(
+                    upload.name, upload.read(), run=data["run"], source_name=data["source"],
+                    benchmark=data["benchmark"], threshold=data["threshold"], strict=data["strict"],
+                    user=request.user, origin=ResultOrigin.API).to_dict())
+            except VerdictFileError as error:
+                refused.append(f"{error}; nothing was stored.")
+        return Response({"imported": imported, "refused": refused},
+                        status=status.HTTP_400_BAD_REQUEST if refused else status.HTTP_200_OK)

@@ -14,7 +14,7 @@ from metrics.verdicts import agreement_report, benchmarks_with_runs, judges_repo
 from trajectories.formats.verdict_files import VerdictFileError
 from trajectories.models import AgentRun
 from trajectories.permissions import can_import_into
-from trajectories.services.verdicts import import_grades
+from trajectories.services.verdict_import import GRADES, import_verdicts
 
 MAX_GRADES_FILE_BYTES = 20 * 1024 * 1024
 
@@ -48,7 +48,7 @@ def upload_grades(request, run_pk: int):
                                 "nothing was stored.")
     else:
         try:
-            report = import_grades(run, upload.name, upload.read(), importer=request.user)
+            report = import_verdicts(upload.name, upload.read(), table=GRADES, run=run.name, importer=request.user).table
         except VerdictFileError as error:
             messages.error(request, f"{error}; nothing was stored.")
         else:

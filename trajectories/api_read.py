@@ -109,7 +109,8 @@ class SourceRateSerializer(serializers.Serializer):
     threshold = serializers.FloatField(source="source.threshold", allow_null=True)
     passed = serializers.IntegerField()
     count = serializers.IntegerField(help_text="Verdicts that say yes or no.")
-    unsaid = serializers.IntegerField(help_text="Verdicts with only a label or a score.")
+    unsaid = serializers.IntegerField(help_text="Verdicts with only a label or a score (a task not executable counts "
+                                                "as not successful).")
     mean = serializers.FloatField(allow_null=True)
 
 
@@ -210,7 +211,8 @@ class SourceVerdictSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Verdict
-        fields = ("kind", "name", "model", "threshold", "success", "label", "score", "explanation", "file")
+        fields = ("kind", "name", "model", "threshold", "grader", "success", "label", "score", "labels", "explanation",
+                  "file")
         read_only_fields = fields
 
 

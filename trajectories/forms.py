@@ -112,3 +112,29 @@ class OutcomesUploadForm(forms.Form):
         upload = self.cleaned_data["file"]
         check_upload_size([upload])
         return upload
+
+
+class VerdictsUploadForm(forms.Form):
+    """Files of verdicts from any source, read as `manage.py import_verdicts` reads them."""
+
+    files = MultipleFileField(
+        widget=MultipleFileInput(attrs={"accept": ".csv,.json,.jsonl"}),
+        help_text="human_label.json, WebJudge outputs, result.json with a judge, Agent-E records, AgentRewardBench "
+                  "annotations.csv or judge files, or a per-task table of outcomes or grades. Each file is stored "
+                  "whole or not at all.")
+    run = forms.CharField(max_length=200, required=False,
+                          help_text="The run judged (needed for WebJudge, browser-use judge and Agent-E files and for "
+                                    "grades); for human_label.json, one agent's column.")
+    source = forms.CharField(max_length=200, required=False,
+                             help_text='Name of the verdict source, e.g. "WebJudge o4-mini"; '
+                                       "default: the format's own.")
+    benchmark = forms.CharField(max_length=64, required=False, help_text="When the file does not say.")
+    threshold = forms.FloatField(required=False, help_text="Score at or above which a judge's score is a success "
+                                                           "(browser-use: 70).")
+    strict = forms.BooleanField(required=False, help_text="Refuse verdicts on tasks the platform does not hold "
+                                                          "instead of creating them.")
+
+    def clean_files(self):
+        files = self.cleaned_data["files"]
+        check_upload_size(files)
+        return files

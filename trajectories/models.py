@@ -5,6 +5,8 @@ from django.urls import reverse
 
 from config.jobs import BackgroundJob, JobStatus
 
+from .formats.published_verdicts import NOT_EXECUTABLE
+
 
 class Paradigm(models.TextChoices):
     STEP_BY_STEP = "step_by_step", "Step by step"
@@ -369,6 +371,9 @@ class VerdictKind(models.TextChoices):
     AGENT_SELF_REPORT = "agent_self_report", "Agent self-report"
 
 
+VERDICT_LABEL_NAMES = {"side_effect": "side effect", "optimality": "optimality", "looping": "looping"}
+
+
 class VerdictSource(models.Model):
     """A named giver of verdicts on agents' success: a second harness, a published LLM judge, human
     evaluators, the agent about itself. One row per (kind, name, model), shared by every run."""
@@ -391,8 +396,10 @@ class VerdictSource(models.Model):
 
 
 class Verdict(models.Model):
-    """One source's verdict on a run's outcome for one task, imported with the trajectory it judges
-    (which then owns it: replacing the trajectory replaces its verdicts)."""
+    """One source's verdict on a run's outcome for one task, from one of its graders where the source
+    has several people (a pair of experts labelling the same trajectory). Imported with the trajectory
+    it judges (which then owns it: replacing the trajectory replaces its verdicts) or from a published
+    verdict file."""
 
     run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="verdicts")
     task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="verdicts")
@@ -400,19 +407,32 @@ class Verdict(models.Model):
         Trajectory, null=True, blank=True, on_delete=models.CASCADE, related_name="verdicts"
     )
     source = models.ForeignKey(VerdictSource, on_delete=models.PROTECT, related_name="verdicts")
+    grader = models.CharField(max_length=200, blank=True, help_text="Who of the source's people; empty for one voice.")
     success = models.BooleanField(null=True, blank=True, help_text="Empty when the source gave no yes/no.")
     label = models.CharField(max_length=200, blank=True, help_text='What the source said instead, e.g. "not_executable".')
     score = models.FloatField(null=True, blank=True, help_text="The source's graded answer, as given.")
     explanation = models.TextField(blank=True)
+    labels = models.JSONField(default=dict, blank=True,
+                              help_text="Labels beside success: side_effect, optimality (1-4), looping.")
     origin = models.CharField(max_length=16, choices=ResultOrigin.choices, default=ResultOrigin.IMPORT)
     source_name = models.CharField(max_length=500, blank=True, help_text="File the verdict came from.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["run", "task", "source"]
+        ordering = ["run", "task", "source", "grader"]
         constraints = [
-            models.UniqueConstraint(fields=["run", "task", "source"], name="verdict_one_per_source"),
+            models.UniqueConstraint(fields=["run", "task", "source", "grader"], name="verdict_one_per_source_grader"),
         ]
 
     def __str__(self):
         return f"{self.source} on {self.run} / {self.task}: {self.success}"
+
+    @property
+    def not_executable(self) -> bool:
+        """The task could not be executed: no yes/no, counted as not successful (Online-Mind2Web's `2`)."""
+        return self.success is None and self.label == NOT_EXECUTABLE
+
+    @property
+    def shown_labels(self) -> list[tuple[str, str]]:
+        return [(VERDICT_LABEL_NAMES.get(name, name.replace("_", " ")), str(value))
+                for name, value in self.labels.items()]

@@ -1,6 +1,7 @@
 """Reads of tasks, runs and trajectories."""
 
 import json
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
@@ -10,6 +11,8 @@ from accounts.roles import ANNOTATOR, has_role
 from .formats.actions import parse_action
 from .models import (
     BENCHMARK_VERSIONS,
+    NOT_EXECUTABLE,
+    VERDICT_LABEL_NAMES,
     AgentRun,
     OutcomeGrade,
     OutcomeStatus,
@@ -124,13 +127,14 @@ def steps_show(trajectory: Trajectory) -> StepsShow:
 def task_verdicts_by_source(run_id: int, task_id: int) -> list[Verdict]:
     """The verdicts of named sources (other than the harness of record) on one task of a run."""
     return list(Verdict.objects.filter(run_id=run_id, task_id=task_id).select_related("source")
-                .order_by("source__kind", "source__name", "source__model"))
+                .order_by("source__kind", "source__name", "source__model", "grader"))
 
 
 @dataclass(frozen=True)
 class SourceRate:
     """A named verdict source's success rate over a run's tasks: `passed` of the `count` verdicts that
-    say yes or no; `unsaid` verdicts gave only a label or a score."""
+    say yes or no (a task that could not be executed counts as not successful, as Online-Mind2Web
+    counts it); `unsaid` verdicts gave only a label or a score."""
 
     source: VerdictSource
     passed: int
@@ -143,12 +147,34 @@ class SourceRate:
 
 
 def source_rates(run: AgentRun) -> list[SourceRate]:
+    said = Q(success__isnull=False) | Q(label=NOT_EXECUTABLE)
     rows = (Verdict.objects.filter(run=run).order_by().values("source_id")
-            .annotate(count=Count("pk", filter=Q(success__isnull=False)), passed=Count("pk", filter=Q(success=True)),
-                      unsaid=Count("pk", filter=Q(success__isnull=True))))
+            .annotate(count=Count("pk", filter=said), passed=Count("pk", filter=Q(success=True)),
+                      unsaid=Count("pk", filter=~said)))
     sources = VerdictSource.objects.in_bulk([row["source_id"] for row in rows])
     rates = [SourceRate(sources[row["source_id"]], row["passed"], row["count"], row["unsaid"]) for row in rows]
     return sorted(rates, key=lambda rate: (rate.source.kind, rate.source.name, rate.source.model))
+
+
+@dataclass(frozen=True)
+class SourceLabelCounts:
+    """How often each further label of a source's verdicts (side effect, optimality, looping) took each
+    value over a run's verdicts: [(label, [(value, count)])]."""
+
+    source: VerdictSource
+    labels: list[tuple[str, list[tuple[str, int]]]]
+
+
+def label_counts(run: AgentRun) -> list[SourceLabelCounts]:
+    counts: dict[int, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    for source_id, labels in Verdict.objects.filter(run=run).exclude(labels={}).values_list("source_id", "labels"):
+        for name, value in labels.items():
+            counts[source_id][name][str(value)] += 1
+    sources = VerdictSource.objects.in_bulk(list(counts))
+    found = [SourceLabelCounts(sources[source_id], [
+        (VERDICT_LABEL_NAMES.get(name, name.replace("_", " ")), sorted(values.items()))
+        for name, values in by_name.items()]) for source_id, by_name in counts.items()]
+    return sorted(found, key=lambda item: (item.source.kind, item.source.name, item.source.model))
 
 
 USAGE_FIELDS = ("tokens_in", "tokens_out", "cost", "duration")

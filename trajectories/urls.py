@@ -7,6 +7,7 @@ app_name = "trajectories"
 urlpatterns = [
     path("runs/import/", views.upload, name="upload"),
     path("runs/import-outcomes/", views.upload_outcomes, name="upload-outcomes"),
+    path("runs/import-verdicts/", views.upload_verdicts, name="upload-verdicts"),
     path("tasks/", views.task_list, name="task-list"),
     path("tasks/import/", views.task_import, name="task-import"),
     path("tasks/<int:pk>/", views.task_detail, name="task-detail"),

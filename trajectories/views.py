@@ -25,7 +25,7 @@ from . import selectors
 from .formats import webarena_verified
 from .formats.verdict_files import VerdictFileError
 from .formats.webarena_tasks import TaskConfigError
-from .forms import OutcomesUploadForm, TaskImportForm, UploadForm
+from .forms import OutcomesUploadForm, TaskImportForm, UploadForm, VerdictsUploadForm
 from .models import AgentRun, ImportJob, ResultOrigin, Screenshot, Task, TaskSubset, Trajectory
 from .permissions import can_import_into
 from .services.import_jobs import create_import_job, enqueue_import_job, retry_import_job
@@ -33,7 +33,8 @@ from .services.media_check import log_missing_once
 from .services.runs import get_or_create_run
 from .services.subsets import import_subset_bytes
 from .services.tasks import import_task_bytes
-from .services.verdicts import import_outcomes, record_grade
+from .services.verdict_import import OUTCOMES, import_verdicts
+from .services.verdicts import record_grade
 
 TASKS_PER_PAGE = 100
 
@@ -129,13 +130,32 @@ def upload_outcomes(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            report = import_outcomes(data["file"].name, data["file"].read(), run=data["run"].strip(),
+            report = import_verdicts(data["file"].name, data["file"].read(), table=OUTCOMES, run=data["run"].strip(),
                                      run_column=data["run_column"], task_column=data["task_column"],
                                      success_column=data["success_column"], benchmark=data["benchmark"],
-                                     user=request.user, origin=ResultOrigin.WEB)
+                                     user=request.user, origin=ResultOrigin.WEB).table
         except VerdictFileError as error:
             form.add_error("file", f"{error}; nothing was stored.")
     return render(request, "trajectories/upload_outcomes.html", {"form": form, "report": report})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def upload_verdicts(request):
+    """Verdicts of any source, file by file: each file's report says what was stored, or why nothing was."""
+    form = VerdictsUploadForm(request.POST or None, request.FILES or None)
+    reports, refused = [], []
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        for upload in data["files"]:
+            try:
+                reports.append(import_verdicts(
+                    upload.name, upload.read(), run=data["run"].strip(), source_name=data["source"].strip(),
+                    benchmark=data["benchmark"].strip(), threshold=data["threshold"], strict=data["strict"],
+                    user=request.user, origin=ResultOrigin.WEB))
+            except VerdictFileError as error:
+                refused.append(f"{error}; nothing was stored.")
+    return render(request, "trajectories/upload_verdicts.html", {"form": form, "reports": reports, "refused": refused})
 
 
 def _visible_job(request, pk: int) -> ImportJob:

@@ -50,7 +50,7 @@ def test_the_trajectory_page_names_each_source_and_escapes_what_it_said(client, 
     page = text(response)
     assert "Human expert graders: FAIL" in page
     assert "LLM judge WebJudge (o4-mini) : PASS score 4 (success at 3 or above)" in page
-    assert "Agent self-report agent self-report: no yes/no not_executable" in page
+    assert "Agent self-report agent self-report: not executable" in page
     assert "<img src=x" not in body and "&lt;img src=x onerror=alert(1)&gt; The box was ticked." in body
     assert "<script>alert(1)</script>" not in body and "&lt;b&gt;Submitted&lt;/b&gt;" in body
     assert "No agent steps: the file records the outcome only (final answer and verdicts)." in page
@@ -74,7 +74,7 @@ def test_the_run_page_gives_each_source_its_rate_and_the_totals(client, run):
     client.force_login(UserFactory())
     page = text(client.get(reverse("metrics:run-detail", args=[run.pk])))
     assert "harness 1.000 (1 of 1)" in page
-    assert "agent self-report 1.000 (1 of 1) 1 without a yes/no" in page
+    assert "agent self-report 0.500 (1 of 2)" in page  # a task not executable counts as not successful
     assert "expert graders 0.000 (0 of 1)" in page
     assert "WebJudge (o4-mini) 1.000 (1 of 1)" in page
     assert "3400 tokens in (over 2 trajectories) · 100 tokens out (over 1 trajectory) · $0.5040 (over 2 trajectories)" \
@@ -105,13 +105,15 @@ def test_a_run_with_steps_is_not_results_only(run, api):
 def test_the_api_gives_verdicts_usage_and_the_harness_source(run, api):
     detail = api.get(reverse("api-trajectory-detail", args=[_trajectory(run, "click-checkboxes").pk])).json()
     assert detail["verdicts"] == [
-        {"kind": "agent_self_report", "name": "agent self-report", "model": "", "threshold": None, "success": None,
-         "label": "not_executable", "score": None, "explanation": "", "file": "run/click-checkboxes.json"},
-        {"kind": "human", "name": "expert graders", "model": "", "threshold": None, "success": False, "label": "",
-         "score": None, "explanation": "<img src=x onerror=alert(1)> The box was ticked.",
+        {"kind": "agent_self_report", "name": "agent self-report", "model": "", "threshold": None, "grader": "",
+         "success": None, "label": "not_executable", "score": None, "labels": {}, "explanation": "",
          "file": "run/click-checkboxes.json"},
-        {"kind": "llm_judge", "name": "WebJudge", "model": "o4-mini", "threshold": 3.0, "success": True, "label": "",
-         "score": 4.0, "explanation": "Key points met.", "file": "run/click-checkboxes.json"},
+        {"kind": "human", "name": "expert graders", "model": "", "threshold": None, "grader": "", "success": False,
+         "label": "", "score": None, "labels": {}, "explanation": "<img src=x onerror=alert(1)> The box was ticked.",
+         "file": "run/click-checkboxes.json"},
+        {"kind": "llm_judge", "name": "WebJudge", "model": "o4-mini", "threshold": 3.0, "grader": "", "success": True,
+         "label": "", "score": 4.0, "labels": {}, "explanation": "Key points met.",
+         "file": "run/click-checkboxes.json"},
     ]
     assert (detail["tokens_in"], detail["tokens_out"], detail["cost"], detail["duration"]) == (900, None, 0.5, 12.0)
     assert detail["steps"] == []
@@ -122,7 +124,7 @@ def test_the_api_gives_verdicts_usage_and_the_harness_source(run, api):
 
     body = api.get(reverse("api-run-detail", args=[run.pk])).json()
     assert [(rate["name"], rate["passed"], rate["count"], rate["unsaid"]) for rate in body["verdict_sources"]] == [
-        ("agent self-report", 1, 1, 1), ("expert graders", 0, 1, 0), ("WebJudge", 1, 1, 0)]
+        ("agent self-report", 1, 2, 0), ("expert graders", 0, 1, 0), ("WebJudge", 1, 1, 0)]
     assert body["usage"] == {"tokens_in": {"total": 3400, "trajectories": 2},
                              "tokens_out": {"total": 100, "trajectories": 1},
                              "cost": {"total": pytest.approx(0.504), "trajectories": 2},

@@ -126,7 +126,7 @@ def test_import_grades_attaches_to_trajectories_and_task_results(webarena_tasks,
 
 
 def test_import_grades_needs_a_known_run(grades_file, db):
-    with pytest.raises(CommandError, match="--run: no run named 'nope'"):
+    with pytest.raises(CommandError, match="no run named 'nope'; nothing was stored"):
         call_command("import_grades", str(grades_file), "--run", "nope")
 
 

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .online_mind2web import JUDGE_NAME as BROWSER_USE_JUDGE, JUDGE_THRESHOLD as BROWSER_USE_THRESHOLD
-from .verdict_files import VerdictFileError, read_rows
+from .verdict_files import SUMMARY_LABELS, SummaryRow, VerdictFileError, read_rows
 
 HUMAN, LLM_JUDGE, HARNESS, AGENT = "human", "llm_judge", "harness", "agent_self_report"
 NOT_EXECUTABLE = "not_executable"
@@ -55,6 +55,7 @@ class VerdictRecord:
     explanation: str = ""
     benchmark: str = ""
     agent_model: str = ""
+    intent: str = ""  # the task's text, where the file gives it
     # Further labels of the same judgement (AgentRewardBench: side effect, optimality, looping).
     labels: dict = field(default_factory=dict, hash=False)
 
@@ -64,6 +65,7 @@ class VerdictFile:
     format: str
     records: list[VerdictRecord]
     notes: list[str] = field(default_factory=list)
+    summary_rows: list[SummaryRow] = field(default_factory=list)  # rows that summarise the others, skipped
 
     @property
     def sources(self) -> list[SourceRef]:
@@ -131,7 +133,8 @@ def human_labels(source: str, rows, source_name: str = "") -> VerdictFile:
                                                "2 (task not executable)", line)
             records.append(VerdictRecord(
                 source=ref, task_id=task_id, line=line, run=_agent_name(column),
-                success=None if mark == "2" else mark == "1", label=NOT_EXECUTABLE if mark == "2" else ""))
+                success=None if mark == "2" else mark == "1", label=NOT_EXECUTABLE if mark == "2" else "",
+                intent=_text(row.get("confirmed_task")).strip()))
     return VerdictFile("online_mind2web_human_labels", records)
 
 
@@ -376,8 +379,24 @@ def _rows(source: str, data: bytes) -> tuple[list[str], list[tuple[int | str, di
 def read_verdict_file(source: str, data: bytes, *, source_name: str = "", run: str = "",
                       threshold: float | None = None, task_id: str = "") -> VerdictFile | None:
     """The published verdicts in `data`, or None when the file is none of these formats (the
-    caller then reads it as a plain per-task table)."""
+    caller then reads it as a plain per-task table). Summary rows (task id `Win Rate`, `Average`)
+    are skipped and named."""
     columns, rows = _rows(source, data)
+    summaries = [SummaryRow(line, row["task_id"].strip()) for line, row in rows if _is_summary(row)]
+    rows = [(line, row) for line, row in rows if not _is_summary(row)]
+    found = _read(source, columns, rows, source_name=source_name, run=run, threshold=threshold, task_id=task_id)
+    if found is not None:
+        found.summary_rows = summaries
+    return found
+
+
+def _is_summary(row: dict) -> bool:
+    value = row.get("task_id")
+    return isinstance(value, str) and value.strip().lower() in SUMMARY_LABELS
+
+
+def _read(source: str, columns, rows, *, source_name: str, run: str, threshold: float | None,
+          task_id: str) -> VerdictFile | None:
     if looks_like_agent_reward_bench(columns):
         return agent_reward_bench_annotations(source, rows, source_name=source_name)
     if looks_like_human_labels(rows):

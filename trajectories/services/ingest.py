@@ -61,7 +61,12 @@ _LISTED_TASKS = 20
 # of that benchmark is imported.
 _TASK_FILE_BENCHMARKS = frozenset({webarena_verified.BASE_BENCHMARK, "webarena-lite", webarena_verified.BENCHMARK,
                                    mind2web_live.BENCHMARK})
-_TASKS_NAMED_BY_RESULTS = frozenset({online_mind2web.BENCHMARK})
+TASKS_NAMED_BY_RESULTS = frozenset({online_mind2web.BENCHMARK})
+
+
+def has_task_list(benchmark: str) -> bool:
+    """Whether the benchmark's tasks come from its task list, so that files naming others cannot create them."""
+    return benchmark in _TASK_FILE_BENCHMARKS or Task.objects.filter(benchmark=benchmark, from_task_list=True).exists()
 
 
 @dataclass
@@ -474,10 +479,9 @@ class _RunImport:
         where the benchmark's list changes under its results (Online-Mind2Web's results name the
         version of the task they ran, with its text)."""
         if ref.benchmark not in self.listed_benchmarks:
-            self.listed_benchmarks[ref.benchmark] = ref.benchmark in _TASK_FILE_BENCHMARKS or Task.objects.filter(
-                benchmark=ref.benchmark, from_task_list=True).exists()
+            self.listed_benchmarks[ref.benchmark] = has_task_list(ref.benchmark)
         listed = self.listed_benchmarks[ref.benchmark]
-        named = ref.benchmark in _TASKS_NAMED_BY_RESULTS and bool(ref.intent.strip())
+        named = ref.benchmark in TASKS_NAMED_BY_RESULTS and bool(ref.intent.strip())
         if (listed and not named) or not (ref.task_id.isprintable() and ref.benchmark.isprintable()):
             return None
         intent = _text(ref.intent).strip()

@@ -3,8 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from trajectories.formats.verdict_files import VerdictFileError
-from trajectories.models import AgentRun
-from trajectories.services.verdicts import import_grades
+from trajectories.services.verdict_import import GRADES, import_verdicts
 
 
 class Command(BaseCommand):
@@ -22,11 +21,8 @@ class Command(BaseCommand):
     def handle(self, *args, file, run, **options):
         if not file.is_file():
             raise CommandError(f"{file}: no such file")
-        agent_run = AgentRun.objects.filter(name=run).first()
-        if agent_run is None:
-            raise CommandError(f"--run: no run named {run!r}")
         try:
-            report = import_grades(agent_run, file.name, file.read_bytes())
+            report = import_verdicts(file.name, file.read_bytes(), table=GRADES, run=run).table
         except VerdictFileError as error:
             raise CommandError(f"{error}; nothing was stored.") from None
         self.stdout.write(self.style.SUCCESS(str(report)))

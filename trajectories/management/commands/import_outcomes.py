@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from trajectories.formats.verdict_files import VerdictFileError
-from trajectories.services.verdicts import import_outcomes
+from trajectories.services.verdict_import import OUTCOMES, import_verdicts
 
 
 class Command(BaseCommand):
@@ -28,8 +28,9 @@ class Command(BaseCommand):
         if not file.is_file():
             raise CommandError(f"{file}: no such file")
         try:
-            report = import_outcomes(file.name, file.read_bytes(), run=run, run_column=run_column,
-                                     task_column=task_column, success_column=success_column, benchmark=benchmark)
+            report = import_verdicts(file.name, file.read_bytes(), table=OUTCOMES, run=run, run_column=run_column,
+                                     task_column=task_column, success_column=success_column,
+                                     benchmark=benchmark).table
         except VerdictFileError as error:
             raise CommandError(f"{error}; nothing was stored.") from None
         lines = str(report).splitlines()

@@ -1,0 +1,92 @@
+"""Every source's verdicts on runs' tasks, read one way: the named sources' stored verdicts (published
+judges, human labels, an agent's self-report) and the four every run may have without them (harness,
+offline check, human graders, the platform's LLM judge), each under its `VerdictSource` row. Pages,
+filters, exports and APIs that name a source read it here, so a new source needs no code.
+
+The built-in four are read where they live (trajectories and task results, the latest evaluation's
+scores, the graders' grades) rather than copied, so they never drift from what the pages show.
+"""
+
+from dataclasses import dataclass, field
+
+from judges.models import JudgeConfig
+from metrics.leaderboard import Evaluation
+from metrics.verdicts import run_verdicts
+from trajectories.formats.published_verdicts import NOT_EXECUTABLE
+from trajectories.models import AgentRun, Verdict, VerdictSource
+from trajectories.services.verdict_sources import (
+    CHECK_SOURCE, HARNESS_SOURCE, HUMAN_GRADERS_SOURCE, built_in_sources, judge_source_key,
+)
+from trajectories.verdicts import GRADE_LABELS, consensus_success
+
+
+@dataclass(frozen=True)
+class SourceVerdict:
+    """One source's verdict on one task of a run (one grader's, where the source has several)."""
+
+    run_id: int
+    task_id: int  # the Task's primary key
+    trajectory_id: int | None
+    source: VerdictSource
+    success: bool | None
+    label: str = ""
+    grader: str = ""
+    score: float | None = None
+    labels: dict = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def counted_success(self) -> bool | None:
+        """Success as success rates count it: a task that could not be executed is not a success."""
+        if self.success is None and self.label == NOT_EXECUTABLE:
+            return False
+        return self.success
+
+
+def verdicts_of(run_ids, *, task_pks=None, evaluations: dict[int, Evaluation] | None = None) -> list[SourceVerdict]:
+    """Every verdict of every source on the runs' tasks (only tasks `task_pks` when given). The offline
+    check and LLM judge come from each run's latest finished evaluation unless `evaluations` names others."""
+    run_ids = list(run_ids)
+    only = {} if task_pks is None else {"task_id__in": list(task_pks)}
+    named = [
+        SourceVerdict(row.run_id, row.task_id, row.trajectory_id, row.source, row.success, row.label, row.grader,
+                      row.score, row.labels)
+        for row in Verdict.objects.filter(run_id__in=run_ids, **only).select_related("source").order_by(
+            "run_id", "task_id", "source__kind", "source__name", "source__model", "grader")
+    ]
+    return _built_in_verdicts(run_ids, task_pks, evaluations) + named
+
+
+def benchmark_verdicts(benchmark: str) -> list[SourceVerdict]:
+    """Every source's verdicts on the runs of one benchmark."""
+    return verdicts_of(AgentRun.objects.filter(benchmark=benchmark).values_list("pk", flat=True))
+
+
+def _built_in_verdicts(run_ids, task_pks, evaluations) -> list[SourceVerdict]:
+    tables = run_verdicts(run_ids, evaluations=evaluations, task_pks=task_pks)
+    judges = dict(JudgeConfig.objects.filter(name__in={table.judge_name for table in tables.values()}).values_list(
+        "name", "model"))
+    judge_keys = {run_id: judge_source_key(table.judge_name, judges.get(table.judge_name, ""))
+                  for run_id, table in tables.items() if table.judge_name}
+    sources = built_in_sources({HARNESS_SOURCE, CHECK_SOURCE, HUMAN_GRADERS_SOURCE, *judge_keys.values()})
+    found = []
+    for run_id, table in tables.items():
+        for task_pk, task in table.tasks.items():
+            def add(key, success, **more):
+                found.append(SourceVerdict(run_id, task_pk, task.trajectory_id, sources[key], success, **more))
+
+            if task.harness is not None:
+                add(HARNESS_SOURCE, task.harness)
+            if task.check is not None:
+                add(CHECK_SOURCE, task.check)
+            if task.judge is not None and run_id in judge_keys:
+                add(judge_keys[run_id], task.judge)
+            for grader, value in sorted(task.grades.items()):
+                add(HUMAN_GRADERS_SOURCE, consensus_success(value), label=GRADE_LABELS[value], grader=grader,
+                    score=value)
+    return found
+
+
+def sources_of(verdicts: list[SourceVerdict]) -> list[VerdictSource]:
+    """The distinct sources among `verdicts`, by kind, name and model."""
+    unique = {verdict.source.pk: verdict.source for verdict in verdicts}
+    return sorted(unique.values(), key=lambda source: (source.kind, source.name, source.model))
