@@ -20,7 +20,8 @@ from config.api_schema import ErrorSerializer
 from metrics.aggregation import site_group
 from metrics.verdict_sources import verdicts_of
 from metrics.verdict_views import MAX_GRADES_FILE_BYTES, can_import_grades
-from metrics.verdicts import agreement_report, benchmarks_with_runs, judges_report, one_run
+from metrics.verdict_sources import judges_report
+from metrics.verdicts import agreement_report, benchmarks_with_runs, one_run
 from trajectories.formats.verdict_files import VerdictFileError
 from trajectories.models import AgentRun, ResultOrigin, Task, Trajectory, VerdictKind
 from trajectories.parsers import JSONParser

@@ -10,6 +10,7 @@ scores, the graders' grades) rather than copied, so they never drift from what t
 from dataclasses import dataclass, field
 
 from judges.models import JudgeConfig
+from metrics.definitions.judges_vs_humans import JudgesVsHumans, SourceVerdict as JudgedVerdict, judges_vs_humans
 from metrics.leaderboard import Evaluation
 from metrics.verdicts import run_verdicts
 from trajectories.formats.published_verdicts import NOT_EXECUTABLE
@@ -90,3 +91,15 @@ def sources_of(verdicts: list[SourceVerdict]) -> list[VerdictSource]:
     """The distinct sources among `verdicts`, by kind, name and model."""
     unique = {verdict.source.pk: verdict.source for verdict in verdicts}
     return sorted(unique.values(), key=lambda source: (source.kind, source.name, source.model))
+
+
+def judges_report(benchmark: str, reference: str = "") -> JudgesVsHumans:
+    """Every automatic source of the benchmark's runs against the human consensus, or against the human
+    source `reference` (`source-<pk>`; ValueError when the runs have no such source)."""
+    runs = dict(AgentRun.objects.filter(benchmark=benchmark).values_list("pk", "name"))
+    return judges_vs_humans([
+        JudgedVerdict(run=runs[verdict.run_id], task=verdict.task_id, source=f"source-{verdict.source.pk}",
+                      source_label=str(verdict.source), kind=verdict.source.kind, success=verdict.success,
+                      label=verdict.label, grader=verdict.grader)
+        for verdict in verdicts_of(runs)
+    ], reference=reference)

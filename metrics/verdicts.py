@@ -13,7 +13,6 @@ from django.db.models import Avg, Count, Exists, OuterRef, Q, Value
 from django.db.models.functions import Coalesce, NullIf
 
 from metrics.aggregation import Summary, compare_paired, site_group, summarize
-from metrics.definitions.judges_vs_humans import JudgesVsHumans, SourceVerdict, judges_vs_humans
 from metrics.leaderboard import Evaluation, latest_evaluations
 from metrics.models import TrajectoryScore
 from trajectories.models import AgentRun, OutcomeGrade, TaskResult, TaskSubset, Trajectory, Verdict
@@ -348,45 +347,5 @@ def success_counts(run_ids, evaluations: dict[int, Evaluation], with_steps: set[
     return counts
 
 
-# Every source's verdicts on a benchmark, for judges against humans ----------------------------
-
-GRADERS = "graders"
-BUILT_IN_SOURCES = {HARNESS: ("harness", "Harness"), CHECK: ("rule_check", "Offline check"),
-                    GRADERS: ("human", "Human graders")}
-
-
-def benchmark_source_verdicts(benchmark: str) -> list[SourceVerdict]:
-    """Every verdict on the benchmark's runs as plain records (tasks by primary key): the named sources'
-    (`Verdict` rows, one per grader where a source has several) and the built-in ones (the harness's, the
-    offline check's and the LLM judge's of the latest finished evaluation, each human grader's mark: more
-    than 0.5 is success)."""
-    runs = dict(AgentRun.objects.filter(benchmark=benchmark).values_list("pk", "name"))
-    records = [
-        SourceVerdict(run=runs[verdict.run_id], task=verdict.task_id, source=f"source-{verdict.source_id}",
-                      source_label=str(verdict.source), kind=verdict.source.kind, success=verdict.success,
-                      label=verdict.label, grader=getattr(verdict, "grader", ""))
-        for verdict in Verdict.objects.filter(run_id__in=runs).select_related("source")
-    ]
-    for run_id, table in run_verdicts(runs).items():
-        for task in table.tasks.values():
-            for key, success in ((HARNESS, task.harness), (CHECK, task.check)):
-                if success is not None:
-                    kind, label = BUILT_IN_SOURCES[key]
-                    records.append(SourceVerdict(runs[run_id], task.task_pk, key, label, kind, success))
-            if table.judge_name and task.judge is not None:
-                records.append(SourceVerdict(runs[run_id], task.task_pk, f"{JUDGE}-{table.judge_name}",
-                                             f"LLM judge {table.judge_name}", "llm_judge", task.judge))
-            kind, label = BUILT_IN_SOURCES[GRADERS]
-            records.extend(SourceVerdict(runs[run_id], task.task_pk, GRADERS, label, kind, consensus_success(value),
-                                         grader=grader) for grader, value in task.grades.items())
-    return records
-
-
 def benchmarks_with_runs() -> list[str]:
     return sorted(set(AgentRun.objects.values_list("benchmark", flat=True)))
-
-
-def judges_report(benchmark: str, reference: str = "") -> JudgesVsHumans:
-    """Every automatic source of the benchmark's runs against the human consensus, or against the human
-    source `reference` (ValueError when the runs have no such source)."""
-    return judges_vs_humans(benchmark_source_verdicts(benchmark), reference=reference)

@@ -13,7 +13,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from accounts.services import create_api_token
-from metrics.verdicts import judges_report
+from metrics.verdict_sources import judges_report
 from tests.factories import AgentRunFactory, UserFactory
 from tests.metrics.verdict_data import three_voices
 from trajectories.models import AgentRun, Task, Verdict, VerdictKind, VerdictSource
@@ -87,11 +87,11 @@ def test_graders_and_the_platforms_own_sources(django_capture_on_commit_callback
     """Task A: harness fail, offline check pass, both graders 1; task B: all fail (grades 0 and 0.5)."""
     three_voices(django_capture_on_commit_callbacks)
     report = judges_report("webarena")
-    assert [key for key, _label in report.human_sources] == ["graders"]
-    rows = {row.source: row for row in report.sources}
+    assert [label for _key, label in report.human_sources] == ["human graders"]
+    rows = {row.label: row for row in report.sources}
     assert cells(rows["harness"].overall) == (0, 0, 1, 1, 0)
-    assert cells(rows["check"].overall) == (1, 0, 0, 1, 0)
-    assert rows["check"].overall.metrics["kappa"] == 1.0
+    assert cells(rows["offline check"].overall) == (1, 0, 0, 1, 0)
+    assert rows["offline check"].overall.metrics["kappa"] == 1.0
     assert rows["harness"].overall.metrics["kappa"] == 0.0
     # The two graders agree on both tasks (0.5 is not a success).
     assert cells(report.ceiling.runs["three-voices"]) == (1, 0, 0, 1, 0)
