@@ -21,7 +21,6 @@ from metrics.aggregation import METRICS, OUTCOME_CATEGORIES
 from metrics.leaderboard import METRIC_LABELS
 from metrics.report_forms import CompareForm, LeaderboardForm, PlotForm
 from trajectories.models import AgentRun, Task, TaskSubset
-from trajectories.verdicts import SOURCE_LABELS
 
 PLOT_MAX_AGE = 300
 TEXT_COLUMNS = ("name", "agent", "model", "paradigm", "benchmark")
@@ -68,7 +67,7 @@ def leaderboard_page(request):
         ("sort", ("-" if filters.descending else "") + filters.sort),
     ) if value})
     judge_marks = leaderboard.judge_marks(board)
-    labels = {**METRIC_LABELS, "success": f"Success ({SOURCE_LABELS[filters.success_source]})"}
+    labels = {**METRIC_LABELS, "success": f"Success ({board.success_label})"}
     # The tables depend only on the query and on what each row shows, evaluations and judge marks included.
     tables_key = leaderboard.cache_key("leaderboard-tables", request.get_full_path(), [
         (row.run_id, row.name, row.agent, row.model, row.paradigm, row.benchmark, row.created_at, row.trajectories,
@@ -79,7 +78,7 @@ def leaderboard_page(request):
         "breakdown": SimpleLazyObject(lambda: leaderboard.site_breakdown(board, form.chosen_site_metric)),
         "metrics": [(metric, labels[metric]) for metric in LEADERBOARD_ORDER], "labels": labels,
         "other_metrics": [(metric, labels[metric]) for metric in LEADERBOARD_ORDER if metric != "success"],
-        "success_label": SOURCE_LABELS[filters.success_source],
+        "success_label": board.success_label,
         "outcome_categories": OUTCOME_CATEGORIES,
         "sort_links": sort_links, "query": _query(request),
         "site_metric": form.chosen_site_metric, "distribution_metric": form.chosen_distribution,

@@ -18,6 +18,7 @@ from metrics.verdicts import one_run, success_counts, trajectory_verdicts
 from trajectories import selectors
 from trajectories.forms import TrajectoryFilterForm
 from trajectories.models import AgentRun
+from trajectories.services.tallies import fresh_tallies
 from trajectories.permissions import can_import_into
 from trajectories.verdicts import HUMAN
 
@@ -29,8 +30,8 @@ TRAJECTORIES_PER_PAGE = 100
 def run_list(request):
     runs = list(selectors.runs_overview())
     run_ids = [run.pk for run in runs]
-    counts = success_counts(run_ids, latest_evaluations(run_ids), {run.pk for run in runs if run.stepped_count},
-                            outcomes_only={run.pk for run in runs if run.trajectory_count})
+    fresh_tallies(run_ids)
+    counts = success_counts(run_ids, latest_evaluations(run_ids))
     return render(request, "metrics/run_list.html", {"rows": [(run, counts[run.pk]) for run in runs]})
 
 
