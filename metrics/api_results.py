@@ -128,7 +128,7 @@ class LeaderboardRowSerializer(serializers.Serializer):
     lengths = serializers.JSONField(allow_null=True, help_text="Agent vs gold steps, the paper's Table 6.")
     success_sources = serializers.DictField(
         child=SummarySerializer(), help_text="Success rate by each verdict source: combined (METRICS.md: the "
-        "harness's, else the offline check's), harness, check, human, and source-<id> of each named source the run "
+        "harness's, else the offline check's), harness, check, human, and source:<id> of each named source the run "
         "has verdicts of; `metrics.success` is the chosen one.")
     results_only = serializers.BooleanField(help_text="Per-task verdicts without agent steps: no other metric.")
     uniform = serializers.BooleanField(allow_null=True, help_text="A results-only run whose hundreds of verdicts "
@@ -151,7 +151,7 @@ class LeaderboardQuerySerializer(serializers.Serializer):
                                    help_text="Numbers restricted to this task subset (e.g. webarena-lite).")
     success_source = serializers.CharField(required=False, default=COMBINED,
                                            help_text="Which verdict `metrics.success` is: combined, harness, check, "
-                                                     "human, or a named source's source-<id> (`success_sources`).")
+                                                     "human, or a named source's source:<id> (`success_sources`).")
 
     def validate_success_source(self, value):
         sources = leaderboard.success_sources()

@@ -96,7 +96,7 @@ class LeaderboardFilters:
             raise ValueError("subset: choose a site group or a subset, not both")
         if self.success_source not in SOURCE_LABELS and named_source_id(self.success_source) is None:
             raise ValueError(f"success_source: {self.success_source!r} is not one of {', '.join(SOURCE_LABELS)} "
-                             "or a named source's source-<id>")
+                             "or a named source's source:<id>")
         if self.sort not in SORT_KEYS:
             raise ValueError(f"sort: unknown column {self.sort!r}; expected one of {', '.join(SORT_KEYS)}")
         if self.paradigm and self.paradigm not in Paradigm.values:
@@ -348,7 +348,7 @@ def success_sources() -> dict[str, str]:
     """{source key: label} of the built-in verdict sources and every named source some run has verdicts of."""
     key = Concat(Value(NAMED_PREFIX), Cast(OuterRef("pk"), CharField()))
     named = VerdictSource.objects.filter(Exists(RunVerdictCount.objects.filter(source=key)))
-    return {**SOURCE_LABELS, **{named_source(source.pk): f"{source} ({source.get_kind_display()})" for source in named}}
+    return {**SOURCE_LABELS, **{named_source(source.pk): str(source) for source in named}}
 
 
 def benchmarks() -> list[str]:

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET
 from accounts.roles import ANNOTATOR, has_role
 from metrics.definitions.agent_response import task_answer_check
 from metrics.forms import EvaluationForm
-from metrics.leaderboard import latest_evaluations
+from metrics.leaderboard import latest_evaluations, success_sources
 from metrics.permissions import can_evaluate
 from metrics.selectors import run_evaluations, trajectory_evaluation
 from metrics.subsets import run_subsets
@@ -70,6 +70,7 @@ def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = N
          "disagree": disagree if disagree in disagreements else "", "without_trajectory": without_trajectory,
          "can_import": can_import_into(request.user, run), "evaluations": run_evaluations(run),
          "source_rates": selectors.source_rates(run), "usage": selectors.run_usage(run),
+         "source_labels": success_sources(),
          "evaluate_form": evaluate_form},
         status=status,
     )

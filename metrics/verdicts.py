@@ -1,4 +1,4 @@
-"""Reads of every verdict source, task by task: harness, offline check, human graders, LLM judge.
+"""Reads of every verdict source, task by task: harness, offline check, human graders, LLM judge, named sources.
 
 The harness's verdict on a task is its trajectory's `success`, else the run's task result
 (results-only runs have nothing else). The offline check's and the judge's come from the run's
@@ -6,6 +6,7 @@ latest finished evaluation (`metrics.leaderboard.latest_evaluations`); the human
 graders' consensus (`trajectories.verdicts`). A few queries per call, whatever the number of runs.
 """
 
+import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -15,11 +16,14 @@ from django.db.models.functions import Coalesce, NullIf
 from metrics.aggregation import CHECK_METRIC, Summary, compare_paired, site_group, summarize
 from metrics.leaderboard import Evaluation, latest_evaluations
 from metrics.models import Aggregate, TrajectoryScore
-from trajectories.models import AgentRun, OutcomeGrade, RunTally, RunVerdictCount, TaskResult, TaskSubset, Trajectory
+from trajectories.models import (
+    AgentRun, OutcomeGrade, RunTally, RunVerdictCount, TaskResult, TaskSubset, Trajectory, Verdict,
+)
 from trajectories.selectors import verdict_counts
 from trajectories.verdicts import (
     CHECK, COMBINED, HARNESS, HUMAN, SOURCE_LABELS, SOURCE_PAIRS, SOURCES, Verdicts, binary_agreement, consensus,
-    consensus_success, krippendorff_alpha_ordinal, pair_name, pairwise_agreement, uniform_counts, uniform_verdicts,
+    consensus_success, krippendorff_alpha_ordinal, named_source, named_source_id, pair_name, pairwise_agreement,
+    uniform_counts, uniform_verdicts,
 )
 
 JUDGE = "judge"
@@ -40,6 +44,7 @@ class TaskVerdicts:
     check_source: str = ""  # string_match, url_match, ...
     judge: bool | None = None  # the LLM judge's "final answer correct", where the evaluation has one
     grades: dict[str, float] = field(default_factory=dict)  # {grader: value}
+    named: dict[str, bool] = field(default_factory=dict)  # {named source's key: its yes or no}
 
     @property
     def verdicts(self) -> Verdicts:
@@ -49,6 +54,15 @@ class TaskVerdicts:
     @property
     def human(self) -> bool | None:
         return consensus_success(consensus(self.grades.values()))
+
+    def said(self) -> dict[str, bool]:
+        """{source: success} of every source that has spoken on the task, built-in ones first."""
+        return {**self.verdicts.known(), **dict(sorted(self.named.items()))}
+
+    def disagreements(self) -> list[tuple[str, str]]:
+        """Pairs of sources whose verdicts on the task differ."""
+        said = self.said()
+        return [(a, b) for a, b in itertools.combinations(said, 2) if said[a] != said[b]]
 
     @property
     def human_detail(self) -> str:
@@ -68,7 +82,8 @@ class RunVerdicts:
 
     def values(self, source: str, site: str = "") -> dict[int, bool | None]:
         """{task pk: success by `source`} (tasks of one site group when given)."""
-        return {pk: (task.judge if source == JUDGE else task.verdicts.success(source))
+        return {pk: (task.judge if source == JUDGE else task.named.get(source) if named_source_id(source) is not None
+                     else task.verdicts.success(source))
                 for pk, task in self.tasks.items() if not site or task.site == site}
 
     def summary(self, source: str, site: str = "") -> Summary:
@@ -76,10 +91,15 @@ class RunVerdicts:
         return summarize(value for value in self.values(source, site).values() if value is not None)
 
     def disagreements(self) -> dict[str, list[TaskVerdicts]]:
-        """{"harness-check": [tasks where those two differ], ...} for the three pairs of sources."""
+        """{"harness-check": [tasks where those two differ], ...} for the three pairs of built-in sources and
+        the pairs with a named source of sources that have both spoken on some task of the run."""
+        spoken = {source for task in self.tasks.values() for source in task.said()}
+        named = sorted(source for source in spoken if named_source_id(source) is not None)
+        sources = [source for source in SOURCES if source in spoken] + named
         found = {name: [] for name in SOURCE_PAIRS}
+        found.update({pair_name(a, b): [] for a, b in itertools.combinations(sources, 2) if b in named})
         for task in self.tasks.values():
-            for a, b in task.verdicts.disagreements():
+            for a, b in task.disagreements():
                 found[pair_name(a, b)].append(task)
         return found
 
@@ -104,7 +124,7 @@ class RunVerdicts:
 
 def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = None,
                  evaluations: dict[int, Evaluation] | None = None, task_pks=None) -> dict[int, RunVerdicts]:
-    """{run id: its tasks' verdicts} (only tasks `task_pks` when given), in five queries. The evaluation per
+    """{run id: its tasks' verdicts} (only tasks `task_pks` when given), in six queries. The evaluation per
     run is its latest finished one (with `judge` when named), unless `evaluations` gives them already or
     `job_ids` picks others."""
     run_ids = list(run_ids)
@@ -134,11 +154,11 @@ def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = N
         "run_id", "task_id", "success", "source_name", "task__task_id", "task__number", "task__sites"))
     grades = list(OutcomeGrade.objects.filter(run_id__in=run_ids, **only).values_list(
         "run_id", "task_id", "grader_name", "value", "task__task_id", "task__number", "task__sites"))
+    named = list(Verdict.objects.filter(run_id__in=run_ids, success__isnull=False, **only).values_list(
+        "run_id", "task_id", "source_id", "success", "task__task_id", "task__number", "task__sites"))
     for row in trajectories:
         task_info.setdefault(row[1], row[6:])
-    for row in results:
-        task_info.setdefault(row[1], row[4:])
-    for row in grades:
+    for row in (*results, *grades, *named):
         task_info.setdefault(row[1], row[4:])
     for run_id, task_pk, pk, success, source_name, *_ in trajectories:
         task = entry(run_id, task_pk)
@@ -149,6 +169,8 @@ def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = N
             task.harness, task.harness_source = success, source_name
     for run_id, task_pk, grader, value, *_ in grades:
         entry(run_id, task_pk).grades[grader] = value
+    for run_id, task_pk, source_id, success, *_ in named:
+        entry(run_id, task_pk).named[named_source(source_id)] = success
     judge_names = {}
     if chosen:
         scores = TrajectoryScore.objects.filter(job_id__in=set(chosen.values()), trajectory__run_id__in=run_ids,

@@ -25,8 +25,8 @@ SOURCE_LABELS = {
     CHECK: "offline check",
     HUMAN: "human graders",
 }
-# A named source (`VerdictSource`) beside the built-in ones: "source-<its id>".
-NAMED_PREFIX = "source-"
+# A named source (`VerdictSource`) beside the built-in ones: "source:<its id>".
+NAMED_PREFIX = "source:"
 GRADE_LABELS = {1.0: "correct", 0.5: "partially correct", 0.0: "incorrect"}
 GRADE_VALUES = tuple(sorted(GRADE_LABELS))
 # A results-only run whose verdicts are all equal over this many tasks is more likely scraped wrongly than real.
