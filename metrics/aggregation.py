@@ -62,6 +62,13 @@ def summarize(values: Iterable[float | bool | None]) -> Summary:
     )
 
 
+@lru_cache(maxsize=65536)
+def summarize_counts(passed: int, count: int) -> Summary:
+    """`summarize` of `passed` successes among `count` verdicts, remembered: stored counts repeat, and each
+    computation costs as much as the verdicts it stands for."""
+    return summarize([True] * passed + [False] * (count - passed))
+
+
 def summarize_metrics(rows: Iterable[Mapping], metrics: Sequence[str] = METRICS) -> dict[str, Summary]:
     rows = list(rows)
     return {metric: summarize(row.get(metric) for row in rows) for metric in metrics}

@@ -189,9 +189,10 @@ def sort_rows(rows: list[LeaderboardRow], sort: str, descending: bool) -> list[L
     return sorted(present, key=lambda row: _sort_value(row, sort), reverse=descending) + missing
 
 
-def leaderboard(filters: LeaderboardFilters) -> Leaderboard:
+def leaderboard(filters: LeaderboardFilters, source_labels: dict[str, str] | None = None) -> Leaderboard:
     """One row per run that passes the filters, in a fixed number of queries whatever the runs hold: the runs
-    with their stored tallies, their evaluations, the stored aggregates and the stored verdict counts."""
+    with their stored tallies, their evaluations, the stored aggregates and the stored verdict counts
+    (`source_labels`: `success_sources()` when the caller has read them already)."""
     runs = AgentRun.objects.all()
     if filters.benchmark:
         runs = runs.filter(benchmark=filters.benchmark)
@@ -239,7 +240,7 @@ def leaderboard(filters: LeaderboardFilters) -> Leaderboard:
         elif metric in METRICS:
             row.metrics[metric] = _summary(mean, std, count, null_count)
     _success_by_source(rows, evaluations, filters, subset)
-    labels = success_sources()
+    labels = source_labels if source_labels is not None else success_sources()
     for row in rows.values():
         row.source_labels = labels
     ordered = sort_rows(list(rows.values()), filters.sort, filters.descending)

@@ -43,7 +43,8 @@ class LeaderboardForm(forms.Form):
         self.fields["judge"].choices = _choices(leaderboard.judges(), "any judge")
         self.fields["site"].choices = _choices(leaderboard.site_groups(), "all sites")
         self.fields["subset"].choices = _choices(leaderboard.subsets(), "all tasks")
-        self.fields["success_source"].choices = list(leaderboard.success_sources().items())
+        self.sources = leaderboard.success_sources()
+        self.fields["success_source"].choices = list(self.sources.items())
 
     def clean(self):
         data = super().clean()

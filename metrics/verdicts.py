@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Q, Value
 from django.db.models.functions import Coalesce, NullIf
 
-from metrics.aggregation import CHECK_METRIC, Summary, compare_paired, site_group, summarize
+from metrics.aggregation import CHECK_METRIC, Summary, compare_paired, site_group, summarize, summarize_counts
 from metrics.leaderboard import Evaluation, latest_evaluations
 from metrics.models import Aggregate, TrajectoryScore
 from trajectories.models import (
@@ -299,8 +299,7 @@ class SourceCounts:
         return passed, count
 
     def summary(self, source: str, site: str = "") -> Summary:
-        passed, count = self.cell(source, site)
-        return summarize([True] * passed + [False] * (count - passed))
+        return summarize_counts(*self.cell(source, site))
 
     def sites(self) -> set[str]:
         return set(self.by_site)

@@ -435,3 +435,4 @@ class RunVerdictCount(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "source", "site"], name="run_verdict_count_unique"),
         ]
+        indexes = [models.Index(fields=["source"])]  # the sources some run has, for the leaderboard's switch
