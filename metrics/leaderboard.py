@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import CharField, Exists, OuterRef, Value
+from django.db.models import Case, CharField, Exists, F, JSONField, OuterRef, Value, When
 from django.db.models.functions import Cast, Concat
 
 from judges import questions as q
@@ -224,9 +224,12 @@ def leaderboard(filters: LeaderboardFilters, source_labels: dict[str, str] | Non
     if subset is not None:
         _fill_from_subset(rows, evaluations, subset)
     scope, group = filters.scope
+    # Only the two tables are JSON worth decoding: decoding every metric's empty one cost more than the query.
     aggregates = Aggregate.objects.filter(
-        scope=scope, group=group, run_id__in=list(evaluations), job_id__in={e.job_id for e in evaluations.values()}
-    ).values_list("job_id", "run_id", "metric", "mean", "std", "count", "null_count", "data")
+        scope=scope, group=group, metric__in=(*METRICS, OUTCOMES, LENGTHS), run_id__in=list(evaluations),
+        job_id__in={e.job_id for e in evaluations.values()},
+    ).annotate(table=Case(When(metric__in=(OUTCOMES, LENGTHS), then=F("data")), output_field=JSONField())).values_list(
+        "job_id", "run_id", "metric", "mean", "std", "count", "null_count", "table")
     if subset is not None:  # the subset's numbers are all filled in already
         aggregates = ()
     for job_id, run_id, metric, mean, std, count, null_count, data in aggregates:
@@ -245,8 +248,8 @@ def leaderboard(filters: LeaderboardFilters, source_labels: dict[str, str] | Non
         row.source_labels = labels
     ordered = sort_rows(list(rows.values()), filters.sort, filters.descending)
     numbered = [row for row in ordered if row.evaluation or row.results_only]
-    return Leaderboard(filters=filters, rows=numbered + [row for row in ordered if row not in numbered],
-                       source_labels=labels)
+    return Leaderboard(filters=filters, source_labels=labels,
+                       rows=numbered + [row for row in ordered if not (row.evaluation or row.results_only)])
 
 
 def _success_by_source(rows: dict[int, LeaderboardRow], evaluations: dict[int, Evaluation],
