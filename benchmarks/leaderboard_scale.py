@@ -17,7 +17,6 @@ by the named judge's success, the page with a site filter, and the leaderboard A
 """
 
 import argparse
-import io
 import json
 import os
 import random

@@ -21,7 +21,7 @@ from trajectories.models import (
 )
 from trajectories.selectors import verdict_counts
 from trajectories.verdicts import (
-    CHECK, COMBINED, HARNESS, HUMAN, SOURCE_LABELS, SOURCE_PAIRS, SOURCES, Verdicts, binary_agreement, consensus,
+    CHECK, COMBINED, HARNESS, SOURCE_LABELS, SOURCE_PAIRS, SOURCES, Verdicts, binary_agreement, consensus,
     consensus_success, krippendorff_alpha_ordinal, named_source, named_source_id, pair_name, pairwise_agreement,
     uniform_counts, uniform_verdicts,
 )
