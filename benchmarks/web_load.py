@@ -100,6 +100,7 @@ def _prepare(runs: int, seed: int) -> None:
     from metrics.services.evaluation import evaluate_units
     from trajectories.models import AgentRun, Task
     from trajectories.services.ingest import import_paths
+    from trajectories.services.tallies import refresh_tallies
 
     call_command("migrate", verbosity=0)
     started = time.perf_counter()
@@ -116,6 +117,7 @@ def _prepare(runs: int, seed: int) -> None:
     score = job.scores.get(trajectory=trajectory, gold=gold)
     assert not score.error, score.error
     store_aggregates(job)
+    refresh_tallies(AgentRun.objects.values_list("pk", flat=True))  # bulk-generated runs, as services count them
     with connection.cursor() as cursor:  # what autovacuum does to a table soon after a bulk load
         cursor.execute("VACUUM ANALYZE")
     print(f"generated {runs} runs x 812 scored trajectories and a {trajectory.step_count}-step trajectory "

@@ -14,7 +14,10 @@ from functools import lru_cache
 import numpy as np
 
 from trajectories.formats.canonical import EARLY_STOP_REASONS, OUTCOME_STATUSES
+from trajectories.verdicts import site_group  # noqa: F401  (the grouping of every per-site number)
 
+# The offline check's success rate, stored with a job's aggregates beside METRICS (whose success is combined).
+CHECK_METRIC = "check_success"
 METRICS = (
     "step_success",
     "recovery",
@@ -59,14 +62,16 @@ def summarize(values: Iterable[float | bool | None]) -> Summary:
     )
 
 
+@lru_cache(maxsize=65536)
+def summarize_counts(passed: int, count: int) -> Summary:
+    """`summarize` of `passed` successes among `count` verdicts, remembered: stored counts repeat, and each
+    computation costs as much as the verdicts it stands for."""
+    return summarize([True] * passed + [False] * (count - passed))
+
+
 def summarize_metrics(rows: Iterable[Mapping], metrics: Sequence[str] = METRICS) -> dict[str, Summary]:
     rows = list(rows)
     return {metric: summarize(row.get(metric) for row in rows) for metric in metrics}
-
-
-def site_group(row: Mapping) -> str:
-    """A task's site, or its sites joined by "+" for a multi-site task (its own group)."""
-    return "+".join(sorted(row.get("sites") or [])) or "unknown"
 
 
 def paradigm_group(row: Mapping) -> str:

@@ -30,7 +30,7 @@ from metrics.selectors import scores_with_context
 from metrics.serializers import SCORE_ORDERING, TrajectoryScoreSerializer
 from trajectories.api_read import SiteFilter, TaskRefSerializer
 from trajectories.models import AgentRun, Paradigm, Task, TaskSubset
-from trajectories.verdicts import COMBINED, SOURCE_LABELS
+from trajectories.verdicts import COMBINED
 
 # --- scores and aggregates -------------------------------------------------------------------
 
@@ -129,7 +129,8 @@ class LeaderboardRowSerializer(serializers.Serializer):
     lengths = serializers.JSONField(allow_null=True, help_text="Agent vs gold steps, the paper's Table 6.")
     success_sources = serializers.DictField(
         child=SummarySerializer(), help_text="Success rate by each verdict source: combined (METRICS.md: the "
-        "harness's, else the offline check's), harness, check, human; `metrics.success` is the chosen one.")
+        "harness's, else the offline check's), harness, check, human, and source:<id> of each named source the run "
+        "has verdicts of; `metrics.success` is the chosen one.")
     results_only = serializers.BooleanField(help_text="Per-task verdicts without agent steps: no other metric.")
     uniform = serializers.BooleanField(allow_null=True, help_text="A results-only run whose hundreds of verdicts "
                                                                   "are all this one value (likely read wrongly).")
@@ -149,8 +150,15 @@ class LeaderboardQuerySerializer(serializers.Serializer):
                                    help_text="A column; `-` first for highest first.")
     subset = serializers.CharField(required=False, allow_blank=True, default="",
                                    help_text="Numbers restricted to this task subset (e.g. webarena-lite).")
-    success_source = serializers.ChoiceField(choices=list(SOURCE_LABELS), required=False, default=COMBINED,
-                                             help_text="Which verdict `metrics.success` is.")
+    success_source = serializers.CharField(required=False, default=COMBINED,
+                                           help_text="Which verdict `metrics.success` is: combined, harness, check, "
+                                                     "human, or a named source's source:<id> (`success_sources`).")
+
+    def validate_success_source(self, value):
+        sources = leaderboard.success_sources()
+        if value not in sources:
+            raise ValidationError(f"{value!r} is not one of {', '.join(sources)}")
+        return value
 
     def validate(self, data):
         if data["subset"] and data["site"]:

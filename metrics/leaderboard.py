@@ -13,19 +13,20 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Count, Exists, OuterRef, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Case, CharField, Exists, F, JSONField, OuterRef, Value, When
+from django.db.models.functions import Cast, Concat
 
 from judges import questions as q
 from judges.calibration import DEFAULT_THRESHOLD, trust
 from judges.models import DecisionKind
 from judges.selectors import judge_trust_by_kind
 from judges.services import backend_and_model
-from metrics.aggregation import METRICS, Summary, site_group
+from metrics.aggregation import METRICS, Summary
 from metrics.models import Aggregate, EvaluationJob
 from metrics.subsets import subset_numbers, subset_site_summaries
-from trajectories.models import AgentRun, Paradigm, TaskResult, TaskSubset, Trajectory
-from trajectories.verdicts import COMBINED, SOURCE_LABELS
+from trajectories.models import AgentRun, Paradigm, RunVerdictCount, TaskResult, TaskSubset, Trajectory, VerdictSource
+from trajectories.services.tallies import refresh_tallies
+from trajectories.verdicts import COMBINED, NAMED_PREFIX, SOURCE_LABELS, named_source, named_source_id
 
 METRIC_LABELS = {
     "step_success": "Step success",
@@ -93,8 +94,9 @@ class LeaderboardFilters:
     def __post_init__(self):
         if self.subset and self.site:
             raise ValueError("subset: choose a site group or a subset, not both")
-        if self.success_source not in SOURCE_LABELS:
-            raise ValueError(f"success_source: {self.success_source!r} is not one of {', '.join(SOURCE_LABELS)}")
+        if self.success_source not in SOURCE_LABELS and named_source_id(self.success_source) is None:
+            raise ValueError(f"success_source: {self.success_source!r} is not one of {', '.join(SOURCE_LABELS)} "
+                             "or a named source's source:<id>")
         if self.sort not in SORT_KEYS:
             raise ValueError(f"sort: unknown column {self.sort!r}; expected one of {', '.join(SORT_KEYS)}")
         if self.paradigm and self.paradigm not in Paradigm.values:
@@ -124,16 +126,18 @@ class LeaderboardRow:
     results_only: bool = False  # per-task verdicts and no agent steps: success is the only number
     uniform: bool | None = None  # a results-only run whose hundreds of verdicts are all one value
     site_success: dict[str, Summary] | None = None  # per site group, when success is not the stored aggregate
+    source_labels: dict[str, str] = field(default_factory=dict, repr=False)  # `success_sources()`, shared
 
     @property
     def success(self) -> Summary | None:
         return self.metrics.get("success")
 
     @property
-    def success_others(self) -> list[tuple[str, Summary]]:
-        """The other sources' success rates where they differ from the one shown."""
+    def success_others(self) -> list[tuple[str, str, Summary]]:
+        """(source, label, rate) of the other sources where their rate differs from the one shown."""
         shown = self.metrics.get("success")
-        return [(source, summary) for source, summary in self.success_sources.items()
+        return [(source, self.source_labels.get(source, source), summary)
+                for source, summary in self.success_sources.items()
                 if source != COMBINED and summary.count
                 and (shown is None or shown.mean is None or round(summary.mean, 3) != round(shown.mean, 3))]
 
@@ -150,6 +154,11 @@ class LeaderboardRow:
 class Leaderboard:
     filters: LeaderboardFilters
     rows: list[LeaderboardRow]
+    source_labels: dict[str, str] = field(default_factory=dict)  # `success_sources()`
+
+    @property
+    def success_label(self) -> str:
+        return self.source_labels.get(self.filters.success_source, self.filters.success_source)
 
     @property
     def evaluations(self) -> dict[int, Evaluation]:
@@ -180,13 +189,11 @@ def sort_rows(rows: list[LeaderboardRow], sort: str, descending: bool) -> list[L
     return sorted(present, key=lambda row: _sort_value(row, sort), reverse=descending) + missing
 
 
-def leaderboard(filters: LeaderboardFilters) -> Leaderboard:
-    """One row per run that passes the filters: seven queries whatever the number of runs (three for the
-    stored aggregates, four counting every verdict source's success)."""
-    # A count per run through the (run, task) index: several times faster than a join and GROUP BY.
-    per_run = Trajectory.objects.filter(run=OuterRef("pk")).order_by().values("run").annotate(n=Count("pk"))
-    runs = AgentRun.objects.annotate(trajectory_count=Coalesce(Subquery(per_run.values("n")), 0),
-                                     with_steps=Exists(Trajectory.objects.filter(run=OuterRef("pk"), step_count__gt=0)))
+def leaderboard(filters: LeaderboardFilters, source_labels: dict[str, str] | None = None) -> Leaderboard:
+    """One row per run that passes the filters, in a fixed number of queries whatever the runs hold: the runs
+    with their stored tallies, their evaluations, the stored aggregates and the stored verdict counts
+    (`source_labels`: `success_sources()` when the caller has read them already)."""
+    runs = AgentRun.objects.all()
     if filters.benchmark:
         runs = runs.filter(benchmark=filters.benchmark)
     if filters.paradigm:
@@ -196,14 +203,20 @@ def leaderboard(filters: LeaderboardFilters) -> Leaderboard:
         on_tasks = subset.task_filter("task__")
         runs = runs.filter(Exists(Trajectory.objects.filter(on_tasks, run=OuterRef("pk")))
                            | Exists(TaskResult.objects.filter(on_tasks, run=OuterRef("pk"))))
+    fields = ("pk", "name", "agent", "model", "paradigm", "benchmark", "created_at", "tally__trajectories",
+              "tally__with_steps")
+    found = list(runs.values(*fields))
+    stale = [run["pk"] for run in found if run["tally__trajectories"] is None]
+    if stale:  # counted once after a single write dropped them
+        refresh_tallies(stale)
+        found = list(runs.values(*fields))
     rows = {
         run["pk"]: LeaderboardRow(
             run_id=run["pk"], name=run["name"], agent=run["agent"], model=run["model"], paradigm=run["paradigm"],
-            benchmark=run["benchmark"], created_at=run["created_at"], trajectories=run["trajectory_count"],
-            with_steps=run["with_steps"], evaluation=None,
+            benchmark=run["benchmark"], created_at=run["created_at"], trajectories=run["tally__trajectories"],
+            with_steps=run["tally__with_steps"], evaluation=None,
         )
-        for run in runs.values("pk", "name", "agent", "model", "paradigm", "benchmark", "created_at",
-                               "trajectory_count", "with_steps")
+        for run in found
     }
     evaluations = latest_evaluations(rows, judge=filters.judge)
     for run_id, evaluation in evaluations.items():
@@ -211,9 +224,12 @@ def leaderboard(filters: LeaderboardFilters) -> Leaderboard:
     if subset is not None:
         _fill_from_subset(rows, evaluations, subset)
     scope, group = filters.scope
+    # Only the two tables are JSON worth decoding: decoding every metric's empty one cost more than the query.
     aggregates = Aggregate.objects.filter(
-        scope=scope, group=group, run_id__in=list(evaluations), job_id__in={e.job_id for e in evaluations.values()}
-    ).values_list("job_id", "run_id", "metric", "mean", "std", "count", "null_count", "data")
+        scope=scope, group=group, metric__in=(*METRICS, OUTCOMES, LENGTHS), run_id__in=list(evaluations),
+        job_id__in={e.job_id for e in evaluations.values()},
+    ).annotate(table=Case(When(metric__in=(OUTCOMES, LENGTHS), then=F("data")), output_field=JSONField())).values_list(
+        "job_id", "run_id", "metric", "mean", "std", "count", "null_count", "table")
     if subset is not None:  # the subset's numbers are all filled in already
         aggregates = ()
     for job_id, run_id, metric, mean, std, count, null_count, data in aggregates:
@@ -227,9 +243,13 @@ def leaderboard(filters: LeaderboardFilters) -> Leaderboard:
         elif metric in METRICS:
             row.metrics[metric] = _summary(mean, std, count, null_count)
     _success_by_source(rows, evaluations, filters, subset)
+    labels = source_labels if source_labels is not None else success_sources()
+    for row in rows.values():
+        row.source_labels = labels
     ordered = sort_rows(list(rows.values()), filters.sort, filters.descending)
     numbered = [row for row in ordered if row.evaluation or row.results_only]
-    return Leaderboard(filters=filters, rows=numbered + [row for row in ordered if row not in numbered])
+    return Leaderboard(filters=filters, source_labels=labels,
+                       rows=numbered + [row for row in ordered if not (row.evaluation or row.results_only)])
 
 
 def _success_by_source(rows: dict[int, LeaderboardRow], evaluations: dict[int, Evaluation],
@@ -241,17 +261,17 @@ def _success_by_source(rows: dict[int, LeaderboardRow], evaluations: dict[int, E
     """
     from metrics.verdicts import success_counts  # reads the leaderboard's choice of evaluation
 
-    counts = success_counts(rows, evaluations, {run_id for run_id, row in rows.items() if row.with_steps}, subset,
-                            outcomes_only={run_id for run_id, row in rows.items() if row.trajectories})
+    counts = success_counts(rows, evaluations, subset)
     for run_id, row in rows.items():
         run_counts = counts[run_id]
-        row.success_sources = {source: run_counts.summary(source, filters.site) for source in SOURCE_LABELS}
+        row.success_sources = {source: run_counts.summary(source, filters.site)
+                               for source in [*SOURCE_LABELS, *sorted(run_counts.sources() - set(SOURCE_LABELS))]}
         if row.evaluation and "success" in row.metrics:
             row.success_sources[COMBINED] = row.metrics["success"]
         row.results_only, row.uniform = run_counts.results_only, run_counts.uniform
         if filters.success_source != COMBINED or not row.evaluation:
             row.site_success = {site: run_counts.summary(filters.success_source, site) for site in run_counts.sites()}
-            chosen = row.success_sources[filters.success_source]
+            chosen = row.success_sources.get(filters.success_source) or run_counts.summary(filters.success_source)
             if chosen.count or row.evaluation:
                 row.metrics["success"] = chosen
             else:
@@ -324,9 +344,15 @@ def site_groups(judge: str = "") -> list[str]:
     if judge:
         groups = groups.filter(job__judge_config__name=judge)
     # Results-only runs have per-site success without any evaluation.
-    result_sites = TaskResult.objects.values_list("task__sites", flat=True).distinct()
     return sorted(set(groups.values_list("group", flat=True))
-                  | {site_group({"sites": sites}) for sites in result_sites})
+                  | set(RunVerdictCount.objects.values_list("site", flat=True).distinct()))
+
+
+def success_sources() -> dict[str, str]:
+    """{source key: label} of the built-in verdict sources and every named source some run has verdicts of."""
+    key = Concat(Value(NAMED_PREFIX), Cast(OuterRef("pk"), CharField()))
+    named = VerdictSource.objects.filter(Exists(RunVerdictCount.objects.filter(source=key)))
+    return {**SOURCE_LABELS, **{named_source(source.pk): str(source) for source in named}}
 
 
 def benchmarks() -> list[str]:

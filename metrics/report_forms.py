@@ -6,7 +6,7 @@ from metrics import charts, leaderboard, plots
 from metrics.aggregation import METRICS
 from metrics.leaderboard import METRIC_LABELS, LeaderboardFilters
 from trajectories.models import AgentRun, Paradigm, TaskSubset
-from trajectories.verdicts import COMBINED, SOURCE_LABELS
+from trajectories.verdicts import COMBINED
 
 METRIC_CHOICES = [(metric, METRIC_LABELS[metric]) for metric in METRICS]
 
@@ -22,9 +22,9 @@ class LeaderboardForm(forms.Form):
     judge = forms.ChoiceField(required=False, help_text="Latest finished evaluation with this judge.")
     subset = forms.ChoiceField(required=False, help_text="Every number restricted to this task subset's tasks.")
     success_source = forms.ChoiceField(
-        required=False, label="Success from", choices=list(SOURCE_LABELS.items()),
+        required=False, label="Success from",
         help_text="Which verdict the success column is: METRICS.md's (the harness's, else the offline check's), "
-                  "the harness's, the offline check's, or the human graders' consensus.")
+                  "the harness's, the offline check's, the human graders' consensus, or a named source's.")
     sort = forms.CharField(required=False, widget=forms.HiddenInput)
     site_metric = forms.ChoiceField(required=False, choices=METRIC_CHOICES, label="Metric by site")
     distribution = forms.ChoiceField(required=False, label="Distribution of",
@@ -43,6 +43,8 @@ class LeaderboardForm(forms.Form):
         self.fields["judge"].choices = _choices(leaderboard.judges(), "any judge")
         self.fields["site"].choices = _choices(leaderboard.site_groups(), "all sites")
         self.fields["subset"].choices = _choices(leaderboard.subsets(), "all tasks")
+        self.sources = leaderboard.success_sources()
+        self.fields["success_source"].choices = list(self.sources.items())
 
     def clean(self):
         data = super().clean()
@@ -107,7 +109,11 @@ class PlotForm(forms.Form):
     metric = forms.CharField(required=False)
     kind = forms.ChoiceField(required=False, choices=[(kind, kind) for kind in charts.KINDS])
     runs = forms.CharField(required=False, help_text="Comma-separated run ids")
-    success_source = forms.ChoiceField(required=False, choices=list(SOURCE_LABELS.items()))
+    success_source = forms.ChoiceField(required=False)
+
+    def __init__(self, data=None):
+        super().__init__(data)
+        self.fields["success_source"].choices = list(leaderboard.success_sources().items())
 
     def clean_runs(self):
         text = self.cleaned_data["runs"].strip()

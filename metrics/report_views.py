@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, HttpResponseBadRequest, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -23,7 +24,6 @@ from metrics.models import PlotJob
 from metrics.report_forms import CompareForm, LeaderboardForm, PlotForm
 from metrics.selectors import stale_scores
 from trajectories.models import AgentRun, Task, TaskSubset
-from trajectories.verdicts import SOURCE_LABELS
 
 PLOT_MAX_AGE = 300
 TEXT_COLUMNS = ("name", "agent", "model", "paradigm", "benchmark")
@@ -48,6 +48,9 @@ def public_when_enabled(view):
     return wrapper
 
 
+RUNS_PER_PAGE = 50
+
+
 def _query(request, **changes) -> str:
     query = request.GET.copy()
     for key, value in changes.items():
@@ -68,8 +71,11 @@ def _sort_value(filters, key: str) -> str:
 def leaderboard_page(request):
     form = LeaderboardForm(request.GET)
     filters = form.filters()
-    board = leaderboard.leaderboard(filters)
-    sort_links = {key: _query(request, sort=_sort_value(filters, key)) for key in leaderboard.SORT_KEYS}
+    ranked = leaderboard.leaderboard(filters, form.sources)
+    # Ranked over every run that passes the filters; a screenful of them at a time.
+    page = Paginator(ranked.rows, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    board = leaderboard.Leaderboard(filters=filters, rows=list(page), source_labels=ranked.source_labels)
+    sort_links = {key: _query(request, sort=_sort_value(filters, key), page=None) for key in leaderboard.SORT_KEYS}
     # The charts show what the table shows: the filters applied, never a value the table ignored.
     plot_query = urlencode({key: value for key, value in (
         ("benchmark", filters.benchmark), ("site", filters.site), ("paradigm", filters.paradigm),
@@ -80,7 +86,7 @@ def leaderboard_page(request):
     stale = stale_scores(evaluation.job_id for evaluation in board.evaluations.values())
     gold_changed = [(row, stale[row.evaluation.job_id]) for row in board.rows
                     if row.evaluation and stale.get(row.evaluation.job_id)]
-    labels = {**METRIC_LABELS, "success": f"Success ({SOURCE_LABELS[filters.success_source]})"}
+    labels = {**METRIC_LABELS, "success": f"Success ({board.success_label})"}
     # The tables depend only on the query and on what each row shows, evaluations and judge marks included.
     tables_key = leaderboard.cache_key("leaderboard-tables", request.get_full_path(), [
         (row.run_id, row.name, row.agent, row.model, row.paradigm, row.benchmark, row.created_at, row.trajectories,
@@ -94,9 +100,9 @@ def leaderboard_page(request):
         "breakdown": SimpleLazyObject(lambda: leaderboard.site_breakdown(board, form.chosen_site_metric)),
         "metrics": [(metric, labels[metric]) for metric in LEADERBOARD_ORDER], "labels": labels,
         "other_metrics": [(metric, labels[metric]) for metric in LEADERBOARD_ORDER if metric != "success"],
-        "success_label": SOURCE_LABELS[filters.success_source],
+        "success_label": board.success_label,
         "outcome_categories": OUTCOME_CATEGORIES,
-        "sort_links": sort_links, "query": _query(request),
+        "sort_links": sort_links, "query": _query(request), "page": page, "page_query": _query(request, page=None),
         "site_metric": form.chosen_site_metric, "distribution_metric": form.chosen_distribution,
         "kind": form.chosen_kind,
         "plot_query": plot_query, "max_plotted": plots.MAX_RUNS,

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.roles import ANNOTATOR, has_role
 from metrics.definitions.agent_response import task_answer_check
 from metrics.forms import EvaluationForm
-from metrics.leaderboard import latest_evaluations
+from metrics.leaderboard import latest_evaluations, success_sources
 from metrics.models import EvaluationJob
 from metrics.permissions import can_change_evaluation, can_evaluate
 from metrics.selectors import run_evaluations, stale_scores, trajectory_evaluation
@@ -23,6 +23,7 @@ from metrics.verdicts import one_run, success_counts, trajectory_verdicts
 from trajectories import selectors
 from trajectories.forms import TrajectoryFilterForm
 from trajectories.models import AgentRun
+from trajectories.services.tallies import fresh_tallies
 from trajectories.permissions import can_import_into
 from trajectories.verdicts import HUMAN
 
@@ -34,8 +35,8 @@ TRAJECTORIES_PER_PAGE = 100
 def run_list(request):
     runs = list(selectors.runs_overview())
     run_ids = [run.pk for run in runs]
-    counts = success_counts(run_ids, latest_evaluations(run_ids), {run.pk for run in runs if run.stepped_count},
-                            outcomes_only={run.pk for run in runs if run.trajectory_count})
+    fresh_tallies(run_ids)
+    counts = success_counts(run_ids, latest_evaluations(run_ids))
     return render(request, "metrics/run_list.html", {"rows": [(run, counts[run.pk]) for run in runs]})
 
 
@@ -112,6 +113,7 @@ def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = N
          "usage": selectors.run_usage(run),
          "latest_job": latest_job, "stale": stale,
          "can_rerun": latest_job is not None and can_change_evaluation(request.user, latest_job),
+         "source_labels": success_sources(),
          "evaluate_form": evaluate_form},
         status=status,
     )

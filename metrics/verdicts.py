@@ -1,4 +1,4 @@
-"""Reads of every verdict source, task by task: harness, offline check, human graders, LLM judge.
+"""Reads of every verdict source, task by task: harness, offline check, human graders, LLM judge, named sources.
 
 The harness's verdict on a task is its trajectory's `success`, else the run's task result
 (results-only runs have nothing else). The offline check's and the judge's come from the run's
@@ -6,19 +6,24 @@ latest finished evaluation (`metrics.leaderboard.latest_evaluations`); the human
 graders' consensus (`trajectories.verdicts`). A few queries per call, whatever the number of runs.
 """
 
+import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Avg, Count, Exists, OuterRef, Q, Value
+from django.db.models import Count, Q, Value
 from django.db.models.functions import Coalesce, NullIf
 
-from metrics.aggregation import Summary, compare_paired, site_group, summarize
+from metrics.aggregation import CHECK_METRIC, Summary, compare_paired, site_group, summarize, summarize_counts
 from metrics.leaderboard import Evaluation, latest_evaluations
-from metrics.models import TrajectoryScore
-from trajectories.models import AgentRun, OutcomeGrade, TaskResult, TaskSubset, Trajectory, Verdict
+from metrics.models import Aggregate, TrajectoryScore
+from trajectories.models import (
+    AgentRun, OutcomeGrade, RunTally, RunVerdictCount, TaskResult, TaskSubset, Trajectory, Verdict,
+)
+from trajectories.selectors import verdict_counts
 from trajectories.verdicts import (
-    CHECK, COMBINED, HARNESS, HUMAN, SOURCE_LABELS, SOURCE_PAIRS, SOURCES, Verdicts, binary_agreement, consensus,
-    consensus_success, krippendorff_alpha_ordinal, pair_name, pairwise_agreement, uniform_counts, uniform_verdicts,
+    CHECK, COMBINED, HARNESS, SOURCE_LABELS, SOURCE_PAIRS, SOURCES, Verdicts, binary_agreement, consensus,
+    consensus_success, krippendorff_alpha_ordinal, named_source, named_source_id, pair_name, pairwise_agreement,
+    uniform_counts, uniform_verdicts,
 )
 
 JUDGE = "judge"
@@ -39,6 +44,7 @@ class TaskVerdicts:
     check_source: str = ""  # string_match, url_match, ...
     judge: bool | None = None  # the LLM judge's "final answer correct", where the evaluation has one
     grades: dict[str, float] = field(default_factory=dict)  # {grader: value}
+    named: dict[str, bool] = field(default_factory=dict)  # {named source's key: its yes or no}
 
     @property
     def verdicts(self) -> Verdicts:
@@ -48,6 +54,15 @@ class TaskVerdicts:
     @property
     def human(self) -> bool | None:
         return consensus_success(consensus(self.grades.values()))
+
+    def said(self) -> dict[str, bool]:
+        """{source: success} of every source that has spoken on the task, built-in ones first."""
+        return {**self.verdicts.known(), **dict(sorted(self.named.items()))}
+
+    def disagreements(self) -> list[tuple[str, str]]:
+        """Pairs of sources whose verdicts on the task differ."""
+        said = self.said()
+        return [(a, b) for a, b in itertools.combinations(said, 2) if said[a] != said[b]]
 
     @property
     def human_detail(self) -> str:
@@ -67,7 +82,8 @@ class RunVerdicts:
 
     def values(self, source: str, site: str = "") -> dict[int, bool | None]:
         """{task pk: success by `source`} (tasks of one site group when given)."""
-        return {pk: (task.judge if source == JUDGE else task.verdicts.success(source))
+        return {pk: (task.judge if source == JUDGE else task.named.get(source) if named_source_id(source) is not None
+                     else task.verdicts.success(source))
                 for pk, task in self.tasks.items() if not site or task.site == site}
 
     def summary(self, source: str, site: str = "") -> Summary:
@@ -75,10 +91,15 @@ class RunVerdicts:
         return summarize(value for value in self.values(source, site).values() if value is not None)
 
     def disagreements(self) -> dict[str, list[TaskVerdicts]]:
-        """{"harness-check": [tasks where those two differ], ...} for the three pairs of sources."""
+        """{"harness-check": [tasks where those two differ], ...} for the three pairs of built-in sources and
+        the pairs with a named source of sources that have both spoken on some task of the run."""
+        spoken = {source for task in self.tasks.values() for source in task.said()}
+        named = sorted(source for source in spoken if named_source_id(source) is not None)
+        sources = [source for source in SOURCES if source in spoken] + named
         found = {name: [] for name in SOURCE_PAIRS}
+        found.update({pair_name(a, b): [] for a, b in itertools.combinations(sources, 2) if b in named})
         for task in self.tasks.values():
-            for a, b in task.verdicts.disagreements():
+            for a, b in task.disagreements():
                 found[pair_name(a, b)].append(task)
         return found
 
@@ -103,7 +124,7 @@ class RunVerdicts:
 
 def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = None,
                  evaluations: dict[int, Evaluation] | None = None, task_pks=None) -> dict[int, RunVerdicts]:
-    """{run id: its tasks' verdicts} (only tasks `task_pks` when given), in five queries. The evaluation per
+    """{run id: its tasks' verdicts} (only tasks `task_pks` when given), in six queries. The evaluation per
     run is its latest finished one (with `judge` when named), unless `evaluations` gives them already or
     `job_ids` picks others."""
     run_ids = list(run_ids)
@@ -133,11 +154,11 @@ def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = N
         "run_id", "task_id", "success", "source_name", "task__task_id", "task__number", "task__sites"))
     grades = list(OutcomeGrade.objects.filter(run_id__in=run_ids, **only).values_list(
         "run_id", "task_id", "grader_name", "value", "task__task_id", "task__number", "task__sites"))
+    named = list(Verdict.objects.filter(run_id__in=run_ids, success__isnull=False, **only).values_list(
+        "run_id", "task_id", "source_id", "success", "task__task_id", "task__number", "task__sites"))
     for row in trajectories:
         task_info.setdefault(row[1], row[6:])
-    for row in results:
-        task_info.setdefault(row[1], row[4:])
-    for row in grades:
+    for row in (*results, *grades, *named):
         task_info.setdefault(row[1], row[4:])
     for run_id, task_pk, pk, success, source_name, *_ in trajectories:
         task = entry(run_id, task_pk)
@@ -148,6 +169,8 @@ def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = N
             task.harness, task.harness_source = success, source_name
     for run_id, task_pk, grader, value, *_ in grades:
         entry(run_id, task_pk).grades[grader] = value
+    for run_id, task_pk, source_id, success, *_ in named:
+        entry(run_id, task_pk).named[named_source(source_id)] = success
     judge_names = {}
     if chosen:
         scores = TrajectoryScore.objects.filter(job_id__in=set(chosen.values()), trajectory__run_id__in=run_ids,
@@ -276,11 +299,13 @@ class SourceCounts:
         return passed, count
 
     def summary(self, source: str, site: str = "") -> Summary:
-        passed, count = self.cell(source, site)
-        return summarize([True] * passed + [False] * (count - passed))
+        return summarize_counts(*self.cell(source, site))
 
     def sites(self) -> set[str]:
         return set(self.by_site)
+
+    def sources(self) -> set[str]:
+        return {source for sources in self.by_site.values() for source in sources}
 
     @property
     def uniform(self) -> bool | None:
@@ -297,49 +322,45 @@ class SourceCounts:
         return rates
 
 
-def success_counts(run_ids, evaluations: dict[int, Evaluation], with_steps: set[int],
-                   subset: TaskSubset | None = None, outcomes_only: set[int] = frozenset()) -> dict[int, SourceCounts]:
-    """The success rates of `RunVerdicts.summary` for many runs, counted by the database (four queries,
-    a row per run and site group) instead of read task by task: what the leaderboard and runs list need.
-    `with_steps` are the runs that have trajectories with steps (the others with verdicts are results-only, as
-    are `outcomes_only`, runs whose trajectories are final answers and named sources' verdicts alone).
-    The same rules: the harness verdict is the trajectory's, else the task result's; the offline check
-    comes from the run's evaluation in `evaluations`; a task's graders succeed when their mean is above 0.5.
-    With a `subset`, only its tasks count.
+def success_counts(run_ids, evaluations: dict[int, Evaluation],
+                   subset: TaskSubset | None = None) -> dict[int, SourceCounts]:
+    """The success rates of `RunVerdicts.summary` for many runs, by every source: what the leaderboard and
+    runs list need. Read from the counts stored per run and site group (`RunVerdictCount`, and the offline
+    check's with the evaluation's aggregates), a row per run, source and site group whatever the runs hold;
+    with a `subset`, counted by the database over its tasks instead. The offline check comes from the run's
+    evaluation in `evaluations`. A run without trajectories with steps but with verdicts is results-only.
+    The runs' tallies must be fresh (`trajectories.services.tallies.fresh_tallies`).
     """
     run_ids = list(run_ids)
-    on_tasks = subset.task_filter("task__") if subset is not None else Q()
     counts = {run_id: SourceCounts() for run_id in run_ids}
-
-    def site(sites) -> str:
-        return site_group({"sites": sites})
-
-    judged = Trajectory.objects.filter(run_id=OuterRef("run_id"), task_id=OuterRef("task_id"), success__isnull=False)
-    passed = Count("pk", filter=Q(success=True))
-    for rows in (
-        Trajectory.objects.filter(on_tasks, run_id__in=run_ids, success__isnull=False),
-        TaskResult.objects.filter(on_tasks, run_id__in=run_ids, success__isnull=False).exclude(Exists(judged)),
-    ):
-        for run_id, sites, n, yes in (rows.order_by().values("run_id", "task__sites")
-                                      .annotate(n=Count("pk"), yes=passed).values_list("run_id", "task__sites", "n",
-                                                                                        "yes")):
-            counts[run_id].add(site(sites), HARNESS, yes, n)
+    if subset is None:
+        rows = RunVerdictCount.objects.filter(run_id__in=run_ids).values_list("run_id", "source", "site", "passed",
+                                                                              "total")
+    else:
+        rows = verdict_counts(run_ids, subset.task_filter("task__"))
+    for run_id, source, site, passed, total in rows:
+        counts[run_id].add(site, source, passed, total)
     jobs = {evaluation.job_id: run_id for run_id, evaluation in evaluations.items() if run_id in counts}
-    on_scored_tasks = subset.task_filter("trajectory__task__") if subset is not None else Q()
-    checks = (TrajectoryScore.objects.filter(on_scored_tasks, job_id__in=list(jobs), error="", check_success__isnull=False)
-              .order_by().values("job_id", "trajectory__run_id", "trajectory__task__sites")
-              .annotate(n=Count("trajectory", distinct=True),
-                        yes=Count("trajectory", distinct=True, filter=Q(check_success=True)))
-              .values_list("job_id", "trajectory__run_id", "trajectory__task__sites", "n", "yes"))
-    for job_id, run_id, sites, n, yes in checks:
-        if jobs.get(job_id) == run_id:
-            counts[run_id].add(site(sites), CHECK, yes, n)
-    graded = (OutcomeGrade.objects.filter(on_tasks, run_id__in=run_ids).order_by().values("run_id", "task_id", "task__sites")
-              .annotate(mean=Avg("value")).values_list("run_id", "task__sites", "mean"))
-    for run_id, sites, mean in graded:
-        counts[run_id].add(site(sites), HUMAN, int(bool(consensus_success(mean))), 1)
+    if subset is None:
+        checks = (Aggregate.objects.filter(job_id__in=list(jobs), scope=Aggregate.Scope.SITE, metric=CHECK_METRIC)
+                  .values_list("job_id", "run_id", "group", "mean", "count"))
+        checks = [(job_id, run_id, site, count, round((mean or 0) * count)) for job_id, run_id, site, mean, count in checks]
+    else:
+        checks = (TrajectoryScore.objects.filter(subset.task_filter("trajectory__task__"), job_id__in=list(jobs),
+                                                 error="", check_success__isnull=False)
+                  .order_by().values("job_id", "trajectory__run_id", "trajectory__task__sites")
+                  .annotate(n=Count("trajectory", distinct=True),
+                            yes=Count("trajectory", distinct=True, filter=Q(check_success=True)))
+                  .values_list("job_id", "trajectory__run_id", "trajectory__task__sites", "n", "yes"))
+        checks = [(job_id, run_id, site_group({"sites": sites}), n, yes) for job_id, run_id, sites, n, yes in checks]
+    for job_id, run_id, site, total, passed in checks:
+        if jobs.get(job_id) == run_id and total:
+            counts[run_id].add(site, CHECK, passed, total)
+    tallies = {run_id: (held, with_steps) for run_id, held, with_steps in
+               RunTally.objects.filter(run_id__in=run_ids).values_list("run_id", "trajectories", "with_steps")}
     for run_id, run_counts in counts.items():
-        run_counts.results_only = run_id not in with_steps and (bool(run_counts.by_site) or run_id in outcomes_only)
+        held, with_steps = tallies.get(run_id, (0, False))
+        run_counts.results_only = not with_steps and (bool(run_counts.by_site) or held > 0)
         if run_id not in evaluations:  # no offline check: METRICS.md's success is the harness's
             for sources in run_counts.by_site.values():
                 if HARNESS in sources:

@@ -3,3 +3,8 @@ from django.apps import AppConfig
 
 class TrajectoriesConfig(AppConfig):
     name = "trajectories"
+
+    def ready(self):
+        from . import signals
+
+        signals.connect()

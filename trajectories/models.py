@@ -436,3 +436,31 @@ class Verdict(models.Model):
     def shown_labels(self) -> list[tuple[str, str]]:
         return [(VERDICT_LABEL_NAMES.get(name, name.replace("_", " ")), str(value))
                 for name, value in self.labels.items()]
+
+
+class RunTally(models.Model):
+    """What the leaderboard counts of a run, kept by `trajectories.services.tallies` whenever the run's
+    trajectories or verdicts change, so that listing runs reads one row each whatever they hold."""
+
+    run = models.OneToOneField(AgentRun, primary_key=True, on_delete=models.CASCADE, related_name="tally")
+    trajectories = models.PositiveIntegerField(default=0)
+    with_steps = models.BooleanField(default=False, help_text="Some trajectory has agent steps.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+
+class RunVerdictCount(models.Model):
+    """Per run, site group and verdict source: the tasks it judged (`total`) and judged a success (`passed`).
+    `source` is `harness`, `human` or a named source's key (`trajectories.verdicts.named_source`); the offline
+    check depends on the evaluation and is stored with its aggregates."""
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="verdict_counts")
+    source = models.CharField(max_length=32)
+    site = models.CharField(max_length=100)
+    passed = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "source", "site"], name="run_verdict_count_unique"),
+        ]
+        indexes = [models.Index(fields=["source"])]  # the sources some run has, for the leaderboard's switch

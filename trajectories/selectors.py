@@ -4,7 +4,7 @@ import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
+from django.db.models import Avg, Count, Exists, OuterRef, Q, QuerySet, Sum
 
 from accounts.roles import ANNOTATOR, has_role
 
@@ -24,6 +24,7 @@ from .models import (
     Verdict,
     VerdictSource,
 )
+from .verdicts import HARNESS, HUMAN, consensus_success, named_source, site_group
 
 
 OUTCOME_FIELDS = {status: f"outcome_{status}" for status in OutcomeStatus.values}
@@ -278,3 +279,39 @@ def trajectory_grading(trajectory: Trajectory, user) -> Grading:
 def graded_tasks(run: AgentRun, user) -> set[int]:
     """Task pks of the run that the user has graded (the others' human verdicts stay hidden from a grader)."""
     return set(OutcomeGrade.objects.filter(run=run, grader_id=user.pk).values_list("task_id", flat=True))
+
+
+def verdict_counts(run_ids, on_tasks: Q = Q()) -> list[tuple[int, str, str, int, int]]:
+    """[(run id, source, site group, passed, total)] of the harness, the human graders and every named source,
+    counted by the database over the runs' tasks (those matching `on_tasks`, a filter on `task__`). The harness
+    verdict is the trajectory's, else the task result's; graders succeed on a task when their mean is above 0.5.
+    """
+    run_ids = list(run_ids)
+    found: dict[tuple[int, str, str], list[int]] = {}
+
+    def add(run_id: int, source: str, sites, passed: int, total: int) -> None:
+        cell = found.setdefault((run_id, source, site_group({"sites": sites})), [0, 0])
+        cell[0] += passed
+        cell[1] += total
+
+    judged = Trajectory.objects.filter(run_id=OuterRef("run_id"), task_id=OuterRef("task_id"), success__isnull=False)
+    passed = Count("pk", filter=Q(success=True))
+    for rows in (
+        Trajectory.objects.filter(on_tasks, run_id__in=run_ids, success__isnull=False),
+        TaskResult.objects.filter(on_tasks, run_id__in=run_ids, success__isnull=False).exclude(Exists(judged)),
+    ):
+        for run_id, sites, total, yes in (rows.order_by().values("run_id", "task__sites")
+                                          .annotate(total=Count("pk"), yes=passed)
+                                          .values_list("run_id", "task__sites", "total", "yes")):
+            add(run_id, HARNESS, sites, yes, total)
+    graded = (OutcomeGrade.objects.filter(on_tasks, run_id__in=run_ids).order_by()
+              .values("run_id", "task_id", "task__sites").annotate(mean=Avg("value"))
+              .values_list("run_id", "task__sites", "mean"))
+    for run_id, sites, mean in graded:
+        add(run_id, HUMAN, sites, int(bool(consensus_success(mean))), 1)
+    named = (Verdict.objects.filter(on_tasks, run_id__in=run_ids, success__isnull=False).order_by()
+             .values("run_id", "source_id", "task__sites").annotate(total=Count("pk"), yes=passed)
+             .values_list("run_id", "source_id", "task__sites", "total", "yes"))
+    for run_id, source_id, sites, total, yes in named:
+        add(run_id, named_source(source_id), sites, yes, total)
+    return [(run_id, source, site, passed, total) for (run_id, source, site), (passed, total) in found.items()]

@@ -25,10 +25,27 @@ SOURCE_LABELS = {
     CHECK: "offline check",
     HUMAN: "human graders",
 }
+# A named source (`VerdictSource`) beside the built-in ones: "source:<its id>".
+NAMED_PREFIX = "source:"
 GRADE_LABELS = {1.0: "correct", 0.5: "partially correct", 0.0: "incorrect"}
 GRADE_VALUES = tuple(sorted(GRADE_LABELS))
 # A results-only run whose verdicts are all equal over this many tasks is more likely scraped wrongly than real.
 UNIFORM_WARNING_MIN_TASKS = 100
+
+
+def named_source(source_id: int) -> str:
+    return f"{NAMED_PREFIX}{source_id}"
+
+
+def named_source_id(key: str) -> int | None:
+    """The `VerdictSource` id a source key names; None for a built-in source."""
+    number = key.removeprefix(NAMED_PREFIX)
+    return int(number) if key.startswith(NAMED_PREFIX) and number.isdigit() else None
+
+
+def site_group(row: Mapping) -> str:
+    """A task's site, or its sites joined by "+" for a multi-site task (its own group)."""
+    return "+".join(sorted(row.get("sites") or [])) or "unknown"
 
 
 def grade_value(raw) -> float:

@@ -4,7 +4,7 @@ from metrics import aggregation
 from metrics.models import Aggregate, EvaluationJob
 
 LENGTH_METRICS = ("agent_steps", "gold_steps")
-ROW_FIELDS = aggregation.METRICS + LENGTH_METRICS + ("outcome_status", "outcome_reason")
+ROW_FIELDS = aggregation.METRICS + LENGTH_METRICS + (aggregation.CHECK_METRIC, "outcome_status", "outcome_reason")
 
 
 def score_rows(job: EvaluationJob, run_id: int) -> list[dict]:
@@ -19,7 +19,7 @@ def score_rows(job: EvaluationJob, run_id: int) -> list[dict]:
 
 
 def _summary_rows(job, run, scope, group, rows) -> list[Aggregate]:
-    metrics = aggregation.summarize_metrics(rows, aggregation.METRICS + LENGTH_METRICS)
+    metrics = aggregation.summarize_metrics(rows, aggregation.METRICS + LENGTH_METRICS + (aggregation.CHECK_METRIC,))
     records = [
         Aggregate(job=job, run=run, scope=scope, group=group, metric=metric, mean=summary.mean, std=summary.std,
                   count=summary.count, null_count=summary.null_count)

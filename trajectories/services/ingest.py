@@ -48,6 +48,7 @@ from trajectories.models import AgentRun, Step, Task, TaskResult, Trajectory, Ve
 from .reading import read_sources
 from .runs import describe_run, parse_run_description, record_harness_config
 from .storable import storable_text as _text
+from .tallies import refresh_tallies
 from .screenshots import discard_files, discard_written_ahead, screenshot_ids, take_files
 from .harness_verdicts import record_verdicts, recorded_verdict, take_up
 
@@ -168,6 +169,7 @@ def import_paths(
             if progress and done < total:
                 progress(done, total)
         run_import.finish()
+        refresh_tallies([run.pk])
         if progress:
             progress(total, total)
     return report

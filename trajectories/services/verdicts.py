@@ -15,6 +15,7 @@ from trajectories.formats.wording import count_of
 from trajectories.models import AgentRun, OutcomeGrade, ResultOrigin, Task, TaskResult, Trajectory
 from trajectories.permissions import can_import_into
 from trajectories.services.runs import get_or_create_run
+from trajectories.services.tallies import refresh_tallies
 from trajectories.verdicts import grade_value, uniform_verdicts
 
 
@@ -110,6 +111,7 @@ def import_outcomes(source: str, data: bytes, *, run: str = "", run_column: str 
                 run=name, run_id=agent_run.pk, created=created, tasks=len(rows), passed=sum(verdicts),
                 new=len(to_create), updated=len(to_update), uniform=uniform_verdicts(verdicts),
             ))
+        refresh_tallies(run.run_id for run in report.runs)
     return report
 
 
@@ -189,6 +191,7 @@ def import_grades(run: AgentRun, source: str, data: bytes, *, importer=None,
         have_results = set(TaskResult.objects.filter(run=run, task_id__in=without).values_list("task_id", flat=True))
         TaskResult.objects.bulk_create([TaskResult(run=run, task_id=task_id, success=None, source_name=source,
                                                    origin=origin) for task_id in sorted(without - have_results)])
+        refresh_tallies([run.pk])
     report.new, report.updated, report.without_trajectory = len(to_create), len(to_update), len(without)
     return report
 
@@ -197,9 +200,11 @@ def record_grade(trajectory: Trajectory, user, value, note: str = "", *,
                  origin: str = ResultOrigin.WEB) -> OutcomeGrade:
     """The user's grade of the trajectory's outcome (a second grade replaces their first)."""
     value = grade_value(value)
-    grade, _ = OutcomeGrade.objects.update_or_create(
-        run_id=trajectory.run_id, task_id=trajectory.task_id, grader_name=user.get_username(),
-        defaults={"trajectory": trajectory, "grader": user, "value": value, "note": (note or "").strip(),
-                  "origin": origin, "source_name": ""},
-    )
+    with transaction.atomic():
+        grade, _ = OutcomeGrade.objects.update_or_create(
+            run_id=trajectory.run_id, task_id=trajectory.task_id, grader_name=user.get_username(),
+            defaults={"trajectory": trajectory, "grader": user, "value": value, "note": (note or "").strip(),
+                      "origin": origin, "source_name": ""},
+        )
+        refresh_tallies([trajectory.run_id])
     return grade

@@ -36,7 +36,8 @@ def verdict(value, source: str = "", detail: str = ""):
 
 
 @register.filter
-def pair_label(pair: str) -> str:
-    """"harness-check" -> "harness and offline check disagree"."""
+def pair_label(pair: str, labels=None) -> str:
+    """"harness-check" -> "harness and offline check disagree"; `labels` name named sources too."""
+    labels = labels or SOURCE_LABELS
     first, _, second = pair.partition("-")
-    return f"{SOURCE_LABELS.get(first, first)} and {SOURCE_LABELS.get(second, second)} disagree"
+    return f"{labels.get(first, first)} and {labels.get(second, second)} disagree"

@@ -1,0 +1,195 @@
+"""The leaderboard at 50, 500 and 5,000 runs of 812 trajectories each: it reads stored numbers per run, so its
+time should follow the runs listed, not the trajectories held.
+
+Data (a PostgreSQL database of its own, rebuilt): the 812 tasks of test.raw.json; runs added in steps up to each
+size, each with 812 trajectories (harness verdicts), 812 verdicts of a named LLM judge, one finished evaluation
+and that evaluation's stored aggregates (overall and per site group, computed once from random scores and
+shared by every run: the leaderboard reads them, whatever their values), all written with COPY. The runs'
+tallies are then counted by the service every import calls (`refresh_tallies`), timed. Scores, steps and
+decisions are not generated: the leaderboard does not read them.
+
+Measured in this process (Django test client, DEBUG off; the numbers are read on every request, the rendered
+tables come from their cache as on a server): the leaderboard page (first page of 50 runs), the same ranked
+by the named judge's success, the page with a site filter, and the leaderboard API (every run).
+
+    .venv/bin/python benchmarks/leaderboard_scale.py [--runs 50 500 5000] [--requests 20]
+        [--postgres-url postgres://postgres@127.0.0.1:5432/postgres] [--database trajscope_bench_leaderboard]
+"""
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR", ROOT.parent / "shared" / "data"))
+SHAPES = 20  # distinct sets of aggregates, cycled over the runs
+
+
+def _recreate_database(base_url: str, name: str) -> str:
+    import psycopg
+
+    with psycopg.connect(base_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {name}")
+    return base_url.rsplit("/", 1)[0] + "/" + name
+
+
+def _copy(table: str, columns: tuple[str, ...], rows) -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        with cursor.cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
+
+def _aggregate_shapes(rng: random.Random, tasks) -> list[list[tuple]]:
+    """[(scope, group, metric, mean, std, count, null_count, data)] of random scores over the tasks, SHAPES times."""
+    from metrics import aggregation
+    from metrics.services.aggregates import LENGTH_METRICS
+
+    shapes = []
+    for _ in range(SHAPES):
+        skill = rng.uniform(0.2, 0.9)
+        rows = [{**{metric: rng.random() < skill for metric in aggregation.METRICS},
+                 aggregation.CHECK_METRIC: rng.random() < skill, "agent_steps": rng.randint(2, 20),
+                 "gold_steps": rng.randint(2, 12), "outcome_status": "answered", "outcome_reason": "",
+                 "sites": task.sites, "paradigm": "step_by_step"} for task in tasks]
+        shape = []
+        groups = {("run", ""): rows, **{("site", site): members for site, members in
+                                         aggregation.group_rows(rows, aggregation.site_group).items()}}
+        for (scope, group), members in groups.items():
+            metrics = aggregation.summarize_metrics(
+                members, aggregation.METRICS + LENGTH_METRICS + (aggregation.CHECK_METRIC,))
+            shape += [(scope, group, metric, s.mean, s.std, s.count, s.null_count, "{}")
+                      for metric, s in metrics.items()]
+            shape.append((scope, group, "outcomes", None, None, len(members), 0,
+                           json.dumps(aggregation.outcome_table(members).to_dict())))
+            shape.append((scope, group, "lengths", None, None, len(members), 0,
+                          json.dumps(aggregation.length_comparison(members).to_dict())))
+        shapes.append(shape)
+    return shapes
+
+
+def _add_runs(first: int, last: int, tasks, judge, source, shapes, rng: random.Random) -> list[int]:
+    from django.db import transaction
+    from django.utils import timezone
+
+    from metrics.models import EvaluationJob
+    from trajectories.models import AgentRun
+
+    now = timezone.now()
+    with transaction.atomic():
+        runs = AgentRun.objects.bulk_create([
+            AgentRun(name=f"agent-{number:04d}", agent=f"agent {number % 7}", model=f"model-{number % 5}")
+            for number in range(first, last)])
+        jobs = EvaluationJob.objects.bulk_create([
+            EvaluationJob(judge_config=judge, status="done", total=len(tasks), done=len(tasks), started_at=now,
+                          finished_at=now) for _ in runs])
+        EvaluationJob.runs.through.objects.bulk_create([
+            EvaluationJob.runs.through(evaluationjob_id=job.pk, agentrun_id=run.pk) for job, run in zip(jobs, runs)])
+        _copy("trajectories_trajectory",
+              ("run_id", "task_id", "final_answer", "outcome_status", "outcome_reason", "outcome_message", "success",
+               "success_source", "success_by", "plan", "step_count", "content_hash", "source_name", "source_format",
+               "created_at", "updated_at"),
+              ((run.pk, task.pk, "an answer", "answered", "", "", rng.random() < 0.5, "", "", "[]",
+                rng.randint(1, 20), f"{run.pk:016x}{task.pk:048x}", "", "", now, now)
+               for run in runs for task in tasks))
+        _copy("trajectories_verdict",
+              ("run_id", "task_id", "source_id", "success", "label", "score", "explanation", "origin",
+               "source_name", "created_at"),
+              ((run.pk, task.pk, source.pk, rng.random() < 0.4, "", None, "", "import", "", now)
+               for run in runs for task in tasks))
+        _copy("metrics_aggregate",
+              ("job_id", "run_id", "scope", '"group"', "metric", "mean", "std", "count", "null_count", "data",
+               "computed_at"),
+              ((job.pk, run.pk, *row[:7], row[7], now) for index, (job, run) in enumerate(zip(jobs, runs))
+               for row in shapes[(first + index) % SHAPES]))
+    return [run.pk for run in runs]
+
+
+def _timed(client, url: str, requests: int) -> tuple[float, float]:
+    from django.core.cache import cache
+
+    cache.clear()
+    assert client.get(url).status_code == 200, url
+    times = []
+    for _ in range(requests):
+        started = time.perf_counter()
+        response = client.get(url)
+        times.append((time.perf_counter() - started) * 1000)
+        assert response.status_code == 200, (url, response.status_code)
+    ordered = sorted(times)
+    return statistics.median(ordered), ordered[max(0, round(0.95 * len(ordered)) - 1)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, nargs="+", default=[50, 500, 5000])
+    parser.add_argument("--requests", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--postgres-url", default="postgres://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument("--database", default="trajscope_bench_leaderboard")
+    args = parser.parse_args()
+
+    os.environ.update(DATABASE_URL=_recreate_database(args.postgres_url, args.database),
+                      DJANGO_SETTINGS_MODULE="config.settings.base", LOG_LEVEL="WARNING", DEBUG="false")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+    from django.urls import reverse
+
+    from judges.models import JudgeConfig
+    from tests.factories import UserFactory
+    from trajectories.models import Task, VerdictSource
+    from trajectories.services.tallies import refresh_tallies
+    from trajectories.services.tasks import import_task_file
+    from trajectories.verdicts import named_source
+
+    call_command("migrate", verbosity=0)
+    import_task_file(SHARED_DATA / "webarena" / "test.raw.json")
+    tasks = list(Task.objects.order_by("number"))
+    judge = JudgeConfig.objects.create(name="offline", backend="offline")
+    source = VerdictSource.objects.create(kind="llm_judge", name="WebJudge", model="o4-mini", threshold=3)
+    rng = random.Random(args.seed)
+    shapes = _aggregate_shapes(rng, tasks)
+    client = Client()
+    client.force_login(UserFactory(username="bench-reader"))
+    base = reverse("metrics:leaderboard")
+    scenarios = {
+        "leaderboard page": base,
+        "sorted by a named judge": f"{base}?success_source={named_source(source.pk)}",
+        "site filter (gitlab)": f"{base}?site=gitlab",
+        "leaderboard API": reverse("api-leaderboard"),
+    }
+    print(f"load average at start: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
+    print("| runs | trajectories | generate (s) | count tallies (s) | " + " | ".join(
+        f"{name} median / p95 (ms)" for name in scenarios) + " |")
+    held = 0
+    for size in sorted(args.runs):
+        started = time.perf_counter()
+        added = _add_runs(held, size, tasks, judge, source, shapes, rng)
+        generated = time.perf_counter() - started
+        started = time.perf_counter()
+        refresh_tallies(added)
+        counted = time.perf_counter() - started
+        held = size
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+        cells = [_timed(client, url, args.requests) for url in scenarios.values()]
+        print(f"| {size:,} | {size * len(tasks):,} | {generated:.0f} | {counted:.1f} | "
+              + " | ".join(f"{median:.0f} / {p95:.0f}" for median, p95 in cells)
+              + f" |  (load {os.getloadavg()[0]:.1f})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
