@@ -13,12 +13,15 @@ default the CPU count), a fresh child process migrates an empty database, import
 `import_paths` on the folder (the same service as the command line, upload page and API), then
 times a second import of the same folder (everything unchanged). Peak memory is the child's
 peak resident set size (`resource.getrusage(RUSAGE_SELF).ru_maxrss`), i.e. Python, Django and
-the import together; the largest parsing worker's is reported beside it. Each measurement starts
-with nothing left for the kernel to write back, a minute after the files of the one before were
-deleted.
+the import together; the largest parsing worker's is reported beside it. Before each import,
+the I/O floor (`render_io_floor.py`: read every file, write its decoded screenshots, no parsing
+and no database) runs with as many processes, and the import's time and CPU are reported as a
+ratio to it. Each measurement starts with nothing left for the kernel to write back, a minute
+after the files of the one before were deleted.
 
     .venv/bin/python benchmarks/ingest_render_run.py [--files 812] [--databases sqlite postgres]
-        [--workers N] [--postgres-url postgres://postgres@127.0.0.1:5432/postgres] [--seed 0] [--settle 61]
+        [--workers N] [--postgres-url postgres://postgres@127.0.0.1:5432/postgres]
+        [--database trajscope_bench_ingest] [--seed 0] [--settle 61]
 """
 
 import argparse
