@@ -1,39 +1,44 @@
 """Evaluation of a whole generated run: in-process, through real Celery workers, and LLM calls.
 
-Generates one trajectory per task of test.raw.json (812) with gold steps for each task, into a
-fresh PostgreSQL database of its own: 5-15 agent steps in WebArena's action forms with an
+Generates one trajectory per task (812: those of test.raw.json; more renumber copies of them, as
+tasks of their own) with gold steps for each task, into a fresh PostgreSQL database of its own: 5-15 agent steps in WebArena's action forms with an
 accessibility tree per step, 3-10 free-text gold steps ("Click on the 'Orders' link", "Type
 '...' into the 'Search' textbox", some without structure so that embeddings are needed), agents
 that follow the gold path with deviations, repeats and recoveries, and final answers.
 
 1. in-process: `evaluate_chunk` for every chunk of the job (as a worker runs them) with the
    offline judge, cold decision cache (loading, judge, metrics, storing the scores, progress),
-   then the same again warm (decisions cached).
+   then the same again warm (decisions cached); wall time and this process's CPU time.
 2. worker: the whole job through real Celery worker processes on PostgreSQL and Redis, from
-   `start_evaluation` to status done, cold decision cache.
+   `start_evaluation` to status done, cold decision cache, for each number of workers asked for
+   (side by side in one run).
 3. llm: the `openai` backend against a local OpenAI-compatible server, counting the requests
    per trajectory against the straightforward way of asking (one call per element-accuracy
    step, one per recovery comparison, one each for step matching, repetition and keywords),
    then a second evaluation of the same run (a new job: every unit recomputed) that must make
    zero requests.
 
-    .venv/bin/python benchmarks/evaluation_job.py [--trajectories 812] [--workers 2]
-        [--postgres-url postgres://postgres@127.0.0.1:5432/postgres] [--broker redis://127.0.0.1:6379/0]
+    .venv/bin/python benchmarks/evaluation_job.py [--trajectories 812] [--workers 1 2] [--llm-sample 100]
+        [--postgres-url postgres://postgres@127.0.0.1:5432/postgres] [--database trajscope_bench_eval]
+        [--broker redis://127.0.0.1:6379/0] [--profile cold.prof]
 """
 
 import argparse
+import cProfile
 import os
 import random
+import resource
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
 
+from ingest_render_run import generate_tasks
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR", ROOT.parent / "shared" / "data"))
-DATABASE = "trajscope_bench_eval"
 
 NAMES = ["REPORTS", "Catalog", "Products", "Orders", "Customers", "Bestsellers", "Search", "My Account",
          "Sales", "Marketing", "Content", "Stores", "Filters", "Go", "Show Report", "Export", "Reviews",
@@ -51,13 +56,13 @@ def _database_url(base: str, name: str) -> str:
     return base.rsplit("/", 1)[0] + "/" + name
 
 
-def _recreate_database(base_url: str) -> str:
+def _recreate_database(base_url: str, name: str) -> str:
     import psycopg
 
     with psycopg.connect(base_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DATABASE}")
-    return _database_url(base_url, DATABASE)
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {name}")
+    return _database_url(base_url, name)
 
 
 def _setup_django(database_url: str, broker: str, queue: str):
@@ -76,7 +81,10 @@ def _generate(count: int, rng: random.Random):
     from trajectories.models import AgentRun, Step, Task, Trajectory
     from trajectories.services.tasks import import_task_file
 
-    import_task_file(SHARED_DATA / "webarena" / "test.raw.json")
+    with tempfile.TemporaryDirectory() as folder:
+        tasks_file = Path(folder) / "tasks.json"
+        generate_tasks(tasks_file, count)
+        import_task_file(tasks_file)
     annotator, _ = get_user_model().objects.get_or_create(username="bench-annotator")
     run = AgentRun.objects.create(name="bench-run", agent="bench", model="generated")
     tasks = list(Task.objects.order_by("number")[:count])
@@ -178,7 +186,9 @@ def _judge(name: str, backend: str, **fields):
     return config
 
 
-def in_process(run) -> dict:
+def in_process(run, profile: str | None) -> dict:
+    """Cold and warm passes: (scores, wall seconds, CPU seconds of this process, errors) each; with
+    `profile`, the cold pass runs under cProfile and its statistics are written there."""
     from metrics.services import evaluation
 
     config = _judge("offline", "offline")
@@ -186,16 +196,23 @@ def in_process(run) -> dict:
     for label in ("cold", "warm"):
         job = evaluation.create_evaluation(runs=[run], judge_config=config)
         chunks = evaluation.pending_chunks(job)
-        started = time.perf_counter()
+        profiler = cProfile.Profile() if profile and label == "cold" else None
+        started, cpu = time.perf_counter(), time.process_time()
+        if profiler:
+            profiler.enable()
         for chunk in chunks:
             evaluation.evaluate_chunk(job.pk, chunk)
-        elapsed = time.perf_counter() - started
+        if profiler:
+            profiler.disable()
+            profiler.dump_stats(profile)
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         errors = job.scores.exclude(error="").count()
-        results[label] = (job.scores.count(), elapsed, errors)
+        results[label] = (job.scores.count(), elapsed, cpu, errors)
     return results
 
 
-def through_workers(run, workers: int, queue: str) -> tuple[int, float, int, str]:
+def through_workers(run, workers: int, queue: str) -> tuple[int, float, float, int, str]:
+    """(units, wall seconds, the workers' CPU seconds from start to exit, failed, status)."""
     from metrics.models import EvaluationJob
     from metrics.services import evaluation
 
@@ -209,6 +226,7 @@ def through_workers(run, workers: int, queue: str) -> tuple[int, float, int, str
         )
         for k in range(workers)
     ]
+    children_cpu = _children_cpu()
     time.sleep(4)  # let the workers load Django and the embedding model before the clock starts
     try:
         job = evaluation.create_evaluation(runs=[run], judge_config=config)
@@ -224,7 +242,12 @@ def through_workers(run, workers: int, queue: str) -> tuple[int, float, int, str
             process.terminate()
             process.wait(timeout=60)
     job.refresh_from_db()
-    return job.total, elapsed, job.failed, job.status
+    return job.total, elapsed, _children_cpu() - children_cpu, job.failed, job.status
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _naive_calls(score) -> int:
@@ -268,18 +291,26 @@ def llm_calls(run, sample: int) -> dict:
     }
 
 
+def _load_average() -> str:
+    return "load average " + " ".join(f"{load:.1f}" for load in os.getloadavg())
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trajectories", type=int, default=812)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2],
+                        help="Numbers of Celery workers, each measured on a cold decision cache")
     parser.add_argument("--llm-sample", type=int, default=100)
     parser.add_argument("--postgres-url", default="postgres://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument("--database", default="trajscope_bench_eval",
+                        help="The database the benchmark creates (dropped first if it exists) and leaves behind")
     parser.add_argument("--broker", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--profile", help="Write cProfile statistics of the in-process cold pass to this file")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
     queue = f"bench-{uuid.uuid4().hex[:8]}"
-    _setup_django(_recreate_database(args.postgres_url), args.broker, queue)
+    _setup_django(_recreate_database(args.postgres_url, args.database), args.broker, queue)
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
@@ -288,14 +319,17 @@ def main():
     from trajectories.models import Step
 
     print(f"generated {run.trajectories.count()} trajectories, {Step.objects.count()} agent steps "
-          f"in {time.perf_counter() - started:.1f} s (PostgreSQL {DATABASE})")
+          f"in {time.perf_counter() - started:.1f} s (PostgreSQL {args.database}); {_load_average()}")
 
-    for label, (units, elapsed, errors) in in_process(run).items():
+    for label, (units, elapsed, cpu, errors) in in_process(run, args.profile).items():
         print(f"in-process, offline judge, {label} cache: {units} trajectories in {elapsed:.1f} s = "
-              f"{units / elapsed:.0f} trajectories/s ({errors} errors)")
-    total, elapsed, failed, status = through_workers(run, args.workers, queue)
-    print(f"job through {args.workers} Celery workers (PostgreSQL + Redis), offline judge, cold cache: "
-          f"{total} trajectories in {elapsed:.1f} s ({status}, {failed} failed)")
+              f"{units / elapsed:.0f} trajectories/s; CPU {cpu:.1f} s = {units / cpu:.0f} trajectories/s "
+              f"({errors} errors); {_load_average()}")
+    for workers in args.workers:
+        total, elapsed, cpu, failed, status = through_workers(run, workers, queue)
+        print(f"job through {workers} Celery worker(s) (PostgreSQL + Redis), offline judge, cold cache: "
+              f"{total} trajectories in {elapsed:.1f} s = {total / elapsed:.0f} trajectories/s; workers' CPU "
+              f"{cpu:.1f} s with their start ({status}, {failed} failed); {_load_average()}")
     llm = llm_calls(run, args.llm_sample)
     per = llm["trajectories"] or 1
     print(f"openai backend, {llm['trajectories']} trajectories: {llm['calls']} requests "

@@ -13,12 +13,15 @@ default the CPU count), a fresh child process migrates an empty database, import
 `import_paths` on the folder (the same service as the command line, upload page and API), then
 times a second import of the same folder (everything unchanged). Peak memory is the child's
 peak resident set size (`resource.getrusage(RUSAGE_SELF).ru_maxrss`), i.e. Python, Django and
-the import together; the largest parsing worker's is reported beside it. Each measurement starts
-with nothing left for the kernel to write back, a minute after the files of the one before were
-deleted.
+the import together; the largest parsing worker's is reported beside it. Before each import,
+the I/O floor (`render_io_floor.py`: read every file, write its decoded screenshots, no parsing
+and no database) runs with as many processes, and the import's time and CPU are reported as a
+ratio to it. Each measurement starts with nothing left for the kernel to write back, a minute
+after the files of the one before were deleted.
 
     .venv/bin/python benchmarks/ingest_render_run.py [--files 812] [--databases sqlite postgres]
-        [--workers N] [--postgres-url postgres://postgres@127.0.0.1:5432/postgres] [--seed 0] [--settle 61]
+        [--workers N] [--postgres-url postgres://postgres@127.0.0.1:5432/postgres]
+        [--database trajscope_bench_ingest] [--seed 0] [--settle 61]
 """
 
 import argparse
@@ -44,7 +47,6 @@ SAMPLES = SHARED_DATA / "trajectory-samples"
 TASKS = SHARED_DATA / "webarena" / "test.raw.json"
 STEP_MARK = "<h2>New Page</h2>"
 TAIL = "\n    </body>\n</html>\n"
-BENCH_DATABASE = "trajscope_bench_ingest"
 _IMAGE = re.compile(r"(<img src='data:image/png;base64,)([^']+)(')")
 _ACTION = re.compile(r"<div class='parsed_action'[^>]*><pre>(.*?)</pre>", re.S)
 
@@ -188,6 +190,18 @@ def _postgres_database(admin_url: str, name: str, create: bool) -> str:
     return admin_url.rsplit("/", 1)[0] + f"/{name}"
 
 
+def _floor(scratch: Path, workers: int) -> dict:
+    """The I/O floor (`render_io_floor.py`) in a fresh process, with as many processes as the import."""
+    output = scratch / "floor"
+    command = [sys.executable, str(Path(__file__).with_name("render_io_floor.py")), str(scratch / "run"), str(output),
+               "--workers", str(workers)]
+    try:
+        result = subprocess.run(command, check=True, capture_output=True, text=True, cwd=ROOT).stdout
+    finally:
+        shutil.rmtree(output, ignore_errors=True)
+    return json.loads(result.strip().splitlines()[-1])
+
+
 def _measure(url: str, scratch: Path, workers: int) -> dict:
     media = scratch / "media"
     environment = {**os.environ, "DATABASE_URL": url, "MEDIA_ROOT": str(media), "INGEST_WORKERS": str(workers),
@@ -205,6 +219,7 @@ def main() -> None:
     parser.add_argument("--databases", nargs="+", choices=["sqlite", "postgres"], default=["sqlite", "postgres"])
     parser.add_argument("--postgres-url", default="postgres://postgres@127.0.0.1:5432/postgres",
                         help="An admin connection; the benchmark creates and drops its own databases")
+    parser.add_argument("--database", default="trajscope_bench_ingest", help="The PostgreSQL database it creates and drops")
     parser.add_argument("--settle", type=int, default=61,
                         help="Seconds to wait after generating the run and after each measurement, for deleted files to stop costing")
     parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
@@ -240,17 +255,23 @@ def _run(args: argparse.Namespace, scratch: Path) -> None:
     for database in args.databases:
         results = {}
         for workers in (1, args.workers):
+            floor = _floor(scratch, workers)
+            print(f"I/O floor, {workers} process(es): read {floor['files']} files ({floor['bytes_read'] / 1e6:.0f} MB), "
+                  f"wrote {floor['screenshots']} screenshots ({floor['bytes_written'] / 1e6:.0f} MB) in "
+                  f"{floor['seconds']:.1f} s (CPU {floor['cpu_seconds']:.1f} s, {floor['cpu_kernel_seconds']:.1f} s "
+                  f"in the kernel); load average {' '.join(f'{load:.1f}' for load in os.getloadavg())}")
+            _settle(args.settle)
             if database == "sqlite":
                 url = f"sqlite:///{scratch / 'bench.sqlite3'}"
             else:
-                url = _postgres_database(args.postgres_url, BENCH_DATABASE, create=True)
+                url = _postgres_database(args.postgres_url, args.database, create=True)
             try:
                 results[workers] = result = _measure(url, scratch, workers)
             finally:
                 if database == "sqlite":
                     Path(url.removeprefix("sqlite:///")).unlink(missing_ok=True)
                 else:
-                    _postgres_database(args.postgres_url, BENCH_DATABASE, create=False)
+                    _postgres_database(args.postgres_url, args.database, create=False)
                 shutil.rmtree(scratch / "media", ignore_errors=True)
             print(
                 f"{result['vendor']:10} {result['workers']} parsing process(es): {result['files']} files in "
@@ -261,6 +282,12 @@ def _run(args: argparse.Namespace, scratch: Path) -> None:
                 f"largest worker {result['peak_rss_mb_workers']:.0f} MB); re-import "
                 f"{result['reimport_seconds']:.1f} s {result['reimport_counts']}; counts {result['counts']}"
             )
+            cpu = result["cpu_seconds"] + result["worker_cpu_seconds"]
+            print(f"{result['vendor']:10} {result['workers']} parsing process(es) against the I/O floor: "
+                  f"{result['seconds']:.1f} s / {floor['seconds']:.1f} s = {result['seconds'] / floor['seconds']:.2f}x "
+                  f"wall; CPU {cpu:.1f} s / {floor['cpu_seconds']:.1f} s = {cpu / floor['cpu_seconds']:.2f}x "
+                  f"(the database server's CPU not counted); load average "
+                  f"{' '.join(f'{load:.1f}' for load in os.getloadavg())}")
             _settle(args.settle)
         single, pooled = results[1]["seconds"], results[args.workers]["seconds"]
         print(f"{database:10} {args.workers} processes vs 1: {pooled:.1f} s vs {single:.1f} s = "

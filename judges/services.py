@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from itertools import islice
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -241,11 +241,17 @@ class Judge:
             row.pk, row.updated_at = stored[row.cache_key].pk, timezone.now()
         with transaction.atomic():
             # Another worker may have stored the same decision meanwhile: its row is kept.
-            JudgeDecision.objects.bulk_create([r for r in rows if r.pk is None], ignore_conflicts=True)
+            new = [r for r in rows if r.pk is None]
+            if connection.vendor == "postgresql":
+                inserted = _copy_new_decisions(new)
+            else:
+                JudgeDecision.objects.bulk_create(new, ignore_conflicts=True)
+                inserted = {}
             if retried:
                 JudgeDecision.objects.bulk_update(retried, DECISION_FIELDS)
             counters.count_many(_decision_events(rows))
-        return _in_chunks(_decision_rows(), "cache_key", {row.cache_key for row in rows})
+        others = {row.cache_key for row in rows} - inserted.keys()
+        return {**inserted, **_in_chunks(_decision_rows(), "cache_key", others)}
 
     def _row(self, item: _Asked, answer: Answer) -> JudgeDecision:
         return JudgeDecision(
@@ -284,6 +290,44 @@ DECISION_FIELDS = [
     "score", "output", "rationale", "prompt_tokens", "completion_tokens", "cost", "latency_ms", "calls", "error",
     "updated_at",
 ]
+
+
+_COPIED = [field for field in JudgeDecision._meta.concrete_fields if not field.primary_key]
+_JSON = {field.attname for field in _COPIED if isinstance(field, models.JSONField)}
+
+
+def _copy_new_decisions(rows: list[JudgeDecision]) -> dict[str, JudgeDecision]:
+    """PostgreSQL: insert new decisions by COPY into a scratch table, then into the table, skipping
+    those stored meanwhile. Ten or so per trajectory, with observations in their inputs: as one
+    INSERT, building and quoting its SQL cost more than the judge's answers. Returns the inserted
+    rows by cache key, with their ids and their JSON as read back from the database would be."""
+    if not rows:
+        return {}
+    now = timezone.now()
+    quote = connection.ops.quote_name
+    table = quote(JudgeDecision._meta.db_table)
+    columns = ", ".join(quote(field.column) for field in _COPIED)
+    by_key = {}
+    with connection.cursor() as cursor:
+        cursor.execute(f"CREATE TEMPORARY TABLE new_judge_decisions AS SELECT {columns} FROM {table} WITH NO DATA")
+        with cursor.copy(f"COPY new_judge_decisions ({columns}) FROM STDIN") as copy:
+            for row in rows:
+                row.created_at = row.updated_at = now
+                for name in _JSON:
+                    text = json.dumps(getattr(row, name), cls=JudgeDecision._meta.get_field(name).encoder)
+                    setattr(row, name, text)
+                copy.write_row([getattr(row, field.attname) for field in _COPIED])
+                for name in _JSON:
+                    setattr(row, name, json.loads(getattr(row, name)))
+                by_key[row.cache_key] = row
+        cursor.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM new_judge_decisions "
+                       f"ON CONFLICT ({quote('cache_key')}) DO NOTHING RETURNING {quote('id')}, {quote('cache_key')}")
+        inserted = cursor.fetchall()
+        cursor.execute("DROP TABLE new_judge_decisions")
+    for pk, key in inserted:
+        by_key[key].pk = pk
+        by_key[key]._state.adding = False
+    return {key: by_key[key] for _, key in inserted}
 
 
 def _decision_rows():

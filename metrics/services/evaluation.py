@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
@@ -308,13 +308,25 @@ def _store_scores(job: EvaluationJob, outcomes: dict, fingerprints: dict) -> Non
                             for outcome in outcomes.values())
         links = TrajectoryScore.decisions.through
         links.objects.filter(trajectoryscore_id__in=ids.values()).delete()
-        links.objects.bulk_create(
-            [
-                links(trajectoryscore_id=ids[unit], judgedecision_id=decision_id)
-                for unit, outcome in outcomes.items()
-                for decision_id in sorted(outcome.scoring.decision_ids)
-            ],
-            ignore_conflicts=True,
+        _link_decisions([(ids[unit], decision_id) for unit, outcome in outcomes.items()
+                         for decision_id in sorted(outcome.scoring.decision_ids)])
+
+
+def _link_decisions(pairs: list[tuple[int, int]]) -> None:
+    """(score id, decision id) link rows; on PostgreSQL as two arrays in one statement (ten or so
+    per trajectory: Django's bulk insert spent more on building its SQL than the database on it)."""
+    links = TrajectoryScore.decisions.through
+    if connection.vendor != "postgresql":
+        links.objects.bulk_create([links(trajectoryscore_id=score, judgedecision_id=decision)
+                                   for score, decision in pairs], ignore_conflicts=True)
+        return
+    quote = connection.ops.quote_name
+    score, decision = (quote(links._meta.get_field(name).column) for name in ("trajectoryscore", "judgedecision"))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {quote(links._meta.db_table)} ({score}, {decision}) "
+            "SELECT * FROM unnest(%s::bigint[], %s::bigint[]) ON CONFLICT DO NOTHING",
+            [[pair[0] for pair in pairs], [pair[1] for pair in pairs]],
         )
 
 

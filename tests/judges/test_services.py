@@ -211,3 +211,30 @@ def test_a_question_that_failed_in_its_batch_is_retried_by_the_next_batch():
     judge.settle([q.step_match(GOLD[0], AGENT[1])])
     assert "HTTP 500" in judge.step_equivalent(GOLD[0], AGENT[1]).error  # not asked again in the batch
     assert Judge(backend).step_equivalent(GOLD[0], AGENT[1]).score == 1.0
+
+
+class RacedByAnotherWorker(ExactBackend):
+    """Answers, after another worker stored its own decision for the first question it is asked."""
+
+    raced = False
+
+    def answer(self, questions):
+        if self.raced:
+            return super().answer(questions)
+        self.raced = True
+        key = questions[0].cache_key(self.name, self.model, self.version(questions[0].kind))
+        JudgeDecision.objects.create(kind=questions[0].kind, cache_key=key, inputs_hash=questions[0].inputs_hash,
+                                     inputs=questions[0].inputs, score=0.5, rationale="the other worker's",
+                                     backend=self.name, model=self.model)
+        return super().answer(questions)
+
+
+def test_a_decision_stored_meanwhile_by_another_worker_is_kept_and_the_others_are_stored():
+    judge = Judge(RacedByAnotherWorker(BackendSpec("exact")))
+    raced, new = judge.step_equivalent_pairs([(GOLD[0], AGENT[1]), (GOLD[1], AGENT[0])])
+    assert (raced.score, raced.rationale) == (0.5, "the other worker's")
+    stored = JudgeDecision.objects.get(pk=new.decision_id)
+    assert (new.score, stored.score, stored.rationale) == (0.0, 0.0, new.rationale)
+    assert JudgeDecision.objects.count() == 2
+    matrix = judge.step_scores(GOLD, AGENT)
+    assert JudgeDecision.objects.get(pk=matrix.decision_ids[0]).output["matrix"] == matrix.matrix
