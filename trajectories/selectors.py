@@ -309,9 +309,14 @@ def verdict_counts(run_ids, on_tasks: Q = Q()) -> list[tuple[int, str, str, int,
               .values_list("run_id", "task__sites", "mean"))
     for run_id, sites, mean in graded:
         add(run_id, HUMAN, sites, int(bool(consensus_success(mean))), 1)
-    named = (Verdict.objects.filter(on_tasks, run_id__in=run_ids, success__isnull=False).order_by()
-             .values("run_id", "source_id", "task__sites").annotate(total=Count("pk"), yes=passed)
-             .values_list("run_id", "source_id", "task__sites", "total", "yes"))
-    for run_id, source_id, sites, total, yes in named:
-        add(run_id, named_source(source_id), sites, yes, total)
+    # A named source's verdict on a task is its graders' majority (most sources have one voice); a task
+    # that could not be executed counts as not successful, as Online-Mind2Web counts it; a tie is unsaid.
+    failed = Q(success=False) | Q(success__isnull=True, label=NOT_EXECUTABLE)
+    named = (Verdict.objects.filter(on_tasks, run_id__in=run_ids).order_by()
+             .values("run_id", "source_id", "task_id", "task__sites")
+             .annotate(yes=Count("pk", filter=Q(success=True)), no=Count("pk", filter=failed))
+             .values_list("run_id", "source_id", "task__sites", "yes", "no"))
+    for run_id, source_id, sites, yes, no in named:
+        if yes != no:
+            add(run_id, named_source(source_id), sites, int(yes > no), 1)
     return [(run_id, source, site, passed, total) for (run_id, source, site), (passed, total) in found.items()]

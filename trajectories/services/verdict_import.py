@@ -24,6 +24,7 @@ from trajectories.permissions import can_import_into
 from .ingest import TASKS_NAMED_BY_RESULTS, has_task_list
 from .runs import get_or_create_run
 from .storable import storable_text
+from .tallies import refresh_tallies
 from .verdicts import GradeImportReport, OutcomeImportReport, import_grades, import_outcomes, summary_rows_line
 
 OUTCOMES, GRADES = "outcomes", "grades"
@@ -154,6 +155,7 @@ class _Import:
                     from_task_list=False,
                     number=int(task_id) if task_id.isdigit() and len(task_id) < 10 else None)
             self._store(targets, tasks)
+            refresh_tallies(target.run.pk for target in targets.values())
         if missing:
             self.report.notes.append(f"{count_of(len(missing), 'task')} created from this file: the platform holds "
                                      f"no task of these ids in {', '.join(sorted({b for b, _ in missing}))}")
