@@ -18,7 +18,7 @@ from trajectories.models import AgentRun, Verdict, VerdictSource
 from trajectories.services.verdict_sources import (
     CHECK_SOURCE, HARNESS_SOURCE, HUMAN_GRADERS_SOURCE, built_in_sources, judge_source_key,
 )
-from trajectories.verdicts import GRADE_LABELS, consensus_success
+from trajectories.verdicts import GRADE_LABELS, consensus_success, named_source
 
 
 @dataclass(frozen=True)
@@ -95,10 +95,10 @@ def sources_of(verdicts: list[SourceVerdict]) -> list[VerdictSource]:
 
 def judges_report(benchmark: str, reference: str = "") -> JudgesVsHumans:
     """Every automatic source of the benchmark's runs against the human consensus, or against the human
-    source `reference` (`source-<pk>`; ValueError when the runs have no such source)."""
+    source `reference` (`source:<pk>`; ValueError when the runs have no such source)."""
     runs = dict(AgentRun.objects.filter(benchmark=benchmark).values_list("pk", "name"))
     return judges_vs_humans([
-        JudgedVerdict(run=runs[verdict.run_id], task=verdict.task_id, source=f"source-{verdict.source.pk}",
+        JudgedVerdict(run=runs[verdict.run_id], task=verdict.task_id, source=named_source(verdict.source.pk),
                       source_label=str(verdict.source), kind=verdict.source.kind, success=verdict.success,
                       label=verdict.label, grader=verdict.grader)
         for verdict in verdicts_of(runs)

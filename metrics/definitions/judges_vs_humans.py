@@ -33,7 +33,7 @@ class SourceVerdict:
 
     run: str
     task: int | str
-    source: str  # the source's key, e.g. "harness" or "source-12"
+    source: str  # the source's key, e.g. "source:12"
     source_label: str
     kind: str  # harness, rule_check, human, llm_judge, agent_self_report
     success: bool | None  # None: unsure, not executable, no yes/no

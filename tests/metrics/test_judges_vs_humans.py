@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from accounts.services import create_api_token
 from metrics.verdict_sources import judges_report
+from trajectories.verdicts import named_source
 from tests.factories import AgentRunFactory, UserFactory
 from tests.metrics.verdict_data import three_voices
 from trajectories.models import AgentRun, Task, Verdict, VerdictKind, VerdictSource
@@ -108,7 +109,7 @@ def test_a_second_human_source_is_a_choice_and_a_split_is_unsure(agent_e):
     ceiling = judges_report("webvoyager").ceiling.overall
     assert (ceiling.items, ceiling.metrics["accuracy"]) == (1, 0.0)
 
-    chosen = judges_report("webvoyager", f"source-{experts.pk}")
+    chosen = judges_report("webvoyager", named_source(experts.pk))
     assert chosen.reference_label == "Expert annotators"
     [row] = [row for row in chosen.sources if row.label.startswith("Agent-E vision")]
     assert cells(row.overall) == (0, 1, 0, 0, 0)
@@ -125,7 +126,7 @@ def test_the_page_greys_rows_under_thirty_tasks(agent_e, client):
     assert "Judges vs humans: webvoyager" in text and "Agent-E vision GPT-4o judge (gpt-4o)" in text
     body = response.content.decode()
     sparse_rows = re.findall(r'<tr data-source="([^"]+)" class="[^"]*sparse"\s*title="Only (\d+) tasks? scored', body)
-    assert sparse_rows and all(source.startswith("source-") or source == "human-ceiling"
+    assert sparse_rows and all(source.startswith("source:") or source == "human-ceiling"
                                for source, _count in sparse_rows)
     assert ("human-ceiling", "0") in sparse_rows and ("15" in {count for _source, count in sparse_rows})
     assert body.count('class="rp-table judges"') == 3  # all agents, and each run
@@ -165,7 +166,7 @@ def test_the_api_per_run_and_overall(agent_e, api):
     assert body["overall"][0]["source"] == "human-ceiling" and body["overall"][0]["precision"] is None
     refused = api.get(reverse("api-judges-vs-humans"), {"benchmark": "webvoyager", "human": "nobody"})
     assert refused.status_code == 400 and refused.json()["errors"]["human"].startswith(
-        "'nobody' is not a human source of these runs (choose one of: source-")
+        "'nobody' is not a human source of these runs (choose one of: source:")
 
 
 def test_a_benchmark_without_human_verdicts_says_so(client):

@@ -48,7 +48,7 @@ def test_judges_against_humans_with_greyed_rows_and_a_chosen_human_source(browse
     assert page_width(page) <= 1366
 
     page.select_option("#judges-human", label="Agent-E human evaluators")
-    page.wait_for_url("**human=source-*")
+    page.wait_for_url("**human=source*")
     vision = page.locator("#all-runs table tr", has_text="Agent-E vision GPT-4o judge")
     expect(vision.locator('[data-metric="n"]')).to_have_text("15")
     expect(vision.locator('[data-metric="kappa"]')).to_have_text("0.474")
