@@ -233,7 +233,8 @@ class AgreementTable:
     sources: tuple[SourceAgreement, ...]
 
 
-def agreement_table(verdicts: RunVerdicts, group: str = "") -> AgreementTable:
+def agreement_table(verdicts: RunVerdicts, group: str = "", named: dict | None = None) -> AgreementTable:
+    """`named`: {source key: (label, {task pk: success})} of the run's named automatic sources."""
     tasks = [task for task in verdicts.tasks.values() if not group or task.site == group]
     graded = [task for task in tasks if task.grades]
     marks: dict[str, dict[int, float]] = defaultdict(dict)
@@ -251,15 +252,35 @@ def agreement_table(verdicts: RunVerdicts, group: str = "") -> AgreementTable:
             SourceAgreement(source, label, binary_agreement(
                 (task.judge if source == JUDGE else task.verdicts.success(source), task.human) for task in graded))
             for source, label in sources
+        ) + tuple(
+            SourceAgreement(source, label, binary_agreement((said.get(task.task_pk), task.human) for task in graded))
+            for source, (label, said) in (named or {}).items()
         ),
     )
 
 
+def _named_automatic(run: AgentRun) -> dict[str, tuple[str, dict[int, bool]]]:
+    """The run's named sources other than humans (published judges, a second harness, the agent's
+    self-report), each with its yes/no per task; a task where its graders split is left out."""
+    votes: dict[int, tuple[object, dict[int, list[bool]]]] = {}
+    for verdict in (Verdict.objects.filter(run=run).exclude(source__kind="human").select_related("source")
+                    .order_by("source__kind", "source__name", "source__model")):
+        success = False if verdict.not_executable else verdict.success
+        if success is not None:
+            votes.setdefault(verdict.source_id, (verdict.source, {}))[1].setdefault(verdict.task_id, []).append(success)
+    named = {}
+    for source_id, (source, by_task) in votes.items():
+        said = {task: marks.count(True) > marks.count(False) for task, marks in by_task.items()
+                if marks.count(True) != marks.count(False)}
+        named[named_source(source_id)] = (str(source), said)
+    return named
+
+
 def agreement_report(run: AgentRun) -> tuple[AgreementTable, list[AgreementTable]]:
     """The run overall and per site group (groups with graded tasks only)."""
-    verdicts = one_run(run)
+    verdicts, named = one_run(run), _named_automatic(run)
     sites = sorted({task.site for task in verdicts.tasks.values() if task.grades})
-    return agreement_table(verdicts), [agreement_table(verdicts, site) for site in sites]
+    return agreement_table(verdicts, named=named), [agreement_table(verdicts, site, named) for site in sites]
 
 
 # Leaderboard and comparison ------------------------------------------------------------------

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from tests.factories import UserFactory
-from trajectories.models import AgentRun
+from trajectories.models import AgentRun, Verdict, VerdictKind, VerdictSource
 from tests.metrics.verdict_data import grader, three_voices
 
 pytestmark = pytest.mark.django_db
@@ -92,6 +92,22 @@ def test_agreement_page(client, voices):
     assert "harness 2 0.500 — 0.000 0.000 0 · 0 · 1 · 1" in page
     assert "offline check 2 1.000 1.000 1.000 1.000 1 · 0 · 0 · 1" in page
     assert "shopping" in page and "gitlab" in page
+
+
+def test_agreement_page_reads_named_sources_against_the_graders_too(client, voices):
+    """A published judge says yes on task A and no on B: it agrees with the graders' consensus on both."""
+    judge = VerdictSource.objects.create(kind=VerdictKind.LLM_JUDGE, name="WebJudge", model="o4-mini")
+    mind = VerdictSource.objects.create(kind=VerdictKind.AGENT_SELF_REPORT, name="agent self-report")
+    for trajectory, said in ((voices["disputed"], True), (voices["agreed"], False)):
+        Verdict.objects.create(run=voices["run"], task=trajectory.task, trajectory=trajectory, source=judge,
+                               success=said)
+        Verdict.objects.create(run=voices["run"], task=trajectory.task, trajectory=trajectory, source=mind,
+                               success=True)
+    client.force_login(voices["hugo"])
+    page = text(client.get(reverse("metrics:verdict-agreement", args=[voices["run"].pk])))
+    assert "WebJudge (o4-mini) 2 1.000 1.000 1.000 1.000 1 · 0 · 0 · 1" in page
+    # The self-report says yes on both: one true positive, one false positive, kappa 0.
+    assert "agent self-report 2 0.500 0.500 1.000 0.000 1 · 1 · 0 · 0" in page
 
 
 @pytest.fixture
