@@ -199,7 +199,7 @@ JUDGES_COLUMNS = (
     Column("benchmark", "string", "The benchmark whose runs these are"),
     Column("reference", "string", "What the sources are read against: human consensus, or the chosen human source"),
     Column("run", "string", "The run (agent); empty over all runs of the benchmark"),
-    Column("source", "string", "The source's key: harness, check, graders, judge-<name>, source-<id>, "
+    Column("source", "string", "The source's key: source:<id> (built-in sources are sources too), or "
                                "human-ceiling"),
     Column("source_label", "string", "The source's name (and model)"),
     Column("kind", "string", "harness, rule_check, llm_judge, agent_self_report; human for the ceiling"),
