@@ -4,6 +4,8 @@ from .models import (
     AgentRun,
     ImportJob,
     OutcomeGrade,
+    RunTally,
+    RunVerdictCount,
     Screenshot,
     Step,
     Task,
@@ -113,3 +115,26 @@ class VerdictAdmin(admin.ModelAdmin):
     list_filter = ("source__kind", "success")
     search_fields = ("run__name", "task__task_id", "source__name", "explanation")
     raw_id_fields = ("run", "task", "trajectory", "source")
+
+
+class CountsAdmin(admin.ModelAdmin):
+    """Counts kept by the services for the leaderboard: read here, recounted by them, never edited."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(RunTally)
+class RunTallyAdmin(CountsAdmin):
+    list_display = ("run", "trajectories", "with_steps", "updated_at")
+    search_fields = ("run__name",)
+
+
+@admin.register(RunVerdictCount)
+class RunVerdictCountAdmin(CountsAdmin):
+    list_display = ("run", "source", "site", "passed", "total")
+    list_filter = ("source",)
+    search_fields = ("run__name",)
