@@ -2,7 +2,7 @@
 
 from django.db import transaction
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema, inline_serializer
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.parsers import MultiPartParser
@@ -152,11 +152,24 @@ TASK_IMPORT_REPORT_SCHEMA = inline_serializer("TaskImportReport", {
 })
 
 
+SUBSET_IMPORT_REPORT_SCHEMA = inline_serializer("SubsetImportReport", {
+    "name": serializers.CharField(),
+    "benchmark": serializers.CharField(),
+    "tasks": serializers.IntegerField(help_text="Task ids in the subset."),
+    "outcome": serializers.CharField(help_text="created, updated or unchanged"),
+    "skipped": serializers.ListField(child=serializers.DictField(),
+                                     help_text="Entries left out as no task id: {entry, task_id, field, message}."),
+    "notes": serializers.ListField(child=serializers.DictField(),
+                                   help_text="Values read as meant rather than as written."),
+})
+
+
 @extend_schema(
     tags=["tasks"], request={"multipart/form-data": TaskImportSerializer},
-    responses={200: OpenApiResponse(TASK_IMPORT_REPORT_SCHEMA, description="Imported (or, with `subset`, the subset "
-                                                                            "{name, benchmark, tasks, outcome, "
-                                                                            "skipped, notes})."),
+    responses={200: OpenApiResponse(
+        PolymorphicProxySerializer(component_name="TaskOrSubsetImportReport", resource_type_field_name=None,
+                                   serializers=[TASK_IMPORT_REPORT_SCHEMA, SUBSET_IMPORT_REPORT_SCHEMA]),
+        description="The task file's import report, or with `subset` the subset's."),
                400: OpenApiResponse(ErrorSerializer, description="The file was refused whole; `detail` names the "
                                                                  "file, entry and field.")},
 )

@@ -434,8 +434,11 @@ class Verdict(models.Model):
 
     @property
     def shown_labels(self) -> list[tuple[str, str]]:
+        """In the order the labels are asked (PostgreSQL's JSON keeps no key order)."""
+        order = {name: position for position, name in enumerate(VERDICT_LABEL_NAMES)}
         return [(VERDICT_LABEL_NAMES.get(name, name.replace("_", " ")), str(value))
-                for name, value in self.labels.items()]
+                for name, value in sorted(self.labels.items(), key=lambda item: (order.get(item[0], len(order)),
+                                                                                  item[0]))]
 
 
 class RunTally(models.Model):
