@@ -374,6 +374,13 @@ class VerdictKind(models.TextChoices):
 VERDICT_LABEL_NAMES = {"side_effect": "side effect", "optimality": "optimality", "looping": "looping"}
 
 
+def in_label_order(items):
+    """(label name, value) pairs in the order the labels are asked, whatever order the database kept
+    (PostgreSQL's JSON keeps none); names it does not know after, alphabetically."""
+    order = {name: position for position, name in enumerate(VERDICT_LABEL_NAMES)}
+    return sorted(items, key=lambda item: (order.get(item[0], len(order)), item[0]))
+
+
 class VerdictSource(models.Model):
     """A named giver of verdicts on agents' success: a second harness, a published LLM judge, human
     evaluators, the agent about itself. One row per (kind, name, model), shared by every run."""
@@ -434,11 +441,8 @@ class Verdict(models.Model):
 
     @property
     def shown_labels(self) -> list[tuple[str, str]]:
-        """In the order the labels are asked (PostgreSQL's JSON keeps no key order)."""
-        order = {name: position for position, name in enumerate(VERDICT_LABEL_NAMES)}
         return [(VERDICT_LABEL_NAMES.get(name, name.replace("_", " ")), str(value))
-                for name, value in sorted(self.labels.items(), key=lambda item: (order.get(item[0], len(order)),
-                                                                                  item[0]))]
+                for name, value in in_label_order(self.labels.items())]
 
 
 class RunTally(models.Model):

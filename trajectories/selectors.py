@@ -13,6 +13,7 @@ from .models import (
     BENCHMARK_VERSIONS,
     NOT_EXECUTABLE,
     VERDICT_LABEL_NAMES,
+    in_label_order,
     AgentRun,
     OutcomeGrade,
     OutcomeStatus,
@@ -174,7 +175,7 @@ def label_counts(run: AgentRun) -> list[SourceLabelCounts]:
     sources = VerdictSource.objects.in_bulk(list(counts))
     found = [SourceLabelCounts(sources[source_id], [
         (VERDICT_LABEL_NAMES.get(name, name.replace("_", " ")), sorted(values.items()))
-        for name, values in by_name.items()]) for source_id, by_name in counts.items()]
+        for name, values in in_label_order(by_name.items())]) for source_id, by_name in counts.items()]
     return sorted(found, key=lambda item: (item.source.kind, item.source.name, item.source.model))
 
 

@@ -204,3 +204,8 @@ def test_labels_show_on_the_trajectory_page_with_the_grader_and_are_counted_on_t
     page = text(client.get(reverse("metrics:run-detail", args=[run.pk])))
     assert ("AgentRewardBench experts: side effect No 2 , Yes 1 ; optimality 1. Complete Failure 1 , 2. Suboptimal 1 , "
             "4. Optimal 1 ; looping No 2 , Yes 1") in page
+
+
+def test_labels_show_in_the_order_they_are_asked_whatever_order_is_stored():
+    verdict = Verdict(labels={"looping": "No", "extra": "x", "optimality": "3", "side_effect": "Yes"})
+    assert verdict.shown_labels == [("side effect", "Yes"), ("optimality", "3"), ("looping", "No"), ("extra", "x")]
