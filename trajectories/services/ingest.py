@@ -51,6 +51,7 @@ from .storable import storable_text as _text
 from .tallies import refresh_tallies
 from .screenshots import discard_files, discard_written_ahead, screenshot_ids, take_files
 from .harness_verdicts import record_verdicts, recorded_verdict, take_up
+from .tasks import task_from_file
 
 IMPORTED, UNCHANGED, REPLACED, FAILED, SKIPPED_STATUS = "imported", "unchanged", "replaced", "failed", "skipped"
 STATUSES = (IMPORTED, UNCHANGED, REPLACED, FAILED, SKIPPED_STATUS)
@@ -486,11 +487,7 @@ class _RunImport:
         named = ref.benchmark in TASKS_NAMED_BY_RESULTS and bool(ref.intent.strip())
         if (listed and not named) or not (ref.task_id.isprintable() and ref.benchmark.isprintable()):
             return None
-        intent = _text(ref.intent).strip()
-        task, created = Task.objects.get_or_create(
-            benchmark=ref.benchmark, task_id=ref.task_id,
-            defaults={"intent": intent, "from_task_list": False,
-                      "number": int(ref.task_id) if ref.task_id.isdigit() and len(ref.task_id) < 10 else None})
+        task, created = task_from_file(ref.benchmark, ref.task_id, _text(ref.intent).strip())
         if created and entry is not None:
             held = "no task of this id" if listed else f"no task list of {ref.benchmark}"
             entry.notes.append(f"task {task} created from this file: the platform holds {held}")

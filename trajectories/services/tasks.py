@@ -75,6 +75,14 @@ class TaskImportReport:
         return "\n".join(lines + reported_lines(self.source, self.skipped, self.notes))
 
 
+def task_from_file(benchmark: str, task_id: str, intent: str) -> tuple[Task, bool]:
+    """A task of a benchmark whose task list the platform does not hold, made from what a run's or a
+    verdict file says of it (`created` False when another file made it first)."""
+    return Task.objects.get_or_create(benchmark=benchmark, task_id=task_id, defaults={
+        "intent": intent, "from_task_list": False,
+        "number": int(task_id) if task_id.isdigit() and len(task_id) < 10 else None})
+
+
 def _id_order(task_id: str):
     return (0, int(task_id), "") if task_id.isdigit() else (1, 0, task_id)
 

@@ -25,6 +25,7 @@ from .ingest import TASKS_NAMED_BY_RESULTS, has_task_list
 from .runs import get_or_create_run
 from .storable import storable_text
 from .tallies import refresh_tallies
+from .tasks import task_from_file
 from .verdicts import GradeImportReport, OutcomeImportReport, import_grades, import_outcomes, summary_rows_line
 
 OUTCOMES, GRADES = "outcomes", "grades"
@@ -150,10 +151,8 @@ class _Import:
                     target.run.benchmark = target.benchmark
                     target.run.save(update_fields=["benchmark", "updated_at"])
             for benchmark, task_id in missing:
-                tasks[(benchmark, task_id)] = Task.objects.create(
-                    benchmark=benchmark, task_id=task_id, intent=storable_text(intents.get((benchmark, task_id), "")),
-                    from_task_list=False,
-                    number=int(task_id) if task_id.isdigit() and len(task_id) < 10 else None)
+                tasks[(benchmark, task_id)], _ = task_from_file(
+                    benchmark, task_id, storable_text(intents.get((benchmark, task_id), "")))
             self._store(targets, tasks)
             refresh_tallies(target.run.pk for target in targets.values())
         if missing:
