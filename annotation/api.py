@@ -16,7 +16,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api_schema import CONFLICT_RESPONSE, ErrorSerializer
+from infrastructure.api_schema import CONFLICT_RESPONSE, ErrorSerializer
 from trajectories.models import Task
 
 from .errors import (
@@ -27,7 +27,8 @@ from .errors import (
     GoldWorkflowError,
     RequirementsConflict,
 )
-from .formats import GoldFormatError, GoldStepRecord, detect_format, read_gold_bytes
+from .formats import detect_format, read_gold_bytes
+from .gold_records import GoldFormatError, GoldStepRecord
 from .models import GoldCheckJob, GoldFlag, GoldTrajectory
 from .permissions import can_review_gold, visible_gold
 from .selectors import gold_content

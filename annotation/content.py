@@ -3,7 +3,7 @@
 from dataclasses import dataclass, field, replace
 
 from .errors import GoldValidationError
-from .formats import GoldStepRecord
+from .gold_records import GoldStepRecord
 from .sentences import ACTION_TYPES, step_sentence
 
 MAX_ROLE_LENGTH = 64

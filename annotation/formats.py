@@ -27,7 +27,7 @@ import io
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -38,6 +38,8 @@ from trajectories.formats.spreadsheet import spreadsheet_cell, spreadsheet_text
 from trajectories.formats.wording import count_of
 from trajectories.formats.text import loads
 
+from .gold_records import GoldBlock, GoldFile, GoldFormatError, GoldStepRecord, UnplacedRow
+from .mind2web import is_mind2web_actions, read_mind2web_actions
 from .sentences import ACTION_TYPES
 
 GOLD_SCHEMA_ID = "gold/v1"
@@ -60,47 +62,6 @@ SHEET_COLUMNS = (
 REQUIRED_COLUMNS = (TASK_COLUMN, STEP_COLUMN, TEXT_COLUMN)
 
 
-class GoldFormatError(ValueError):
-    """A file that cannot be read as gold at all; `where` names the file and row or field."""
-
-    def __init__(self, message: str, where: str = ""):
-        self.where = where
-        super().__init__(f"{where}: {message}" if where else message)
-
-
-@dataclass
-class GoldStepRecord:
-    text: str
-    label: str = ""
-    action_type: str = ""
-    element_role: str = ""
-    element_name: str = ""
-    value: str = ""
-
-
-@dataclass
-class GoldBlock:
-    """One gold trajectory as written in a file."""
-
-    task_id: str
-    benchmark: str = "webarena"
-    ordinal: int = 1  # 1 for the task's first block in the file, 2 for its second, ...
-    where: str = ""
-    steps: list[GoldStepRecord] = field(default_factory=list)
-    cannot_complete: bool = False
-    cannot_complete_reason: str = ""
-    final_answer: str = ""
-    annotator: str = ""
-    status: str = ""
-    rows: list[str] = field(default_factory=list)  # where each step came from
-
-
-@dataclass
-class UnplacedRow:
-    where: str
-    reason: str
-
-
 # Why a row is not placed in any gold; filled by `unplaced_reason`.
 UNPLACED_MESSAGES = {
     "not_a_task_id": "Task No. {task_id!r} is not a task id",
@@ -113,15 +74,6 @@ UNPLACED_MESSAGES = {
 
 def unplaced_reason(name: str, **values) -> str:
     return UNPLACED_MESSAGES[name].format(**values)
-
-
-@dataclass
-class GoldFile:
-    format: str
-    blocks: list[GoldBlock] = field(default_factory=list)
-    unplaced: list[UnplacedRow] = field(default_factory=list)
-    anomalies: list["GoldAnomaly"] = field(default_factory=list)
-    tasks: list = field(default_factory=list)  # TaskConfigs a file defines along with its gold (Mind2Web)
 
 
 def detect_format(name: str) -> str:
@@ -536,10 +488,8 @@ def _read_json(data: bytes, benchmark: str) -> GoldFile:
         document, _ = loads(_decode(data))
     except json.JSONDecodeError as exc:
         raise GoldFormatError(f"line {exc.lineno} column {exc.colno}: invalid JSON ({exc.msg})") from exc
-    from . import mind2web  # imported here: that module builds on this one
-
-    if mind2web.is_mind2web_actions(document):
-        return mind2web.read_mind2web_actions(document)
+    if is_mind2web_actions(document):
+        return read_mind2web_actions(document)
     validator = jsonschema.Draft202012Validator(gold_json_schema())
     errors = sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
     if errors:

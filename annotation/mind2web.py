@@ -13,7 +13,7 @@ import re
 
 from trajectories.formats.webarena_tasks import TaskConfig
 
-from .formats import GoldBlock, GoldFile, GoldFormatError, GoldStepRecord
+from .gold_records import GoldBlock, GoldFile, GoldFormatError, GoldStepRecord
 from .sentences import step_sentence
 
 BENCHMARK = "mind2web"

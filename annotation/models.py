@@ -3,7 +3,7 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
-from config.jobs import BackgroundJob, JobStatus
+from infrastructure.jobs import BackgroundJob, JobStatus
 from trajectories.models import Task
 
 

@@ -24,7 +24,7 @@ from .agreement import (
     pair_agreement,
 )
 from .content import GoldContent
-from .formats import GoldBlock, GoldStepRecord
+from .gold_records import GoldBlock, GoldStepRecord
 from .models import Assignment, GoldCheckJob, GoldFlag, GoldStatus, GoldTrajectory
 from .permissions import DONE
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER

@@ -3,7 +3,7 @@
 from rest_framework import serializers
 
 from .content import GoldContent
-from .formats import GoldStepRecord
+from .gold_records import GoldStepRecord
 from .models import GoldCheckJob, GoldFlag, GoldReview, GoldStatus, GoldStep, GoldTrajectory
 from .sentences import ACTION_TYPES
 

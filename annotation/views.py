@@ -12,7 +12,7 @@ from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import ANNOTATOR, REVIEWER, has_role, role_required
-from config.forms import optional_int
+from infrastructure.forms import optional_int
 from judges.calibration import BOOTSTRAP_RESAMPLES, TRUSTED_CONFIRMATIONS, TRUSTED_KAPPA, read_threshold
 from judges.models import DecisionKind, JudgeConfig
 from judges.selectors import AUDIT_SAMPLE_RATE, judge_config_named
@@ -21,7 +21,8 @@ from trajectories.selectors import task_benchmarks
 
 from . import selectors
 from .errors import GoldError, GoldValidationError
-from .formats import FORMATS, GOLD_SCHEMA_PATH, GoldFormatError, detect_format, export_bytes, read_gold_bytes
+from .formats import FORMATS, GOLD_SCHEMA_PATH, detect_format, export_bytes, read_gold_bytes
+from .gold_records import GoldFormatError
 from .models import GoldCheckJob, GoldFlag, GoldReview, GoldStatus, GoldTrajectory
 from .permissions import can_review_gold, visible_gold
 from .serializers import GoldTrajectorySerializer

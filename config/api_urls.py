@@ -8,8 +8,7 @@ from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SCHEMA_KWARGS, SpectacularAPIView, SpectacularSwaggerSplitView
 
 from accounts.api import ObtainToken
-
-from .api import not_found
+from infrastructure.api import not_found
 
 
 class SchemaView(SpectacularAPIView):

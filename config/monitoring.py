@@ -23,7 +23,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
 
 from accounts.lockout import client_address
-from config import counters
+from infrastructure import counters
 
 # Counters: (stored name, exported name, help, label names).
 COUNTERS = [
@@ -62,7 +62,7 @@ def _counter_metrics():
 
 
 def _row_gauges():
-    from config.jobs import job_models, waiting_counts
+    from infrastructure.jobs import job_models, waiting_counts
     from judges.models import JudgeDecision
     from metrics.models import TrajectoryScore
 

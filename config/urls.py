@@ -7,8 +7,8 @@ from trajectories.views import media_file
 
 from . import monitoring, views
 
-handler403 = "config.errors.permission_denied"
-handler404 = "config.errors.page_not_found"
+handler403 = "infrastructure.errors.permission_denied"
+handler404 = "infrastructure.errors.page_not_found"
 
 urlpatterns = [
     path("", views.home, name="home"),

@@ -4,9 +4,9 @@ from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from infrastructure import health, readme
 from trajectories.formats.canonical import SCHEMA_PATH
 
-from . import health, readme
 from .home import guide, platform_counts
 
 

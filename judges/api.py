@@ -5,8 +5,8 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_
 from rest_framework import serializers, viewsets
 from rest_framework.exceptions import ValidationError
 
-from config.api import Conflict, IsAdminOrReadOnly
-from config.api_schema import ErrorSerializer
+from infrastructure.api import Conflict, IsAdminOrReadOnly
+from infrastructure.api_schema import ErrorSerializer
 
 from .models import JudgeConfig
 from .services import JudgeConfigInUse, delete_judge_config, save_judge_config

@@ -2,8 +2,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from config.fields import RowwiseJSONField
-from config.jobs import BackgroundJob, JobStatus
+from infrastructure.fields import RowwiseJSONField
+from infrastructure.jobs import BackgroundJob, JobStatus
 from trajectories.models import AgentRun
 
 

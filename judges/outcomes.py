@@ -16,7 +16,7 @@ from django.db import transaction
 from django.db.models import Prefetch, Sum
 from django.utils import timezone
 
-from config.jobs import JobStatus, enqueue, heartbeat
+from infrastructure.jobs import JobStatus, enqueue, heartbeat
 
 from trajectories.models import AgentRun, Step, Trajectory, Verdict, VerdictKind, VerdictSource
 
@@ -77,7 +77,7 @@ def judge_outcomes(run: AgentRun, config: JudgeConfig, *, progress=None) -> Outc
 
 @transaction.atomic
 def create_outcome_job(run: AgentRun, config: JudgeConfig, *, created_by=None, quiet: bool = False) -> OutcomeJob:
-    """The job, stored and sent to the workers once committed (`quiet`: as `config.jobs.enqueue`);
+    """The job, stored and sent to the workers once committed (`quiet`: as `infrastructure.jobs.enqueue`);
     ValueError when the judge cannot judge outcomes."""
     check_outcome_judge(config)
     job = OutcomeJob.objects.create(run=run, judge_config=config, total=run.trajectories.count(),

@@ -17,7 +17,7 @@ from django.db import connection, models, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from config import counters
+from infrastructure import counters
 
 from . import outcome
 from . import questions as q

@@ -12,7 +12,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from annotation.services.judge_audit import VERDICTS, audit_decision
-from config.api import IdFilter
+from infrastructure.api import IdFilter
 from judges.calibration import DEFAULT_THRESHOLD
 from judges.models import DecisionKind, JudgeBackend, JudgeDecision
 from metrics.permissions import visible_decisions

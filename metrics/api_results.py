@@ -21,7 +21,7 @@ from annotation.formats import FORMATS as GOLD_FORMATS
 from annotation.formats import export_bytes
 from annotation.permissions import visible_gold
 from annotation.selectors import gold_blocks
-from config.api import MAX_ID, IdFilter, NameField, PublicLeaderboardOrAuthenticated
+from infrastructure.api import MAX_ID, IdFilter, NameField, PublicLeaderboardOrAuthenticated
 from metrics import comparison, exports, leaderboard
 from metrics.aggregation import METRICS
 from metrics.api_verdicts import JudgesQuerySerializer, judges_query

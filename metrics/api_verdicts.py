@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.roles import ANNOTATOR, has_role
-from config.api_schema import ErrorSerializer
+from infrastructure.api_schema import ErrorSerializer
 from metrics.aggregation import site_group
 from metrics.verdict_sources import verdicts_of
 from metrics.verdict_views import MAX_GRADES_FILE_BYTES, can_import_grades

@@ -10,7 +10,7 @@ from accounts.http import next_url
 from accounts.roles import REVIEWER, role_required
 from annotation import selectors
 from annotation.services.judge_audit import audit_decision
-from config.forms import optional_int
+from infrastructure.forms import optional_int
 from judges.calibration import DEFAULT_THRESHOLD, parse_threshold, read_threshold
 from judges.models import DecisionKind, JudgeBackend, JudgeDecision
 from metrics.selectors import with_uses

@@ -4,8 +4,8 @@ from django.db.models import Q
 from django.urls import reverse
 
 from annotation.models import GoldTrajectory
-from config.fields import RowwiseJSONField
-from config.jobs import BackgroundJob, JobStatus
+from infrastructure.fields import RowwiseJSONField
+from infrastructure.jobs import BackgroundJob, JobStatus
 from judges.models import JudgeConfig, JudgeDecision
 from trajectories.models import AgentRun, EarlyStopReason, OutcomeStatus, Trajectory
 

@@ -10,11 +10,12 @@ cache is drawn by a background job (`PlotJob`): the page polls until it is there
 import hashlib
 from dataclasses import asdict, dataclass, field, replace
 
+from celery import current_app
 from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from config import jobs
+from infrastructure import jobs
 
 from metrics import aggregation, charts
 from metrics.aggregation import METRICS
@@ -131,9 +132,7 @@ def plot_bytes(request: PlotRequest) -> bytes:
 def plot_or_job(request: PlotRequest) -> tuple[bytes | None, PlotJob | None]:
     """The image when it is in the cache; else the background job drawing it, started unless one is
     already on its way. Without a broker (one process, tasks in-process) it is drawn at once."""
-    from config.celery import app
-
-    if app.conf.task_always_eager:
+    if current_app.conf.task_always_eager:
         return plot_bytes(request), None
     key = _image_key(request, plotted_rows(request))
     image = cache.get(key)

@@ -1,7 +1,7 @@
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
-from config.api import NameField
+from infrastructure.api import NameField
 from judges.selectors import UnknownJudge, judge_config_required
 from metrics.models import EvaluationJob, GoldPolicy, TrajectoryScore, parse_gold_policy
 from metrics.selectors import job_progress, scores_off_reference, tasks_without_reference

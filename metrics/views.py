@@ -4,8 +4,8 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from config.forms import labelled_errors
-from config.jobs import TooManyJobs
+from infrastructure.forms import labelled_errors
+from infrastructure.jobs import TooManyJobs
 from judges.services import judge_config_for
 from metrics.forms import EvaluationForm
 from metrics.leaderboard import METRIC_LABELS

@@ -11,7 +11,7 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from accounts.roles import ADMIN, has_role
-from config.api_schema import ErrorSerializer
+from infrastructure.api_schema import ErrorSerializer
 
 from .forms import MAX_TASK_FILE_BYTES
 from .models import AgentRun, ImportJob, TaskSubset

@@ -12,7 +12,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
-from config.api import IdFilter
+from infrastructure.api import IdFilter
 
 from . import selectors
 from .models import AgentRun, OutcomeStatus, Paradigm, Step, Task, Trajectory, Verdict

@@ -18,8 +18,8 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.roles import ADMIN, ANNOTATOR, has_role, role_required
-from config import jobs
-from config.jobs import TooManyJobs
+from infrastructure import jobs
+from infrastructure.jobs import TooManyJobs
 
 from . import selectors
 from .formats import webarena_verified

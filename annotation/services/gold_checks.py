@@ -19,7 +19,7 @@ from annotation.permissions import DONE
 from accounts.roles import REVIEWER, has_role
 from annotation.selectors import DEFAULT_TAU, agreement_report, report_as_dict
 from annotation.services.sentence_vectors import StoredEncoder
-from config import jobs
+from infrastructure import jobs
 from judges.selectors import judge_config_named
 from trajectories.models import Task
 

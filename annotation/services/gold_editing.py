@@ -14,7 +14,7 @@ from django.utils import timezone
 from accounts.roles import ANNOTATOR, has_role
 from annotation.content import GoldContent, check_submittable, clean_content
 from annotation.errors import GoldConflict, GoldPermissionDenied, GoldWorkflowError
-from annotation.formats import GoldStepRecord
+from annotation.gold_records import GoldStepRecord
 from annotation.models import GoldReview, GoldStatus, GoldStep, GoldTrajectory
 from annotation.permissions import EDITABLE_BY_OWNER, can_edit_gold, can_submit_gold
 from annotation.selectors import gold_content

@@ -30,9 +30,8 @@ from django.utils import timezone
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, has_role
 from annotation.content import GoldContent, clean_content
 from annotation.errors import GoldPermissionDenied, GoldValidationError
-from annotation.formats import (
-    GoldAnomaly, GoldBlock, GoldFile, GoldFormatError, UnplacedRow, read_gold_file, unplaced_reason,
-)
+from annotation.formats import GoldAnomaly, read_gold_file, unplaced_reason
+from annotation.gold_records import GoldBlock, GoldFile, GoldFormatError, UnplacedRow
 from annotation.models import GoldFlag, GoldReview, GoldStatus, GoldStep, GoldTrajectory
 from annotation.services.gold_checks import start_quality_checks_after_import
 from annotation.services.reference import assign_missing_references, make_reference

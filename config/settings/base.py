@@ -11,7 +11,7 @@ from pathlib import Path
 import environ
 from csp.constants import NONE, SELF
 
-from config.storage import storage_from_url
+from infrastructure.storage import storage_from_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -41,7 +41,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_prometheus",
     "csp",
-    "config",
+    "infrastructure",
     "accounts",
     "trajectories",
     "annotation",
@@ -56,13 +56,13 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "config.middleware.RejectNullCharactersMiddleware",
+    "infrastructure.middleware.RejectNullCharactersMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "config.middleware.WorkersUnreachableMiddleware",
-    "config.errors.SiteErrorPagesMiddleware",
+    "infrastructure.middleware.WorkersUnreachableMiddleware",
+    "infrastructure.errors.SiteErrorPagesMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
     "axes.middleware.AxesMiddleware",
 ]
@@ -84,7 +84,7 @@ CONTENT_SECURITY_POLICY = {
 }
 
 ROOT_URLCONF = "config.urls"
-CSRF_FAILURE_VIEW = "config.errors.csrf_failure"
+CSRF_FAILURE_VIEW = "infrastructure.errors.csrf_failure"
 WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [
@@ -199,12 +199,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
-        "config.api.OrderingFilter",
+        "infrastructure.api.OrderingFilter",
     ],
-    "DEFAULT_PAGINATION_CLASS": "config.api.Pagination",
+    "DEFAULT_PAGINATION_CLASS": "infrastructure.api.Pagination",
     "PAGE_SIZE": 50,
-    "EXCEPTION_HANDLER": "config.api.exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "config.api_schema.AutoSchema",
+    "EXCEPTION_HANDLER": "infrastructure.api.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "infrastructure.api_schema.AutoSchema",
 }
 # The OpenAPI schema at /api/schema/ and its docs page at /api/docs/ (Swagger UI served locally, no CDN).
 SPECTACULAR_SETTINGS = {

@@ -19,7 +19,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from annotation.models import GoldStatus, GoldStep, GoldTrajectory
-from config import counters, jobs
+from infrastructure import counters, jobs
 from judges.models import JudgeDecision
 from judges.outcomes import outcome_jobs_of_evaluation
 from judges.services import get_judge, judge_identity

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from accounts.roles import ANNOTATOR, REVIEWER
 from annotation.content import GoldContent
-from annotation.formats import GoldStepRecord
+from annotation.gold_records import GoldStepRecord
 from annotation.models import GoldStatus, GoldTrajectory
 from annotation.services.gold_editing import create_gold
 from annotation.services.gold_import import import_gold_file

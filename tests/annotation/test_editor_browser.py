@@ -7,7 +7,7 @@ from django.contrib.auth.models import Group
 from playwright.sync_api import expect
 
 from annotation.content import GoldContent
-from annotation.formats import GoldStepRecord
+from annotation.gold_records import GoldStepRecord
 from annotation.models import GoldReview, GoldStatus, GoldTrajectory
 from accounts.roles import ANNOTATOR, REVIEWER
 from annotation.services.gold_editing import create_gold

@@ -6,14 +6,8 @@ import json
 import openpyxl
 import pytest
 
-from annotation.formats import (
-    GoldBlock,
-    GoldFormatError,
-    GoldStepRecord,
-    export_bytes,
-    read_gold_bytes,
-    read_gold_file,
-)
+from annotation.formats import export_bytes, read_gold_bytes, read_gold_file
+from annotation.gold_records import GoldBlock, GoldFormatError, GoldStepRecord
 from annotation.models import GoldActionType
 from annotation.sentences import ACTION_TYPES, step_sentence
 

@@ -4,7 +4,8 @@ each is resolved into the gold trajectories a reviewer would sign, and reported.
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.formats import AnomalyKind, GoldFormatError, read_gold_bytes, read_gold_file
+from annotation.formats import AnomalyKind, read_gold_bytes, read_gold_file
+from annotation.gold_records import GoldFormatError
 from annotation.models import GoldFlag, GoldTrajectory
 from annotation.services.gold_import import import_gold
 from tests.annotation.sheets import block, excerpt_rows, relabel, sheet_bytes

@@ -4,7 +4,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from accounts.roles import ANNOTATOR
-from annotation.formats import GoldFormatError
+from annotation.gold_records import GoldFormatError
 from annotation.models import GoldStatus, GoldTrajectory
 from annotation.services.gold_import import import_gold_file
 from tests.factories import TaskFactory

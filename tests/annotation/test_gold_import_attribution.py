@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from annotation.content import GoldContent
 from annotation.errors import GoldPermissionDenied
-from annotation.formats import GoldStepRecord
+from annotation.gold_records import GoldStepRecord
 from annotation.models import GoldStatus, GoldTrajectory
 from accounts.roles import ANNOTATOR
 from annotation.services.gold_editing import create_gold, save_gold

@@ -7,7 +7,8 @@ import string
 
 import pytest
 
-from annotation.formats import ANOMALY_MESSAGES, UNPLACED_MESSAGES, AnomalyKind, GoldAnomaly, UnplacedRow
+from annotation.formats import ANOMALY_MESSAGES, UNPLACED_MESSAGES, AnomalyKind, GoldAnomaly
+from annotation.gold_records import UnplacedRow
 from annotation.services.gold_import import GoldImportReport, ImportedGold
 from trajectories.formats.wording import count_of
 

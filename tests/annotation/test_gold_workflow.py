@@ -10,7 +10,7 @@ from annotation.errors import (
     GoldWorkflowError,
     RequirementsConflict,
 )
-from annotation.formats import GoldStepRecord
+from annotation.gold_records import GoldStepRecord
 from annotation.models import GoldReview, GoldStatus
 from annotation.permissions import visible_gold
 from annotation.services.gold_editing import create_gold, edit_gold_steps, save_gold, submit_gold

@@ -8,7 +8,8 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.formats import GoldFormatError, read_gold_bytes, read_gold_file
+from annotation.formats import read_gold_bytes, read_gold_file
+from annotation.gold_records import GoldFormatError
 from annotation.mind2web import task_id_of
 from annotation.models import GoldStep, GoldTrajectory
 from trajectories.models import Task

@@ -258,7 +258,7 @@ def test_set_as_reference_from_the_review_page(db, reviewer, client):
 
 
 def test_check_jobs_are_background_jobs_the_sweeper_sends_again(db):
-    from config import jobs
+    from infrastructure import jobs
 
     assert GoldCheckJob in jobs.job_models()
     job = GoldCheckJob.objects.create(kind="quality", benchmark="webarena", status="running")

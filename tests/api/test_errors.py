@@ -8,7 +8,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
 from accounts.models import ApiToken
-from config.api import error_body
+from infrastructure.api import error_body
 from tests.api.conftest import client_for
 from tests.factories import TaskFactory
 
@@ -107,7 +107,7 @@ def test_unexpected_failures_are_logged_and_answered_in_the_same_shape(api, monk
 
     monkeypatch.setattr("trajectories.selectors.runs_overview", broken)
     api.raise_request_exception = False
-    with caplog.at_level(logging.ERROR, logger="config.api"):
+    with caplog.at_level(logging.ERROR, logger="infrastructure.api"):
         response = api.get("/api/runs/")
     assert response.status_code == 500
     assert response.json() == {"detail": "server error", "code": "server_error"}

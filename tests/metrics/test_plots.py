@@ -168,7 +168,7 @@ def test_with_workers_a_cold_chart_is_drawn_in_the_background_while_the_page_pol
     from metrics.models import PlotJob
 
     sent = []
-    monkeypatch.setattr("config.jobs._send", sent.append)
+    monkeypatch.setattr("infrastructure.jobs._send", sent.append)
     url = reverse("metrics:plot", args=["sites", "svg"])
     with patch("metrics.charts.site_bars", side_effect=AssertionError("drawn in the request")), \
             django_capture_on_commit_callbacks(execute=True):

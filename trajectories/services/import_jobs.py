@@ -19,8 +19,8 @@ from django.core.files import File
 from django.db import transaction
 from django.utils import timezone
 
-from config import jobs
-from config.storage import describe_storage
+from infrastructure import jobs
+from infrastructure.storage import describe_storage
 from trajectories.models import AgentRun, ImportJob
 
 from .ingest import import_paths

@@ -4,7 +4,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from config.jobs import JobStatus, WorkersUnreachable
+from infrastructure.jobs import JobStatus, WorkersUnreachable
 from judges.models import OutcomeJob
 from judges.outcomes import create_outcome_job
 from judges.selectors import UnknownJudge

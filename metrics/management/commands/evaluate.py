@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from config.jobs import WorkersUnreachable
+from infrastructure.jobs import WorkersUnreachable
 from judges.selectors import UnknownJudge
 from judges.services import judge_config_for
 from metrics.models import EvaluationJob, GoldPolicy, parse_gold_policy

@@ -5,7 +5,8 @@ import json
 
 from hypothesis import given, settings, strategies as st
 
-from annotation.formats import GoldFormatError, read_gold_bytes
+from annotation.formats import read_gold_bytes
+from annotation.gold_records import GoldFormatError
 from trajectories.formats.readers import LONE_SURROGATES, read_records
 from trajectories.formats.task_files import TaskConfigError, parse_subset_ids, read_task_bytes
 from trajectories.formats.text import loads, replace_surrogates

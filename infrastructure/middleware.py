@@ -8,12 +8,11 @@ Reading the form here also meets Django's request limits (files, fields, size) f
 /api/ they are answered in the API's JSON body, like every other API error.
 """
 
-from django.conf import settings
-from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import HttpResponseBadRequest, JsonResponse
 from django.shortcuts import render
 
-from config.jobs import WorkersUnreachable
+from infrastructure.error_bodies import REQUEST_LIMITS, request_limit_error, workers_unreachable_body
+from infrastructure.jobs import WorkersUnreachable
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
@@ -29,22 +28,6 @@ def _null_field(request) -> str | None:
             if "\x00" in key or any("\x00" in value for value in values):
                 return f"{where} field '{key.replace(chr(0), '')}'"
     return None
-
-
-REQUEST_LIMITS = (TooManyFilesSent, TooManyFieldsSent, RequestDataTooBig)
-
-
-def request_limit_error(error: Exception) -> tuple[dict, int]:
-    """The API's error body and status for a request over one of Django's limits."""
-    if isinstance(error, TooManyFilesSent):
-        return {"detail": f"more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files in one request "
-                          "(UPLOAD_MAX_FILES): send them in several requests, or zipped", "code": "too_many_files"}, 400
-    if isinstance(error, TooManyFieldsSent):
-        return {"detail": f"more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} fields in one request",
-                "code": "too_many_fields"}, 400
-    return {"detail": f"the request body is over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes "
-                      "(DATA_UPLOAD_MAX_MEMORY_SIZE); send files as multipart uploads",
-            "code": "request_too_large"}, 413
 
 
 class RejectNullCharactersMiddleware:
@@ -80,8 +63,6 @@ class WorkersUnreachableMiddleware:
         if not isinstance(exception, WorkersUnreachable):
             return None
         if request.path.startswith("/api/"):
-            from config.api import workers_unreachable_body
-
             response = JsonResponse(workers_unreachable_body(exception), status=503)
         else:
             response = render(request, "workers_unreachable.html", {"job": exception.job, "message": str(exception)},

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from config.storage import storage_from_url
+from infrastructure.storage import storage_from_url
 from tests.factories import AgentRunFactory, UserFactory
 from trajectories.models import ImportJob, Screenshot, Step, Trajectory
 from trajectories.services import screenshots

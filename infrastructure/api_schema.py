@@ -1,6 +1,6 @@
 """OpenAPI pieces: the shared error body in every operation's answers, and shapes reused by endpoints.
 
-Kept apart from `config.api` because the schema generator imports DRF's generic views, which
+Kept apart from `infrastructure.api` because the schema generator imports DRF's generic views, which
 import the pagination class named in the settings.
 """
 

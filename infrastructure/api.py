@@ -21,8 +21,8 @@ from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from accounts.roles import ADMIN, has_role
-from config.jobs import WorkersUnreachable
-from config.middleware import REQUEST_LIMITS, request_limit_error
+from infrastructure.error_bodies import REQUEST_LIMITS, request_limit_error, workers_unreachable_body
+from infrastructure.jobs import WorkersUnreachable
 
 log = logging.getLogger(__name__)
 
@@ -120,12 +120,6 @@ def exception_handler(exc, context):
     got_request_exception.send(sender=None, request=request)
     return Response({"detail": "server error", "code": "server_error"},
                     status=status.HTTP_500_INTERNAL_SERVER_ERROR)
-
-
-def workers_unreachable_body(exc: WorkersUnreachable) -> dict:
-    job = exc.job
-    return {"detail": str(exc), "code": "workers_unreachable",
-            "job": {"kind": job.job_kind, "id": job.pk, "url": job.get_absolute_url()}}
 
 
 @csrf_exempt  # like DRF's views: API clients authenticate by token, not by form

@@ -6,7 +6,7 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
-from config.storage import StorageURLError, storage_from_url
+from infrastructure.storage import StorageURLError, storage_from_url
 from tests.factories import AgentRunFactory, UserFactory
 from trajectories.models import AgentRun, ImportJob, Trajectory
 from trajectories.services.import_jobs import create_import_job, enqueue_import_job, run_import_job

@@ -14,6 +14,7 @@ import logging
 import threading
 from datetime import datetime, timedelta
 
+from celery import current_app
 from celery.signals import worker_ready
 from django.apps import apps
 from django.conf import settings
@@ -26,7 +27,7 @@ from rest_framework.exceptions import APIException
 
 from accounts.roles import ADMIN, has_role
 
-from config import counters
+from infrastructure import counters
 
 log = logging.getLogger(__name__)
 
@@ -115,17 +116,15 @@ class BackgroundJob(models.Model):
 
 
 def _send(job: BackgroundJob) -> None:
-    from config.celery import app
-
-    if job.dispatch_task not in app.tasks:
-        app.loader.import_default_modules()  # the apps' tasks modules, found by autodiscovery
-    task = app.tasks[job.dispatch_task]
-    if app.conf.task_always_eager:
+    if job.dispatch_task not in current_app.tasks:
+        current_app.loader.import_default_modules()  # the apps' tasks modules, found by autodiscovery
+    task = current_app.tasks[job.dispatch_task]
+    if current_app.conf.task_always_eager:
         task.apply_async(args=[job.pk])
         return
     # One attempt, no reconnection loop: a broker that is down is answered at once, not after seconds.
-    options = {**(app.conf.broker_transport_options or {}), "max_retries": 0}
-    with app.connection_for_write(transport_options=options) as connection:
+    options = {**(current_app.conf.broker_transport_options or {}), "max_retries": 0}
+    with current_app.connection_for_write(transport_options=options) as connection:
         task.apply_async(args=[job.pk], retry=False, connection=connection)
 
 
@@ -195,9 +194,7 @@ def job_models() -> list[type[BackgroundJob]]:
 
 def broker_started_at() -> datetime | None:
     """When the broker last started, where the broker can tell (Redis): messages sent before then are lost."""
-    from config.celery import app
-
-    url = app.conf.broker_url or ""
+    url = current_app.conf.broker_url or ""
     if not url.startswith(("redis://", "rediss://")):
         return None
     import redis
@@ -212,12 +209,10 @@ def broker_started_at() -> datetime | None:
 
 def _queue_is_empty() -> bool:
     """True when the default queue holds no message (so a silent job's message is not merely waiting)."""
-    from config.celery import app
-
-    with app.connection_for_write() as connection:
+    with current_app.connection_for_write() as connection:
         channel = connection.default_channel
         try:
-            _, count, _ = channel.queue_declare(queue=app.conf.task_default_queue, passive=True)
+            _, count, _ = channel.queue_declare(queue=current_app.conf.task_default_queue, passive=True)
         except connection.channel_errors:
             return True  # no such queue (Redis drops an empty list): nothing is waiting
     return count == 0

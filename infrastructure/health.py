@@ -2,6 +2,7 @@
 
 import time
 
+from celery import current_app
 from django.conf import settings
 from django.db import connection
 
@@ -27,18 +28,16 @@ def _database() -> dict:
 
 
 def _broker() -> dict:
-    from config.celery import app
-
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return {"mode": "in-process"}
-    with app.connection_for_write(settings.CELERY_BROKER_URL) as conn:
+    with current_app.connection_for_write(settings.CELERY_BROKER_URL) as conn:
         conn.ensure_connection(max_retries=1, timeout=2)
         transport = conn.transport_cls
     return {"mode": "broker", "transport": str(transport)}
 
 
 def _jobs() -> dict:
-    from config.jobs import waiting_counts
+    from infrastructure.jobs import waiting_counts
 
     return {"waiting": waiting_counts()}
 

@@ -32,7 +32,7 @@ def count_many(increments: Iterable[tuple[str, dict, float]]) -> None:
 
 
 def _add(totals: dict[tuple[str, str], float]) -> None:
-    from config.models import EventCounter
+    from infrastructure.models import EventCounter
 
     for (name, labels), amount in sorted(totals.items()):  # one order everywhere: no deadlocks
         rows = EventCounter.objects.filter(name=name, labels=labels)
@@ -47,7 +47,7 @@ def _add(totals: dict[tuple[str, str], float]) -> None:
 
 def values(prefix: str = "") -> dict[str, list[tuple[dict, float]]]:
     """Every counter whose name starts with `prefix`, with its label sets and values."""
-    from config.models import EventCounter
+    from infrastructure.models import EventCounter
 
     found: dict[str, list[tuple[dict, float]]] = defaultdict(list)
     for name, labels, value in EventCounter.objects.filter(name__startswith=prefix).values_list(

@@ -9,7 +9,7 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from config import jobs
+from infrastructure import jobs
 from metrics.models import EvaluationJob
 from tests.conftest import use_broker
 from tests.factories import (
