@@ -125,3 +125,19 @@ def test_the_evaluation_box_of_a_long_trajectory_holds_what_its_page_shows(clien
     assert f"Judge decisions ({decisions})" in page and 'id="decisions-cut"' in page
     assert f"/exports/decisions.csv?run={run.pk}&amp;job={job.pk}" in page
     assert "matched by step 3 (1.00)" in page
+
+
+def test_the_task_page_lists_the_runs_trajectories_a_page_at_a_time(client, monkeypatch):
+    from trajectories import views
+
+    monkeypatch.setattr(views, "TASK_TRAJECTORIES_PER_PAGE", 2)
+    client.force_login(UserFactory(username="viewer"))
+    task = TaskFactory()
+    runs = [AgentRunFactory(name=f"run-{number}") for number in range(3)]
+    for run in runs:
+        trajectory(run, task, ACTIONS)
+    first = client.get(reverse("trajectories:task-detail", args=[task.pk])).content.decode()
+    assert "Trajectories (3)" in first and "run-0" in first and "run-1" in first and "run-2" not in first
+    assert "page 1 of 2" in first and "?page=2" in first
+    second = client.get(reverse("trajectories:task-detail", args=[task.pk]) + "?page=2").content.decode()
+    assert "run-2" in second and "run-0" not in second
