@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.db.models import prefetch_related_objects
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -123,6 +124,7 @@ def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = N
 @require_GET
 def trajectory_detail(request, pk: int):
     trajectory = get_object_or_404(selectors.viewer_trajectories(), pk=pk)
+    prefetch_related_objects([request.user], "groups")  # the page asks the viewer's roles many times: once
     previous, following = selectors.neighbours(trajectory)
     # The first steps; the rest a page at a time, fetched as the reader scrolls (fragment=steps).
     steps_page = Paginator(selectors.trajectory_steps(trajectory), settings.TRAJECTORY_STEPS_PER_PAGE).get_page(
