@@ -8,7 +8,7 @@ from django.urls import reverse
 from annotation.models import GoldCheckJob
 from metrics.services import evaluation
 from metrics.tasks import run_evaluation
-from tests.factories import AgentRunFactory, ImportJobFactory, TaskFactory, UserFactory
+from tests.factories import AgentRunFactory, ImportJobFactory, ScreenshotFactory, TaskFactory, UserFactory
 from tests.metrics.reports import GOLD, evaluate, exact_judge, gold, trajectory
 from trajectories.models import OutcomeGrade, Verdict, VerdictSource
 
@@ -60,6 +60,7 @@ def test_pages_of_one_object_run_the_same_queries_beside_ten_times_more_data(cli
     decision = score.decisions.order_by("pk").first()
     imported = ImportJobFactory(run=run)
     check = GoldCheckJob.objects.create(kind=GoldCheckJob.Kind.QUALITY, created_by=viewer)
+    shot = ScreenshotFactory()
     task, shown_gold = tasks[0], golds[0]
     urls = {
         "trajectory page": reverse("metrics:trajectory-detail", args=[shown.pk]),
@@ -72,6 +73,7 @@ def test_pages_of_one_object_run_the_same_queries_beside_ten_times_more_data(cli
         "evaluation page": reverse("metrics:job", args=[job.pk]),
         "import job page": reverse("trajectories:import-job", args=[imported.pk]),
         "import job progress": reverse("trajectories:import-job-progress", args=[imported.pk]),
+        "screenshot": reverse("trajectories:screenshot", args=[shot.sha256]),
         "gold editor of a task": reverse("annotation:task", args=[task.pk]),
         "gold editor": reverse("annotation:gold", args=[shown_gold.pk]),
         "trajectory API": reverse("api-trajectory-detail", args=[shown.pk]),
