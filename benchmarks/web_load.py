@@ -21,8 +21,8 @@ percentiles (wall time from sending the request to reading the whole body). Comp
 measured twice: the same pair again and again (the comparison cache answers), and every request
 a pair never asked before (cache empty: the paired statistics are computed).
 
-    .venv/bin/python benchmarks/web_load.py --runs 50     # generate, serve, measure: about 4 min
-    .venv/bin/python benchmarks/web_load.py --runs 500    # about 2 min to generate, under 10 in all
+    .venv/bin/python benchmarks/web_load.py --runs 50     # generate, serve, measure: about 2 min
+    .venv/bin/python benchmarks/web_load.py --runs 500    # about 2 min to generate, 4-8 min in all
     .venv/bin/python benchmarks/web_load.py [--runs 50] [--requests 50] [--concurrency 1 2] [--workers 2]
         [--cold-pairs 24] [--reuse] [--database trajscope_bench_web]
         [--postgres-url postgres://postgres@127.0.0.1:5432/postgres]
