@@ -27,26 +27,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR", ROOT.parent / "shared" / "data"))
+from benchmarks.scale_data import SHARED_DATA, copy_rows, recreate_database  # noqa: E402
+
 SHAPES = 20  # distinct sets of aggregates, cycled over the runs
-
-
-def _recreate_database(base_url: str, name: str) -> str:
-    import psycopg
-
-    with psycopg.connect(base_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {name}")
-    return base_url.rsplit("/", 1)[0] + "/" + name
-
-
-def _copy(table: str, columns: tuple[str, ...], rows) -> None:
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        with cursor.cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
 
 
 def _aggregate_shapes(rng: random.Random, tasks) -> list[list[tuple]]:
@@ -94,19 +77,19 @@ def _add_runs(first: int, last: int, tasks, judge, source, shapes, rng: random.R
                           finished_at=now) for _ in runs])
         EvaluationJob.runs.through.objects.bulk_create([
             EvaluationJob.runs.through(evaluationjob_id=job.pk, agentrun_id=run.pk) for job, run in zip(jobs, runs)])
-        _copy("trajectories_trajectory",
+        copy_rows("trajectories_trajectory",
               ("run_id", "task_id", "final_answer", "outcome_status", "outcome_reason", "outcome_message", "success",
                "success_source", "success_by", "plan", "step_count", "content_hash", "source_name", "source_format",
                "created_at", "updated_at"),
               ((run.pk, task.pk, "an answer", "answered", "", "", rng.random() < 0.5, "", "", "[]",
                 rng.randint(1, 20), f"{run.pk:016x}{task.pk:048x}", "", "", now, now)
                for run in runs for task in tasks))
-        _copy("trajectories_verdict",
+        copy_rows("trajectories_verdict",
               ("run_id", "task_id", "source_id", "success", "label", "score", "explanation", "origin",
                "source_name", "created_at"),
               ((run.pk, task.pk, source.pk, rng.random() < 0.4, "", None, "", "import", "", now)
                for run in runs for task in tasks))
-        _copy("metrics_aggregate",
+        copy_rows("metrics_aggregate",
               ("job_id", "run_id", "scope", '"group"', "metric", "mean", "std", "count", "null_count", "data",
                "computed_at"),
               ((job.pk, run.pk, *row[:7], row[7], now) for index, (job, run) in enumerate(zip(jobs, runs))
@@ -138,7 +121,7 @@ def main() -> None:
     parser.add_argument("--database", default="trajscope_bench_leaderboard")
     args = parser.parse_args()
 
-    os.environ.update(DATABASE_URL=_recreate_database(args.postgres_url, args.database),
+    os.environ.update(DATABASE_URL=recreate_database(args.postgres_url, args.database),
                       DJANGO_SETTINGS_MODULE="config.settings.base", LOG_LEVEL="WARNING", DEBUG="false")
     import django
 

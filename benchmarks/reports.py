@@ -29,44 +29,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR", ROOT.parent / "shared" / "data"))
+from benchmarks.scale_data import SHARED_DATA, recreate_database, scored  # noqa: E402
+
 DATABASE = "trajscope_bench_reports"
-OUTCOMES = [("answered", ""), ("answered", ""), ("na", ""), ("early_stop", "repeated_action"),
-            ("early_stop", "invalid_actions"), ("early_stop", "max_steps"), ("no_stop", "")]
-
-
-def _recreate_database(base_url: str, name: str = DATABASE) -> str:
-    import psycopg
-
-    with psycopg.connect(base_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {name}")
-    return base_url.rsplit("/", 1)[0] + "/" + name
-
-
-def _scored(rng: random.Random, skill: float) -> tuple[dict, int, int, list]:
-    """Score columns and details of one trajectory, from a random judge matrix."""
-    from metrics import definitions as md
-
-    m, n = rng.randint(2, 12), rng.randint(1, 30)
-    scores = tuple(tuple(round(rng.uniform(0.7, 1.0) if rng.random() < skill / m * 2 else rng.uniform(0, 0.69), 3)
-                         for _ in range(n)) for _ in range(m))
-    matrix = md.ScoreMatrix(scores=scores, agent_steps=n)
-    ssr, rec = md.step_success(matrix), md.recovery(matrix)
-    status, reason = rng.choice(OUTCOMES)
-    values = {
-        "step_success": ssr.value, "recovery": rec.value, "repetitiveness": round(rng.uniform(0.4, 1.0), 3),
-        "element_accuracy": round(rng.uniform(0.2, 1.0), 3),
-        "partial_success": round(rng.random(), 3) if rng.random() < 0.2 else None,
-        "grounded": rng.random() < skill if status == "answered" else None,
-        "relevant": rng.random() < skill if status == "answered" else None,
-        "success": rng.random() < skill * 0.6, "success_source": "harness",
-        "outcome_status": status, "outcome_reason": reason, "agent_steps": n, "gold_steps": m,
-        "matched_steps": len(ssr.matched), "deviations": rec.deviations, "recoveries": rec.recoveries,
-        "mean_recovery_cost": rec.mean_recovery_cost,
-    }
-    values["correct"] = None if values["grounded"] is None else values["grounded"] and values["relevant"]
-    return values, {"step_success": ssr.to_dict(), "recovery": rec.to_dict()}, n, m
 
 
 def _generate(runs: int, rng: random.Random):
@@ -103,7 +68,7 @@ def _generate(runs: int, rng: random.Random):
         job.runs.add(run)
         scores, steps = [], []
         for trajectory in trajectories:
-            values, details, n, m = _scored(rng, skill)
+            values, details, n, m = scored(rng, skill)
             values["gold_steps"] = min(m, 12)
             scores.append(TrajectoryScore(job=job, trajectory=trajectory, gold=gold_of[trajectory.task_id],
                                           details=details, **values))
@@ -173,7 +138,7 @@ def main():
     parser.add_argument("--database", default=DATABASE, help="Name of the database to (re)create")
     args = parser.parse_args()
 
-    os.environ.update(DATABASE_URL=_recreate_database(args.postgres_url, args.database),
+    os.environ.update(DATABASE_URL=recreate_database(args.postgres_url, args.database),
                       DJANGO_SETTINGS_MODULE="config.settings.base",
                       LOG_LEVEL="WARNING", DEBUG="false")
     import django

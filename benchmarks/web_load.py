@@ -1,12 +1,17 @@
 """Web load: the leaderboard, a 30-step trajectory and run comparisons served by gunicorn on
 PostgreSQL, under a load generator on loopback.
 
-Data (a fresh PostgreSQL database of its own): the 812 tasks of test.raw.json and 50 runs x 812
-scored trajectories with one finished evaluation per run and its aggregates, generated exactly as
-`benchmarks/reports.py` does (its `_generate`); then one trajectory of the first run is replaced,
-through the import service, by a 30-step trajectory built from the real render samples
-(accessibility trees, reasoning, screenshots) and scored for real by the run's evaluation
-(offline judge), so its page shows real steps, scores and judge decisions.
+Data (a fresh PostgreSQL database of its own, `--database`): the 812 tasks of test.raw.json with an
+approved reference gold each, and `--runs` runs x 812 trajectories written with COPY
+(`benchmarks/scale_data.py`): per run a harness verdict, outcome and step count per trajectory, a
+named LLM judge's verdict per task, one finished evaluation scoring every trajectory (metric values
+and step-matching details from the pure metric functions on random judge matrices, 40 sets of them
+cycled over the runs) and that evaluation's aggregates as `store_aggregates` computes them; agent
+steps are stored for the first two runs. The runs' tallies are counted by `refresh_tallies`, as
+every import does. Then one trajectory of the first run is replaced, through the import service, by
+a 30-step trajectory built from the real render samples (accessibility trees, reasoning,
+screenshots) and scored for real by the run's evaluation (offline judge), so its page shows real
+steps, scores and judge decisions; then VACUUM ANALYZE.
 
 Serving: gunicorn (`config.wsgi`, sync workers, DEBUG off) bound to 127.0.0.1 only.
 
@@ -16,14 +21,15 @@ percentiles (wall time from sending the request to reading the whole body). Comp
 measured twice: the same pair again and again (the comparison cache answers), and every request
 a pair never asked before (cache empty: the paired statistics are computed).
 
-    .venv/bin/python benchmarks/web_load.py [--requests 200] [--concurrency 1 2] [--workers 2]
-        [--cold-pairs 24] [--reuse] [--postgres-url postgres://postgres@127.0.0.1:5432/postgres]
+    .venv/bin/python benchmarks/web_load.py --runs 50     # generate, serve, measure: about 2 min
+    .venv/bin/python benchmarks/web_load.py --runs 500    # about 2 min to generate, 4-8 min in all
+    .venv/bin/python benchmarks/web_load.py [--runs 50] [--requests 50] [--concurrency 1 2] [--workers 2]
+        [--cold-pairs 24] [--reuse] [--database trajscope_bench_web]
+        [--postgres-url postgres://postgres@127.0.0.1:5432/postgres]
 """
 
 import argparse
-import functools
 import http.client
-import importlib.util
 import json
 import os
 import platform
@@ -40,38 +46,27 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-DATABASE = "trajscope_bench_web"
+from benchmarks.scale_data import SHARED_DATA, add_scored_runs, base_fixtures, recreate_database, scored_shapes  # noqa: E402
+
 HOST = "127.0.0.1"
+SHAPES = 40  # distinct sets of scores, cycled over the runs (benchmarks/scale_data.py)
+RUNS_PER_COPY = 50
+STEPPED_RUNS = 2  # runs whose agent steps are stored too (the others hold step counts only)
 LONG_TRAJECTORY_STEPS = 30
-TARGETS_MS = {"leaderboard page": 150, "leaderboard API": 150, "30-step trajectory page": 200,
+# p95 goals: issue 24's for the leaderboard (at 500 runs) and the trajectory page, issue 7's for comparisons.
+TARGETS_MS = {"leaderboard page": 50, "leaderboard API": 50, "30-step trajectory page": 30,
               "comparison page": 500, "comparison API": 500}
 
 
-@functools.cache
-def _reports_module():
-    """benchmarks/reports.py, whose generator fills the database the same way for both benchmarks."""
-    spec = importlib.util.spec_from_file_location("bench_reports", ROOT / "benchmarks" / "reports.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _database_url(admin_url: str, recreate: bool) -> str:
-    import psycopg
-
-    if recreate:
-        with psycopg.connect(admin_url, autocommit=True) as connection:
-            connection.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-            connection.execute(f"CREATE DATABASE {DATABASE}")
-    return admin_url.rsplit("/", 1)[0] + f"/{DATABASE}"
+def _database_url(admin_url: str, name: str, recreate: bool) -> str:
+    return recreate_database(admin_url, name) if recreate else admin_url.rsplit("/", 1)[0] + f"/{name}"
 
 
 def _long_trajectory_file(folder: Path, task) -> Path:
     """A trajectory/v1 file of 30 steps cycled from the steps of the real render samples."""
     from trajectories.formats.webarena_render import parse_render
 
-    reports = _reports_module()
-    samples = sorted((reports.SHARED_DATA / "trajectory-samples").glob("*.html"))
+    samples = sorted((SHARED_DATA / "trajectory-samples").glob("*.html"))
     parsed = [parse_render(path.read_text(encoding="utf-8"), path.name) for path in samples]
     pool = [step for trajectory in parsed for step in trajectory.steps if not step.action.startswith("stop")]
     document = parsed[0].to_dict()
@@ -89,7 +84,8 @@ def _long_trajectory_file(folder: Path, task) -> Path:
     return path
 
 
-def _prepare(runs: int, seed: int) -> None:
+def _prepare(runs: int, seed: int) -> float:
+    """Generate the runs, then import and score the long trajectory; the seconds it took."""
     from django.core.management import call_command
     from django.db import connection
 
@@ -104,7 +100,15 @@ def _prepare(runs: int, seed: int) -> None:
 
     call_command("migrate", verbosity=0)
     started = time.perf_counter()
-    _reports_module()._generate(runs, random.Random(seed))
+    rng = random.Random(seed)
+    fixtures = base_fixtures()
+    shapes = scored_shapes(rng, fixtures.tasks, min(runs, SHAPES))
+    added = []
+    for first in range(0, runs, RUNS_PER_COPY):  # a transaction of bounded size at a time
+        added += add_scored_runs(first, min(first + RUNS_PER_COPY, runs), fixtures, shapes, rng,
+                                 stepped=max(0, STEPPED_RUNS - first))
+        print(f"  {len(added)}/{runs} runs stored", end="\r", flush=True)
+    refresh_tallies(added)  # as every import counts them
     run = AgentRun.objects.order_by("name").first()
     task = Task.objects.order_by("number").first()
     with tempfile.TemporaryDirectory() as folder:
@@ -117,11 +121,12 @@ def _prepare(runs: int, seed: int) -> None:
     score = job.scores.get(trajectory=trajectory, gold=gold)
     assert not score.error, score.error
     store_aggregates(job)
-    refresh_tallies(AgentRun.objects.values_list("pk", flat=True))  # bulk-generated runs, as services count them
     with connection.cursor() as cursor:  # what autovacuum does to a table soon after a bulk load
         cursor.execute("VACUUM ANALYZE")
-    print(f"generated {runs} runs x 812 scored trajectories and a {trajectory.step_count}-step trajectory "
-          f"(scored with {score.decisions.count()} judge decisions) in {time.perf_counter() - started:.0f} s")
+    seconds = time.perf_counter() - started
+    print(f"generated {runs} runs x {len(fixtures.tasks)} scored trajectories and a {trajectory.step_count}-step "
+          f"trajectory (scored with {score.decisions.count()} judge decisions) in {seconds:.0f} s")
+    return seconds
 
 
 def _credentials() -> dict:
@@ -224,19 +229,20 @@ def _percentile(values: list[float], share: float) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=50)
-    parser.add_argument("--requests", type=int, default=200, help="Measured requests per scenario and concurrency.")
+    parser.add_argument("--runs", type=int, default=50, help="Runs of 812 scored trajectories to generate.")
+    parser.add_argument("--requests", type=int, default=50, help="Measured requests per scenario and concurrency.")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--workers", type=int, default=2, help="gunicorn sync workers.")
     parser.add_argument("--cold-pairs", type=int, default=24, help="Distinct run pairs for the uncached comparisons.")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reuse", action="store_true", help="Keep the database of a previous run.")
     parser.add_argument("--postgres-url", default="postgres://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument("--database", default="trajscope_bench_web", help="Name of the database to (re)create.")
     args = parser.parse_args()
 
     media = tempfile.mkdtemp(prefix="trajscope-bench-web-")
     os.makedirs(f"{media}/static")
-    env = {**os.environ, "DATABASE_URL": _database_url(args.postgres_url, recreate=not args.reuse),
+    env = {**os.environ, "DATABASE_URL": _database_url(args.postgres_url, args.database, recreate=not args.reuse),
            "DJANGO_SETTINGS_MODULE": "config.settings.base", "DEBUG": "false", "LOG_LEVEL": "WARNING",
            "MEDIA_ROOT": os.environ.get("MEDIA_ROOT", f"{media}/media"), "STATIC_ROOT": f"{media}/static",
            # one reader account measures serving speed, not the per-account API rate limit
@@ -247,8 +253,7 @@ def main() -> None:
     django.setup()
     from django.db import connections
 
-    if not args.reuse:
-        _prepare(args.runs, args.seed)
+    generated = None if args.reuse else _prepare(args.runs, args.seed)
     found = _credentials()
     connections.close_all()
     runs = found["runs"]
@@ -290,8 +295,9 @@ def main() -> None:
         server.wait(timeout=30)
 
     print(f"\n{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-          f"gunicorn {args.workers} sync workers, PostgreSQL, {len(runs)} runs x 812 scored trajectories; "
-          f"load average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after")
+          f"gunicorn {args.workers} sync workers, PostgreSQL, {len(runs)} runs x 812 scored trajectories"
+          + (f" generated in {generated:.0f} s" if generated is not None else "")
+          + f"; load average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after")
     print("| request | concurrency | requests | req/s | median ms | p95 ms | p99 ms | max ms | target p95 |")
     print("|---|---|---|---|---|---|---|---|---|")
     summary = []

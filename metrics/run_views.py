@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.db.models import prefetch_related_objects
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -123,13 +124,15 @@ def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = N
 @require_GET
 def trajectory_detail(request, pk: int):
     trajectory = get_object_or_404(selectors.viewer_trajectories(), pk=pk)
+    prefetch_related_objects([request.user], "groups")  # the page asks the viewer's roles many times: once
     previous, following = selectors.neighbours(trajectory)
-    evaluation = trajectory_evaluation(trajectory, request.GET.get("job"), viewer=request.user)
     # The first steps; the rest a page at a time, fetched as the reader scrolls (fragment=steps).
     steps_page = Paginator(selectors.trajectory_steps(trajectory), settings.TRAJECTORY_STEPS_PER_PAGE).get_page(
         request.GET.get("steps_page"))
-    steps = [(view, evaluation.steps.get(view.step.index) if evaluation else None)
-             for view in selectors.step_views(steps_page.object_list)]
+    views = selectors.step_views(steps_page.object_list)
+    evaluation = trajectory_evaluation(trajectory, request.GET.get("job"), viewer=request.user,
+                                       steps=[view.step.index for view in views])
+    steps = [(view, evaluation.steps.get(view.step.index) if evaluation else None) for view in views]
     query = request.GET.copy()
     for name in ("steps_page", "fragment"):
         query.pop(name, None)

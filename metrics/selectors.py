@@ -60,20 +60,26 @@ class StepVerdicts:
     element_miss: str
 
 
+# Judge decisions listed on the trajectory page; a long trajectory's repetition checks alone are one per step.
+DECISIONS_SHOWN = 100
+
+
 @dataclass(frozen=True)
 class TrajectoryEvaluation:
     score: TrajectoryScore
-    gold_steps: list
-    matched_by_gold: dict[int, tuple[int, float]]
-    steps: dict[int, StepVerdicts]
-    decisions: list[JudgeDecision]
+    gold_steps: list  # [(gold step, (agent step, score) of the match or None)]
+    steps: dict[int, StepVerdicts]  # of the agent steps asked for only
+    decisions: list[JudgeDecision]  # the first DECISIONS_SHOWN
+    decision_count: int
     others: list[TrajectoryScore]
     gold_hidden: bool = False  # scored against gold the viewer may not read: its text is left out
 
 
-def trajectory_evaluation(trajectory: Trajectory, job_id=None, *, viewer) -> TrajectoryEvaluation | None:
+def trajectory_evaluation(trajectory: Trajectory, job_id=None, *, viewer, steps=()) -> TrajectoryEvaluation | None:
     """A trajectory's score in one job (the newest finished one unless asked), with the decisions behind it;
-    gold text (the gold steps, decisions holding them) only when `viewer` may read that gold."""
+    gold text (the gold steps, decisions holding them) only when `viewer` may read that gold. What the metrics
+    said of each agent step is built for the step numbers `steps` alone (the page shown), so that a page of a
+    long trajectory costs what its steps do."""
     scores = (
         TrajectoryScore.objects.filter(trajectory=trajectory)
         .select_related("job__judge_config", "gold__annotator")
@@ -96,13 +102,18 @@ def trajectory_evaluation(trajectory: Trajectory, job_id=None, *, viewer) -> Tra
         for pair in (details.get("step_success") or {}).get("matched", ())
     }
     readable = score.gold is not None and visible_gold(viewer).filter(pk=score.gold_id).exists()
-    decisions = visible_decisions(viewer, score.decisions.select_related("reviewed_by").order_by("kind", "pk"))
+    decisions = score.decisions.select_related("reviewed_by").order_by("kind", "pk")
+    if not readable:  # else each was used on gold the viewer may read: this score's
+        decisions = visible_decisions(viewer, decisions)
+    shown = set(steps)
+    listed = list(decisions[:DECISIONS_SHOWN])
     return TrajectoryEvaluation(
         score=score,
-        gold_steps=list(score.gold.steps.order_by("index")) if readable else [],
-        matched_by_gold=matched,
-        steps={mark.step: StepVerdicts(mark, mark.step in repeated, misses.get(mark.step, "")) for mark in marks},
-        decisions=list(decisions),
+        gold_steps=[(step, matched.get(step.index)) for step in score.gold.steps.order_by("index")] if readable else [],
+        steps={mark.step: StepVerdicts(mark, mark.step in repeated, misses.get(mark.step, ""))
+               for mark in marks if mark.step in shown},
+        decisions=listed,
+        decision_count=len(listed) if len(listed) < DECISIONS_SHOWN else decisions.count(),
         others=[other for other in scores if other.pk != score.pk],
         gold_hidden=score.gold is not None and not readable,
     )

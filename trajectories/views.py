@@ -37,6 +37,7 @@ from .services.verdict_import import OUTCOMES, import_verdicts
 from .services.verdicts import record_grade
 
 TASKS_PER_PAGE = 100
+TASK_TRAJECTORIES_PER_PAGE = 100
 
 
 _MISSING_SCREENSHOT = finders.find("img/screenshot-missing.svg")
@@ -220,10 +221,12 @@ def _version_view(task: Task, other: Task) -> dict:
 @require_GET
 def task_detail(request, pk: int):
     task = get_object_or_404(Task, pk=pk)
+    # A page of the runs' trajectories at a time: a task has one per run, however many runs there are.
+    page = Paginator(task.trajectories.select_related("run").order_by("run__name"), TASK_TRAJECTORIES_PER_PAGE
+                     ).get_page(request.GET.get("page"))
     return render(request, "trajectories/task_detail.html", {
         "task": task, "versions": [_version_view(task, other) for other in selectors.task_versions(task)],
-        "subsets": selectors.task_subsets(task),
-        "trajectories": task.trajectories.select_related("run").order_by("run__name"),
+        "subsets": selectors.task_subsets(task), "page": page,
     })
 
 

@@ -32,17 +32,22 @@ def _summary_rows(job, run, scope, group, rows) -> list[Aggregate]:
     return records
 
 
+def run_aggregates(job: EvaluationJob, run, rows: list[dict]) -> list[Aggregate]:
+    """The unsaved aggregates of one run's score rows (`score_rows`): overall, per site group, per paradigm and
+    within successful tasks."""
+    records = _summary_rows(job, run, Aggregate.Scope.RUN, "", rows)
+    for site, site_rows in aggregation.group_rows(rows, aggregation.site_group).items():
+        records += _summary_rows(job, run, Aggregate.Scope.SITE, site, site_rows)
+    for paradigm, paradigm_rows in aggregation.group_rows(rows, aggregation.paradigm_group).items():
+        records += _summary_rows(job, run, Aggregate.Scope.PARADIGM, paradigm, paradigm_rows)
+    return records + _summary_rows(job, run, Aggregate.Scope.SUCCESSFUL, "", aggregation.within_successful(rows))
+
+
 def store_aggregates(job: EvaluationJob) -> None:
     """Recompute and replace the job's aggregates (called inside the job's finishing transaction)."""
     records = []
     for run in job.runs.all():
-        rows = score_rows(job, run.pk)
-        records += _summary_rows(job, run, Aggregate.Scope.RUN, "", rows)
-        for site, site_rows in aggregation.group_rows(rows, aggregation.site_group).items():
-            records += _summary_rows(job, run, Aggregate.Scope.SITE, site, site_rows)
-        for paradigm, paradigm_rows in aggregation.group_rows(rows, aggregation.paradigm_group).items():
-            records += _summary_rows(job, run, Aggregate.Scope.PARADIGM, paradigm, paradigm_rows)
-        records += _summary_rows(job, run, Aggregate.Scope.SUCCESSFUL, "", aggregation.within_successful(rows))
+        records += run_aggregates(job, run, score_rows(job, run.pk))
     Aggregate.objects.filter(job=job).delete()
     Aggregate.objects.bulk_create(records, batch_size=500)
 
