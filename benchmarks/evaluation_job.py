@@ -240,7 +240,8 @@ def in_process(run, profile: str | None) -> dict:
     for label in ("cold", "warm"):
         job = evaluation.create_evaluation(runs=[run], judge_config=config)
         chunks = evaluation.pending_chunks(job)
-        profiler = cProfile.Profile() if profile and label == "cold" else None
+        # CPU time, not wall: waiting for PostgreSQL (or for the machine) is not this process's work.
+        profiler = cProfile.Profile(time.process_time) if profile and label == "cold" else None
         started, cpu, database_cpu = time.perf_counter(), time.process_time(), _cpu_of(backend)
         if profiler:
             profiler.enable()
