@@ -7,7 +7,8 @@ accessibility tree per step, 3-10 free-text gold steps ("Click on the 'Orders' l
 that follow the gold path with deviations, repeats and recoveries, and final answers.
 
 1. in-process: `evaluate_chunk` for every chunk of the job (as a worker runs them) with the
-   offline judge, cold decision cache (loading, judge, metrics, storing the scores, progress),
+   offline judge, cold decision cache (loading, judge, metrics, storing the scores, progress, the
+   aggregates when the last chunk finishes the job),
    then the same again warm (decisions cached); wall time, this process's CPU time and the CPU
    time of the PostgreSQL backend serving it.
 2. worker: the whole job through real Celery worker processes on PostgreSQL and Redis, from
@@ -239,7 +240,9 @@ def in_process(run, profile: str | None) -> dict:
     results = {}
     for label in ("cold", "warm"):
         job = evaluation.create_evaluation(runs=[run], judge_config=config)
-        chunks = evaluation.pending_chunks(job)
+        # Begun as a worker begins it, so its last chunk finishes it (the aggregates stored): a job
+        # left pending would be sent to the workers measured next by their sweeper.
+        chunks = evaluation.begin(job)
         # CPU time, not wall: waiting for PostgreSQL (or for the machine) is not this process's work.
         profiler = cProfile.Profile(time.process_time) if profile and label == "cold" else None
         started, cpu, database_cpu = time.perf_counter(), time.process_time(), _cpu_of(backend)
@@ -252,6 +255,9 @@ def in_process(run, profile: str | None) -> dict:
             profiler.dump_stats(profile)
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         database_cpu = _cpu_of(backend) - database_cpu
+        job.refresh_from_db()
+        if job.status != "done":
+            raise RuntimeError(f"the in-process job ended {job.status}")
         errors = job.scores.exclude(error="").count()
         results[label] = (job.scores.count(), elapsed, cpu, database_cpu, errors)
     return results
