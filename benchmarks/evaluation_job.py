@@ -243,8 +243,7 @@ def in_process(run, profile: str | None) -> dict:
         # Begun as a worker begins it, so its last chunk finishes it (the aggregates stored): a job
         # left pending would be sent to the workers measured next by their sweeper.
         chunks = evaluation.begin(job)
-        # CPU time, not wall: waiting for PostgreSQL (or for the machine) is not this process's work.
-        profiler = cProfile.Profile(time.process_time) if profile and label == "cold" else None
+        profiler = cProfile.Profile() if profile and label == "cold" else None
         started, cpu, database_cpu = time.perf_counter(), time.process_time(), _cpu_of(backend)
         if profiler:
             profiler.enable()
