@@ -7,11 +7,20 @@ accessibility tree per step, 3-10 free-text gold steps ("Click on the 'Orders' l
 that follow the gold path with deviations, repeats and recoveries, and final answers.
 
 1. in-process: `evaluate_chunk` for every chunk of the job (as a worker runs them) with the
-   offline judge, cold decision cache (loading, judge, metrics, storing the scores, progress),
-   then the same again warm (decisions cached); wall time and this process's CPU time.
+   offline judge, cold decision cache (loading, judge, metrics, storing the scores, progress, the
+   aggregates when the last chunk finishes the job),
+   then the same again warm (decisions cached); wall time, this process's CPU time and the CPU
+   time of the PostgreSQL backend serving it.
 2. worker: the whole job through real Celery worker processes on PostgreSQL and Redis, from
    `start_evaluation` to status done, cold decision cache, for each number of workers asked for
-   (side by side in one run).
+   (side by side in one run); wall time, the workers' CPU time (from their start to their exit)
+   and PostgreSQL's: that of every backend that ended meanwhile (a worker's connection ends with
+   each task), so other databases' work on the server counts too unless the machine is quiet.
+
+The generated tables are analysed once generated, as autovacuum would soon do on a live
+database (PostgreSQL on the benchmark machine runs with autovacuum off). PostgreSQL's CPU is read
+from /proc: it is counted when the database runs on the same machine, and without its
+background processes (WAL writer, checkpointer).
 3. llm: the `openai` backend against a local OpenAI-compatible server, counting the requests
    per trajectory against the straightforward way of asking (one call per element-accuracy
    step, one per recovery comparison, one each for step matching, repetition and keywords),
@@ -173,6 +182,40 @@ def _step(trajectory, index: int, observation: str, planned: str, action: str, r
                 action_value=parts.value or "", press_enter=parts.press_enter)
 
 
+def _analyse():
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+
+
+def _backend_pid() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+def _stat(pid: int) -> list[str]:
+    """/proc/<pid>/stat from its third field (the state) on."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rindex(")") + 2:].split()
+
+
+def _cpu_of(pid: int) -> float:
+    """User and system CPU seconds of a process so far."""
+    fields = _stat(pid)
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _ended_backends_cpu(backend: int) -> float:
+    """CPU seconds of every PostgreSQL process that has ended so far (the server's reaped children)."""
+    server = int(_stat(backend)[1])
+    fields = _stat(server)
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
 def _clear_decisions():
     from judges.models import JudgeDecision
 
@@ -187,17 +230,21 @@ def _judge(name: str, backend: str, **fields):
 
 
 def in_process(run, profile: str | None) -> dict:
-    """Cold and warm passes: (scores, wall seconds, CPU seconds of this process, errors) each; with
-    `profile`, the cold pass runs under cProfile and its statistics are written there."""
+    """Cold and warm passes: (scores, wall seconds, CPU seconds of this process, of its PostgreSQL
+    backend, errors) each; with `profile`, the cold pass runs under cProfile and its statistics
+    are written there."""
     from metrics.services import evaluation
 
     config = _judge("offline", "offline")
+    backend = _backend_pid()
     results = {}
     for label in ("cold", "warm"):
         job = evaluation.create_evaluation(runs=[run], judge_config=config)
-        chunks = evaluation.pending_chunks(job)
+        # Begun as a worker begins it, so its last chunk finishes it (the aggregates stored): a job
+        # left pending would be sent to the workers measured next by their sweeper.
+        chunks = evaluation.begin(job)
         profiler = cProfile.Profile() if profile and label == "cold" else None
-        started, cpu = time.perf_counter(), time.process_time()
+        started, cpu, database_cpu = time.perf_counter(), time.process_time(), _cpu_of(backend)
         if profiler:
             profiler.enable()
         for chunk in chunks:
@@ -206,13 +253,18 @@ def in_process(run, profile: str | None) -> dict:
             profiler.disable()
             profiler.dump_stats(profile)
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+        database_cpu = _cpu_of(backend) - database_cpu
+        job.refresh_from_db()
+        if job.status != "done":
+            raise RuntimeError(f"the in-process job ended {job.status}")
         errors = job.scores.exclude(error="").count()
-        results[label] = (job.scores.count(), elapsed, cpu, errors)
+        results[label] = (job.scores.count(), elapsed, cpu, database_cpu, errors)
     return results
 
 
-def through_workers(run, workers: int, queue: str) -> tuple[int, float, float, int, str]:
-    """(units, wall seconds, the workers' CPU seconds from start to exit, failed, status)."""
+def through_workers(run, workers: int, queue: str) -> tuple[int, float, float, float, float, int, str]:
+    """(units, wall seconds, the workers' CPU seconds through the job and from their start to their
+    exit, PostgreSQL's CPU seconds through the job (see the module's notes), failed, status)."""
     from metrics.models import EvaluationJob
     from metrics.services import evaluation
 
@@ -230,6 +282,7 @@ def through_workers(run, workers: int, queue: str) -> tuple[int, float, float, i
     time.sleep(4)  # let the workers load Django and the embedding model before the clock starts
     try:
         job = evaluation.create_evaluation(runs=[run], judge_config=config)
+        workers_cpu, database_cpu = sum(_cpu_of(p.pid) for p in processes), _ended_backends_cpu(_backend_pid())
         started = time.perf_counter()
         evaluation.start_evaluation(job)
         while EvaluationJob.objects.get(pk=job.pk).status in ("pending", "running"):
@@ -237,12 +290,15 @@ def through_workers(run, workers: int, queue: str) -> tuple[int, float, float, i
                 raise RuntimeError("the job did not finish in 10 minutes")
             time.sleep(0.2)
         elapsed = time.perf_counter() - started
+        workers_cpu = sum(_cpu_of(p.pid) for p in processes) - workers_cpu
     finally:
         for process in processes:
             process.terminate()
             process.wait(timeout=60)
+    time.sleep(1)  # for the server to reap the backends of the workers' last connections
+    database_cpu = _ended_backends_cpu(_backend_pid()) - database_cpu
     job.refresh_from_db()
-    return job.total, elapsed, _children_cpu() - children_cpu, job.failed, job.status
+    return job.total, elapsed, workers_cpu, _children_cpu() - children_cpu, database_cpu, job.failed, job.status
 
 
 def _children_cpu() -> float:
@@ -316,20 +372,24 @@ def main():
     call_command("migrate", verbosity=0)
     started = time.perf_counter()
     run = _generate(args.trajectories, random.Random(args.seed))
+    _analyse()
     from trajectories.models import Step
 
     print(f"generated {run.trajectories.count()} trajectories, {Step.objects.count()} agent steps "
           f"in {time.perf_counter() - started:.1f} s (PostgreSQL {args.database}); {_load_average()}")
 
-    for label, (units, elapsed, cpu, errors) in in_process(run, args.profile).items():
+    for label, (units, elapsed, cpu, database_cpu, errors) in in_process(run, args.profile).items():
         print(f"in-process, offline judge, {label} cache: {units} trajectories in {elapsed:.1f} s = "
-              f"{units / elapsed:.0f} trajectories/s; CPU {cpu:.1f} s = {units / cpu:.0f} trajectories/s "
-              f"({errors} errors); {_load_average()}")
+              f"{units / elapsed:.0f} trajectories/s; CPU {cpu:.1f} s = {units / cpu:.0f} trajectories/s, "
+              f"PostgreSQL's {database_cpu:.1f} s, together {(cpu + database_cpu) / units * 1000:.2f} ms per "
+              f"trajectory ({errors} errors); {_load_average()}")
     for workers in args.workers:
-        total, elapsed, cpu, failed, status = through_workers(run, workers, queue)
+        total, elapsed, cpu, cpu_with_start, database_cpu, failed, status = through_workers(run, workers, queue)
         print(f"job through {workers} Celery worker(s) (PostgreSQL + Redis), offline judge, cold cache: "
               f"{total} trajectories in {elapsed:.1f} s = {total / elapsed:.0f} trajectories/s; workers' CPU "
-              f"{cpu:.1f} s with their start ({status}, {failed} failed); {_load_average()}")
+              f"{cpu:.1f} s ({cpu_with_start:.1f} s with their start), PostgreSQL's {database_cpu:.1f} s, together "
+              f"{(cpu + database_cpu) / total * 1000:.2f} ms per trajectory ({status}, {failed} failed); "
+              f"{_load_average()}")
     llm = llm_calls(run, args.llm_sample)
     per = llm["trajectories"] or 1
     print(f"openai backend, {llm['trajectories']} trajectories: {llm['calls']} requests "

@@ -45,7 +45,6 @@ _ICON_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}|[™®©]")
 # Unicode's private-use areas (category Co): icon fonts draw their glyphs there.
 _PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]")
 _NON_WORD = re.compile(r"[^\w$%./:@#+-]+")
-_SPACES = re.compile(r"\s+")
 
 
 def normalise(text: str) -> str:
@@ -60,11 +59,11 @@ def _normalise_short(text: str) -> str:
 
 
 def _normalise(text: str) -> str:
-    text = _ICON_ESCAPE.sub(" ", text)
-    text = _PRIVATE_USE.sub(" ", text)
+    if not text.isascii() or "\\u" in text:  # ASCII text has no glyphs but as escapes
+        text = _PRIVATE_USE.sub(" ", _ICON_ESCAPE.sub(" ", text))
     text = unicodedata.normalize("NFKC", text).casefold()
-    text = _NON_WORD.sub(" ", text.replace("’", "'"))
-    return _SPACES.sub(" ", text).strip(" .:")
+    # Every run of whitespace lies within a run of non-word characters: one space is left between words.
+    return _NON_WORD.sub(" ", text.replace("’", "'")).strip(" .:")
 
 
 # --- accessibility tree ----------------------------------------------------------------------

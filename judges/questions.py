@@ -44,16 +44,17 @@ class Question:
     images: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @cached_property
-    def _canonical_inputs(self) -> str:
-        # Inputs are never changed once a question is built; observations make them long.
+    def canonical_inputs(self) -> str:
+        """The inputs as the JSON text that is hashed (and stored: encoding them again would cost
+        as much). Inputs are never changed once a question is built; observations make them long."""
         return _canonical(self.inputs)
 
     @cached_property
     def inputs_hash(self) -> str:
-        return _sha256_of_list(_head(self.kind), self._canonical_inputs)
+        return _sha256_of_list(_head(self.kind), self.canonical_inputs)
 
     def cache_key(self, backend: str, model: str, prompt_version: str) -> str:
-        return _sha256_of_list(_head(backend, model, prompt_version, self.kind), self._canonical_inputs)
+        return _sha256_of_list(_head(backend, model, prompt_version, self.kind), self.canonical_inputs)
 
 
 def _canonical(value) -> str:

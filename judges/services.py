@@ -9,6 +9,7 @@ over any judge's score. A failed decision is stored with its error and asked aga
 import hashlib
 import json
 import os
+from collections import defaultdict
 from dataclasses import dataclass
 from itertools import islice
 
@@ -18,6 +19,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from infrastructure import counters
+from infrastructure.fields import copy_new_rows
 
 from . import outcome
 from . import questions as q
@@ -28,6 +30,7 @@ from .steps import JudgeStep
 from .verdicts import Answer, StepScores, Verdict
 
 LOOKUP_CHUNK = 500
+VERDICTS_PAGE = 1000
 
 
 def backend_spec(config: JudgeConfig) -> BackendSpec:
@@ -243,7 +246,7 @@ class Judge:
             # Another worker may have stored the same decision meanwhile: its row is kept.
             new = [r for r in rows if r.pk is None]
             if connection.vendor == "postgresql":
-                inserted = _copy_new_decisions(new)
+                inserted = _copy_new_decisions(new, {item.cache_key: item.question.canonical_inputs for item in items})
             else:
                 JudgeDecision.objects.bulk_create(new, ignore_conflicts=True)
                 inserted = {}
@@ -274,16 +277,19 @@ class Judge:
         )
 
 
-def _decision_events(rows: list[JudgeDecision]):
-    """What `/metrics` counts of each decision the judge has just made."""
+def _decision_events(rows: list[JudgeDecision]) -> list[tuple[str, dict, float]]:
+    """What `/metrics` counts of the decisions the judge has just made, added up per counter
+    here: a chunk makes hundreds of decisions, and each event's labels cost a JSON encoding."""
+    totals = defaultdict(float)
     for row in rows:
-        judge = {"backend": row.backend, "model": row.model}
-        yield "judge_decisions", {**judge, "kind": row.kind, "outcome": "error" if row.error else "ok"}, 1
-        yield "judge_latency_seconds_count", judge, 1
-        yield "judge_latency_seconds_sum", judge, (row.latency_ms or 0) / 1000
-        yield "judge_tokens", {**judge, "direction": "input"}, row.prompt_tokens or 0
-        yield "judge_tokens", {**judge, "direction": "output"}, row.completion_tokens or 0
-        yield "judge_cost_usd", judge, float(row.cost or 0)
+        judge = (("backend", row.backend), ("model", row.model))
+        totals["judge_decisions", (*judge, ("kind", row.kind), ("outcome", "error" if row.error else "ok"))] += 1
+        totals["judge_latency_seconds_count", judge] += 1
+        totals["judge_latency_seconds_sum", judge] += (row.latency_ms or 0) / 1000
+        totals["judge_tokens", (*judge, ("direction", "input"))] += row.prompt_tokens or 0
+        totals["judge_tokens", (*judge, ("direction", "output"))] += row.completion_tokens or 0
+        totals["judge_cost_usd", judge] += float(row.cost or 0)
+    return [(name, dict(labels), amount) for (name, labels), amount in totals.items()]
 
 
 DECISION_FIELDS = [
@@ -293,37 +299,32 @@ DECISION_FIELDS = [
 
 
 _COPIED = [field for field in JudgeDecision._meta.concrete_fields if not field.primary_key]
-_JSON = {field.attname for field in _COPIED if isinstance(field, models.JSONField)}
+# JSON columns encoded here; the inputs come encoded already, as their questions hashed them.
+_ENCODED = {field.attname for field in _COPIED if isinstance(field, models.JSONField)} - {"inputs"}
 
 
-def _copy_new_decisions(rows: list[JudgeDecision]) -> dict[str, JudgeDecision]:
-    """PostgreSQL: insert new decisions by COPY into a scratch table, then into the table, skipping
-    those stored meanwhile. Ten or so per trajectory, with observations in their inputs: as one
-    INSERT, building and quoting its SQL cost more than the judge's answers. Returns the inserted
-    rows by cache key, with their ids and their JSON as read back from the database would be."""
+def _copy_new_decisions(rows: list[JudgeDecision], inputs_json: dict[str, str]) -> dict[str, JudgeDecision]:
+    """PostgreSQL: insert new decisions by COPY, skipping those stored meanwhile (ten or so per
+    trajectory, with observations in their inputs). `inputs_json`: each row's inputs as JSON text
+    by cache key (the questions' own). Returns the inserted rows by cache key, with their ids and
+    their output as read back from the database would be."""
     if not rows:
         return {}
     now = timezone.now()
-    quote = connection.ops.quote_name
-    table = quote(JudgeDecision._meta.db_table)
-    columns = ", ".join(quote(field.column) for field in _COPIED)
-    by_key = {}
-    with connection.cursor() as cursor:
-        cursor.execute(f"CREATE TEMPORARY TABLE new_judge_decisions AS SELECT {columns} FROM {table} WITH NO DATA")
-        with cursor.copy(f"COPY new_judge_decisions ({columns}) FROM STDIN") as copy:
-            for row in rows:
-                row.created_at = row.updated_at = now
-                for name in _JSON:
-                    text = json.dumps(getattr(row, name), cls=JudgeDecision._meta.get_field(name).encoder)
-                    setattr(row, name, text)
-                copy.write_row([getattr(row, field.attname) for field in _COPIED])
-                for name in _JSON:
-                    setattr(row, name, json.loads(getattr(row, name)))
-                by_key[row.cache_key] = row
-        cursor.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM new_judge_decisions "
-                       f"ON CONFLICT ({quote('cache_key')}) DO NOTHING RETURNING {quote('id')}, {quote('cache_key')}")
-        inserted = cursor.fetchall()
-        cursor.execute("DROP TABLE new_judge_decisions")
+    by_key = {row.cache_key: row for row in rows}
+
+    def values():
+        for row in rows:
+            row.created_at = row.updated_at = now
+            texts = {name: json.dumps(getattr(row, name), cls=JudgeDecision._meta.get_field(name).encoder)
+                     for name in _ENCODED}
+            texts["inputs"] = inputs_json[row.cache_key]
+            yield [texts[field.attname] if field.attname in texts else getattr(row, field.attname)
+                   for field in _COPIED]
+            for name in _ENCODED:
+                setattr(row, name, json.loads(texts[name]))
+
+    inserted = copy_new_rows(JudgeDecision, _COPIED, values(), returning=("id", "cache_key"))
     for pk, key in inserted:
         by_key[key].pk = pk
         by_key[key]._state.adding = False
@@ -357,8 +358,13 @@ def _reviewed(inputs_hashes: list[str]) -> dict[str, JudgeDecision]:
 
 
 def _human_verdicts() -> dict[str, JudgeDecision]:
-    """Every human verdict, the latest per question: they are few, people give them."""
-    return {decision.inputs_hash: decision for decision in _verdict_rows()}
+    """Every human verdict, the latest per question: they are few, people give them. Asked for with
+    a LIMIT first, which has PostgreSQL walk their partial index even while it knows nothing of the
+    table (one a job is filling, autovacuum not yet round): else it reads every decision, per chunk."""
+    verdicts = list(_verdict_rows()[:VERDICTS_PAGE])
+    if len(verdicts) == VERDICTS_PAGE:
+        verdicts = list(_verdict_rows())
+    return {decision.inputs_hash: decision for decision in verdicts}
 
 
 def _verdict(decision: JudgeDecision) -> Verdict:

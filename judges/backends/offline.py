@@ -10,7 +10,7 @@ the count of items the intent asks for, is not relevant.
 """
 
 import re
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from rapidfuzz import fuzz
 
@@ -429,26 +429,45 @@ def answer_facts(answer: str) -> list[str]:
     return list(dict.fromkeys(f for f in facts if normalise(f)))
 
 
-def _observed(fact: str, observed_n: str, observed_words: set[str], observed_numbers: set[float]) -> bool:
+class _Observations:
+    """The observations an answer is checked against, each view of them made once and only when
+    a fact needs it (they run to 24,000 characters: normalising them is most of the check)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    @cached_property
+    def normalised(self) -> str:
+        return normalise(self.text)
+
+    @cached_property
+    def words(self) -> set[str]:
+        return set(self.normalised.split())
+
+    @cached_property
+    def numbers(self) -> set[float]:
+        return set(_numbers(self.text))
+
+
+def _observed(fact: str, observations: _Observations) -> bool:
     """A fact with numbers is observed when its numbers are (the words around them are phrasing);
     one without is observed verbatim, nearly verbatim, or as most of its words."""
     numbers = _numbers(fact)
     if numbers:
-        return all(n in observed_numbers for n in numbers)
-    fact_n = normalise(fact)
+        return all(n in observations.numbers for n in numbers)
+    fact_n, observed_n = normalise(fact), observations.normalised
     if fact_n in observed_n or fuzz.partial_ratio(fact_n, observed_n) >= 90:
         return True
     words = [w for w in fact_n.split() if w not in STOPWORDS]
-    return bool(words) and sum(w in observed_words for w in words) / len(words) >= 0.8
+    return bool(words) and sum(w in observations.words for w in words) / len(words) >= 0.8
 
 
 def grounded(answer: str, observed: str) -> tuple[float, str]:
     facts = answer_facts(answer)
     if not facts:
         return 0.0, "The answer states nothing that could be found in the observations."
-    observed_n = normalise(observed)
-    observed_words, observed_numbers = set(observed_n.split()), set(_numbers(observed))
-    missing = [f for f in facts if not _observed(f, observed_n, observed_words, observed_numbers)]
+    observations = _Observations(observed)
+    missing = [f for f in facts if not _observed(f, observations)]
     score = 1 - len(missing) / len(facts)
     if not missing:
         return score, f"All {len(facts)} facts of the answer were observed."

@@ -8,6 +8,7 @@ re-queues whatever has no score yet.
 """
 
 import gc
+import json
 import logging
 from collections import defaultdict
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ from django.utils import timezone
 
 from annotation.models import GoldStatus, GoldStep, GoldTrajectory
 from infrastructure import counters, jobs
+from infrastructure.fields import copy_new_rows
 from judges.models import JudgeDecision
 from judges.outcomes import outcome_jobs_of_evaluation
 from judges.services import get_judge, judge_identity
@@ -289,7 +291,8 @@ def _store_scores(job: EvaluationJob, outcomes: dict, fingerprints: dict) -> Non
         fields.update({k: v for k, v in outcome.scoring.values.items() if v is not None})
         values[unit] = {**fields, "details": outcome.scoring.details, "error": outcome.error,
                         "inputs_hash": fingerprints[unit], "computed_at": now}
-    scores = TrajectoryScore.objects.filter(job=job, trajectory_id__in={t for t, _ in outcomes})
+    # No ordering: the model's default one joins the job, run and task tables.
+    scores = TrajectoryScore.objects.filter(job=job, trajectory_id__in={t for t, _ in outcomes}).order_by()
 
     def stored_ids() -> dict:
         return {(t, g): pk for pk, t, g in scores.values_list("pk", "trajectory_id", "gold_id") if (t, g) in values}
@@ -299,17 +302,41 @@ def _store_scores(job: EvaluationJob, outcomes: dict, fingerprints: dict) -> Non
         # One UPDATE per row: Django's bulk_update builds a CASE per column and row, far slower here.
         for unit, pk in ids.items():
             TrajectoryScore.objects.filter(pk=pk).update(**values[unit])
-        new = [TrajectoryScore(job=job, trajectory_id=t, gold_id=g, **values[(t, g)]) for t, g in values
-               if (t, g) not in ids]
+        new = {unit: fields for unit, fields in values.items() if unit not in ids}
         if new:
-            TrajectoryScore.objects.bulk_create(new, ignore_conflicts=True)
-            ids = stored_ids()
+            inserted = _insert_scores(job, new)
+            ids.update(inserted)
+            if len(inserted) < len(new):
+                ids = stored_ids()
         counters.count_many(("trajectory_scores", {"outcome": "error" if outcome.error else "ok"}, 1)
                             for outcome in outcomes.values())
         links = TrajectoryScore.decisions.through
         links.objects.filter(trajectoryscore_id__in=ids.values()).delete()
         _link_decisions([(ids[unit], decision_id) for unit, outcome in outcomes.items()
                          for decision_id in sorted(outcome.scoring.decision_ids)])
+
+
+_SCORE_COLUMNS = [field for field in TrajectoryScore._meta.concrete_fields if not field.primary_key]
+
+
+def _insert_scores(job: EvaluationJob, new: dict) -> dict:
+    """New score rows (their column values by unit), skipping any another worker stored meanwhile;
+    returns the ids of those inserted by unit, on PostgreSQL (by COPY: a chunk's rows with their
+    details as one INSERT cost more to build than to store), none elsewhere (Django's bulk insert)."""
+    if connection.vendor != "postgresql":
+        TrajectoryScore.objects.bulk_create([TrajectoryScore(job=job, trajectory_id=t, gold_id=g, **fields)
+                                             for (t, g), fields in new.items()], ignore_conflicts=True)
+        return {}
+    encoder = TrajectoryScore._meta.get_field("details").encoder
+
+    def rows():
+        for (t, g), fields in new.items():
+            row = {**fields, "job_id": job.pk, "trajectory_id": t, "gold_id": g,
+                   "details": json.dumps(fields["details"], cls=encoder)}
+            yield [row[column.attname] for column in _SCORE_COLUMNS]
+
+    inserted = copy_new_rows(TrajectoryScore, _SCORE_COLUMNS, rows(), returning=("id", "trajectory_id", "gold_id"))
+    return {(t, g): pk for pk, t, g in inserted}
 
 
 def _link_decisions(pairs: list[tuple[int, int]]) -> None:

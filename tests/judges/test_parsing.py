@@ -76,6 +76,9 @@ def test_structure_given_with_a_gold_step_wins_over_its_text():
 def test_normalise_drops_icons_marks_punctuation_and_case():
     assert normalise("\\ue60a REPORTS") == "reports"
     assert normalise("Quest Lumaflex™  Band.") == "quest lumaflex band"
+    assert normalise("Order\ue60a\u00a0#12,\u3000\tdelivered\n\n- Ｎ/A …") == "order #12 delivered - n/a"
+    long_text = "\t[1] link 'Home' \\ue60a\n" * 40 + "  Total:\u2003$1,699.50 ..."
+    assert normalise(long_text) == "1 link home " * 40 + "total: $1 699.50"
 
 
 def test_same_step_compares_webarena_targets_or_normalised_text():

@@ -238,3 +238,17 @@ def test_a_decision_stored_meanwhile_by_another_worker_is_kept_and_the_others_ar
     assert JudgeDecision.objects.count() == 2
     matrix = judge.step_scores(GOLD, AGENT)
     assert JudgeDecision.objects.get(pk=matrix.decision_ids[0]).output["matrix"] == matrix.matrix
+
+
+def test_a_settled_judge_reads_every_human_verdict_past_the_first_page(counting, monkeypatch):
+    from judges import services
+
+    monkeypatch.setattr(services, "VERDICTS_PAGE", 2)
+    pairs = [(GOLD[0], AGENT[0]), (GOLD[0], AGENT[1]), (GOLD[1], AGENT[0])]
+    reviewer = UserFactory()
+    for verdict in counting.step_equivalent_pairs(pairs):
+        review_decision(JudgeDecision.objects.get(pk=verdict.decision_id), human_score=0.25, reviewer=reviewer)
+    judge = Judge(counting.backend)
+    questions = [q.step_match(gold, agent) for gold, agent in pairs]
+    judge.settle(questions)
+    assert [verdict.score for verdict in judge.verdicts(questions)] == [0.25, 0.25, 0.25]

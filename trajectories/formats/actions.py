@@ -36,6 +36,8 @@ _WHERE = re.compile(r"\s+where\s+\[(?P<id>[^\]]*)\]\s+is\s?(?P<label>.*)\Z", re.
 _HEAD = re.compile(r"\A(?P<name>[a-z_]+)(?P<rest>.*)\Z", re.S)
 _ARG = re.compile(r"\s*\[(?P<arg>.*?)\](?=\s*\[|\s*\Z)", re.S)
 _FENCE = re.compile(r"`{3,}")
+_SPACES = re.compile(r"\s*")
+_AFTER_MARKER = re.compile(r"[ \t]+(.+)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,9 @@ def parse_action(text: str | None, *, executed: bool = False) -> ParsedAction:
         label = where.group("label").strip()
         text = text[: where.start()].rstrip()
         # Some harness versions repeat the id inside the label: "[1090] link 'X'".
-        label = re.sub(r"\A\[%s\]\s*" % re.escape(where.group("id")), "", label)
+        repeated = f"[{where.group('id')}]"
+        if label.startswith(repeated):
+            label = label[_SPACES.match(label, len(repeated)).end():]
     head = _HEAD.match(text)
     if not head:
         return INVALID
@@ -165,8 +169,18 @@ def resolve_element_label(observation: str, element_id: str) -> str:
     """The accessibility-tree line of an element, without its `[id]`: "link 'Home' url: ..."."""
     if not element_id or not observation:
         return ""
-    match = re.search(r"^[ \t]*\[%s\][ \t]+(.+)$" % re.escape(element_id), observation, re.M)
-    return match.group(1).strip() if match else ""
+    # The first `[id]` that only spaces or tabs precede on its line: found with str.find, since a
+    # pattern compiled per id would crowd the regular expression cache (every step has its id).
+    marker = f"[{element_id}]"
+    start = observation.find(marker)
+    while start != -1:
+        line_start = observation.rfind("\n", 0, start) + 1
+        if not observation[line_start:start].strip(" \t"):
+            rest = _AFTER_MARKER.match(observation, start + len(marker))
+            if rest:
+                return rest.group(1).strip()
+        start = observation.find(marker, start + 1)
+    return ""
 
 
 _FORCED_STOPS = (

@@ -28,6 +28,20 @@ def test_element_label_is_the_tree_line_without_its_id():
     assert resolve_element_label(tree, "") == ""
 
 
+def test_element_label_is_only_read_from_a_line_the_id_begins():
+    tree = "[5] link 'Go to [7] later'\n  [7]\n\t[7]   button 'Seven'  \n[7] img 'Not this one'"
+    assert resolve_element_label(tree, "7") == "button 'Seven'"  # not mid-line, not a line with no label
+    assert resolve_element_label("[7] \n[7]\tx", "7") == "x"
+    assert resolve_element_label("[.*] menu 'Odd id'", ".*") == "menu 'Odd id'"
+
+
+def test_an_id_repeated_at_the_start_of_the_label_is_dropped():
+    from trajectories.formats.actions import parse_action
+
+    assert parse_action("click [12] where [12] is [12]\u3000link 'Go'").element_label == "link 'Go'"
+    assert parse_action("click [12] where [12] is [1]link 'Go'").element_label == "[1]link 'Go'"
+
+
 def test_the_enter_flag_as_each_side_writes_it():
     from trajectories.formats.actions import parse_action, with_enter_flag
 
