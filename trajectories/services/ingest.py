@@ -2,9 +2,11 @@
 upload page, the API and the demo data.
 
 Files are parsed, and their screenshot files written, by a pool of worker processes (see
-`reading`) and stored one at a time, each file in its own transaction: memory does not grow with
+`reading`) and stored one at a time, each file whole or not at all: memory does not grow with
 the run, and a bad file costs only itself (all of itself: a JSONL file with one bad line stores
-none). A trajectory is identified by the
+none). Consecutive trajectory files are committed in batches, each file in a savepoint of its
+own: a commit waits for the database's disk, once per batch rather than once per file. A
+trajectory is identified by the
 hash of its content (screenshots by the hash of their bytes): importing the same file again
 changes nothing, and a different trajectory for a task the run already has is refused unless
 the caller asks to replace it.
@@ -12,6 +14,7 @@ the caller asks to replace it.
 
 import contextlib
 import posixpath
+import time
 import zipfile
 import zlib
 from collections import Counter
@@ -43,7 +46,7 @@ from trajectories.formats.sources import (
     Limits,
     Source,
 )
-from trajectories.models import AgentRun, Step, Task, TaskResult, Trajectory, Verdict, VerdictSource
+from trajectories.models import AgentRun, RunTally, Step, Task, TaskResult, Trajectory, Verdict, VerdictSource
 
 from .reading import read_sources
 from .runs import describe_run, parse_run_description, record_harness_config
@@ -64,6 +67,10 @@ _LISTED_TASKS = 20
 _TASK_FILE_BENCHMARKS = frozenset({webarena_verified.BASE_BENCHMARK, "webarena-lite", webarena_verified.BENCHMARK,
                                    mind2web_live.BENCHMARK})
 TASKS_NAMED_BY_RESULTS = frozenset({online_mind2web.BENCHMARK})
+# A batch of trajectory files is committed after this many files or seconds, whichever comes first:
+# the rows it writes are locked, and the files it stored unseen, until it commits.
+BATCH_FILES = 50
+BATCH_SECONDS = 0.5
 
 
 def has_task_list(benchmark: str) -> bool:
@@ -152,7 +159,8 @@ def import_paths(
 ) -> ImportReport:
     """Import files, folders and zip archives of trajectories (any mix of the supported formats),
     result logs, format traces and run descriptions into `run`; `progress(done, total)` is called
-    per file. Each file is stored whole or not at all."""
+    whenever what is done is committed (after each batch of trajectory files, each other file).
+    Each file is stored whole or not at all."""
     report = ImportReport(run=run.name, run_id=run.pk)
     try:
         catalogue = Catalogue([Path(path) for path in paths], ingest_limits())
@@ -161,13 +169,14 @@ def import_paths(
         return report
     run_import = _RunImport(run, replace, report, catalogue)
     with catalogue, contextlib.closing(
-            read_sources(catalogue.sources, settings.INGEST_MAX_FILE_BYTES, run_import.will_store)) as contents:
+            read_sources(catalogue.sources, settings.INGEST_MAX_FILE_BYTES, run_import.will_store)) as contents, \
+            run_import:
         total = len(catalogue)
         if progress:
             progress(0, total)
         for done, (source, content) in enumerate(contents, start=1):
-            run_import.add(source, content)
-            if progress and done < total:
+            committed = run_import.add(source, content)
+            if progress and committed and done < total:
                 progress(done, total)
         run_import.finish()
         refresh_tallies([run.pk])
@@ -217,6 +226,47 @@ class _RunImport:
         # Benchmarks whose task list is imported: a task id they do not hold is refused, not created.
         self.listed_benchmarks: dict[str, bool] = {}
         self.verdict_sources: dict[tuple[str, str, str], VerdictSource] = {}
+        # The open batch: its transaction, files, start, and the screenshot files its files wrote.
+        self.batch: transaction.Atomic | None = None
+        self.batch_files, self.batch_started = 0, 0.0
+        self.batch_written: list[str] = []
+
+    def __enter__(self) -> "_RunImport":
+        return self
+
+    def __exit__(self, error_type, error, traceback) -> None:
+        """Commit the open batch, or roll it back (with the screenshot files of its files) when the
+        import stops with an error."""
+        if error_type is None:
+            self._commit()
+        elif self.batch is not None:
+            batch, self.batch = self.batch, None
+            try:
+                batch.__exit__(error_type, error, traceback)
+            finally:
+                discard_files(self.batch_written)
+                self.batch_written = []
+
+    def _begin_batch(self) -> None:
+        if self.batch is not None:
+            return
+        self.batch = transaction.atomic()
+        self.batch.__enter__()
+        self.batch_files, self.batch_started = 0, time.monotonic()
+        # As a single write's signal does: readers recount the run until the import refreshes its tallies.
+        RunTally.objects.filter(run=self.run).delete()
+
+    def _commit(self) -> None:
+        if self.batch is None:
+            return
+        batch, self.batch = self.batch, None
+        try:
+            batch.__exit__(None, None, None)
+        except BaseException:
+            discard_files(self.batch_written)
+            raise
+        finally:
+            self.batch_written = []
 
     def will_store(self, record: Record) -> bool:
         """Whether a trajectory just read is likely to be stored: not what the run held when the
@@ -225,8 +275,21 @@ class _RunImport:
         held = self.held_hashes.get((record.trajectory.task.benchmark, record.trajectory.task.task_id))
         return held is None or (self.replace and held != record.content_hash)
 
-    def add(self, source: Source, content) -> None:
-        """Import one source; `content` is what `read_sources` read of it."""
+    def add(self, source: Source, content) -> bool:
+        """Import one source; `content` is what `read_sources` read of it. Returns whether all that
+        is stored so far is committed (no batch left open)."""
+        if source.kind == TRAJECTORIES:
+            self._begin_batch()
+        else:
+            self._commit()
+        self._add(source, content)
+        if self.batch is not None:
+            self.batch_files += 1
+            if self.batch_files >= BATCH_FILES or time.monotonic() - self.batch_started >= BATCH_SECONDS:
+                self._commit()
+        return self.batch is None
+
+    def _add(self, source: Source, content) -> None:
         kind = _KINDS[source.kind]
         if source.problem:
             self.report.files.append(FileReport(file=source.name, status=FAILED, kind=kind, reason=source.problem))
@@ -259,6 +322,7 @@ class _RunImport:
 
     def finish(self) -> None:
         """Apply the format traces, once every trajectory they may belong to is stored."""
+        self._commit()
         traces, self.traces = self.traces, []
         for source, record in traces:
             self.report.files.append(self._trace(source, record))
@@ -322,6 +386,7 @@ class _RunImport:
         else:
             self.held.update(stored)
             self.given.update(self.giving)
+            self.batch_written.extend(written)
         finally:
             self.giving.clear()
             self.report.files.extend(entries)
@@ -429,7 +494,8 @@ class _RunImport:
             current.delete()
         kept = recorded_verdict(self.run, task) if task.pk in self.verdict_tasks else None
         success, success_source, outputs = take_up(kept, parsed, entry.file)
-        row = Trajectory.objects.create(
+        # Created without the save signal, which would drop the run's tallies once per file: the batch did.
+        [row] = Trajectory.objects.bulk_create([Trajectory(
             **_totals(parsed),
             success_by=_text(parsed.outcome.source) if parsed.outcome.success is not None else "",
             run=self.run,
@@ -445,7 +511,7 @@ class _RunImport:
             content_hash=record.content_hash,
             source_name=entry.file[-500:],
             source_format=entry.format,
-        )
+        )])
         outputs = outputs or [""] * len(parsed.steps)
         insert_steps([_step_values(row.pk, step, ids, output) for step, output in zip(parsed.steps, outputs)])
         self._store_verdicts(row, parsed, entry.file)

@@ -8,6 +8,7 @@ failed import leaves neither rows nor files behind.
 
 import contextlib
 import os
+import posixpath
 from dataclasses import replace
 
 from django.core.files.base import ContentFile
@@ -25,23 +26,29 @@ _FIELD = Screenshot._meta.get_field("image")
 def write_files(images: dict[str, Image]) -> dict[str, str]:
     """Store image files (no database access, so it may run in another thread or process); names by hash."""
     written: dict[str, str] = {}
+    # The field's dated folder, worked out once per trajectory rather than once per image: the
+    # names within it (hash and extension) are already valid file names.
+    folder = posixpath.dirname(_FIELD.generate_filename(None, "screenshot.png"))
+    storage = _FIELD.storage
+    directory = storage.path(folder) if isinstance(storage, FileSystemStorage) else None
     try:
         for sha, image in images.items():
-            written[sha] = _save(_FIELD.generate_filename(None, f"{sha}.{image.extension}"), image.data)
+            written[sha] = _save(folder, directory, f"{sha}.{image.extension}", image.data)
     except BaseException:
         discard_files(written.values())
         raise
     return written
 
 
-def _save(name: str, data: bytes) -> str:
-    """Save a file under `name` or, when that is taken, under the name the storage picks. In a
-    folder, written directly unless the folder is new or the name taken: Django's storage spends
-    more on checking the name than on writing the bytes, and a run has tens of thousands of them."""
-    storage = _FIELD.storage
-    if not isinstance(storage, FileSystemStorage):
+def _save(folder: str, directory: str | None, filename: str, data: bytes) -> str:
+    """Save a file as `filename` in `folder` or, when that name is taken, under the name the storage
+    picks. In a folder (`directory` on disk), written directly unless the folder is new or the
+    name taken: Django's storage spends more on checking the name than on writing the bytes, and
+    a run has tens of thousands of them."""
+    storage, name = _FIELD.storage, f"{folder}/{filename}"
+    if directory is None:
         return storage.save(name, ContentFile(data))
-    path = storage.path(name)
+    path = os.path.join(directory, filename)
     try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except (FileNotFoundError, FileExistsError):  # a new folder, or the name taken
