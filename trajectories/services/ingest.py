@@ -195,12 +195,14 @@ class _Unchanged(Exception):
 
 
 class _FileFailed(Exception):
-    """An entry of the file could not be stored: the file's transaction is rolled back."""
+    """An entry of the file could not be stored: the file's savepoint is rolled back."""
 
 
 class _RunImport:
-    """The import of one batch of sources into a run: one transaction per file, so that a file
-    with one bad trajectory (a JSONL line, an element of a list) stores none of them."""
+    """The import of the sources of one call into a run: each trajectory file in a savepoint of its
+    own, so that a file with one bad trajectory (a JSONL line, an element of a list) stores none of
+    them, inside a transaction per batch of consecutive trajectory files (at most BATCH_FILES files
+    or BATCH_SECONDS); other files each in their own transactions."""
 
     def __init__(self, run: AgentRun, replace: bool, report: ImportReport, catalogue: Catalogue):
         self.run, self.replace, self.report, self.catalogue = run, replace, report, catalogue
