@@ -7,10 +7,10 @@ import pytest
 from django.conf import settings
 from django.db import IntegrityError
 
-from tests.factories import AgentRunFactory, TaskFactory, TrajectoryScoreFactory
+from tests.factories import AgentRunFactory, TaskFactory, TrajectoryFactory, TrajectoryScoreFactory
 from tests.trajectories.expectations import assert_samples_imported
 from tests.trajectories.renders import RenderStep, png, render_html
-from trajectories.models import Screenshot, Step, Trajectory
+from trajectories.models import Screenshot, Step, Task, Trajectory
 from trajectories.services import ingest
 from trajectories.services.ingest import import_paths
 
@@ -304,20 +304,20 @@ def test_an_import_stopped_midway_leaves_files_only_for_what_it_stored(webarena_
 
 
 def test_an_import_stopped_within_a_batch_keeps_nothing_of_the_batch(webarena_tasks, run, samples, monkeypatch):
-    """Files stored in the open batch are rolled back with it, their screenshot files removed."""
+    """Stopped once the batch's rows are written, before it commits: they are rolled back, and the
+    screenshot files of its files removed."""
     monkeypatch.setattr(ingest, "BATCH_SECONDS", 600)  # one batch, however slow the machine
     insert_steps, inserted = ingest.insert_steps, []
 
-    def stop_at_the_second(rows):
-        if inserted:
-            raise KeyboardInterrupt
-        inserted.append(rows)
+    def stop_once_written(rows):
         insert_steps(rows)
+        inserted.append(rows)
+        raise KeyboardInterrupt
 
-    monkeypatch.setattr(ingest, "insert_steps", stop_at_the_second)
+    monkeypatch.setattr(ingest, "insert_steps", stop_once_written)
     with pytest.raises(KeyboardInterrupt):
         import_paths(sorted(samples.glob("*.html")), run)
-    assert len(inserted) == 1
+    assert len({row[0] for row in inserted[0]}) == 3  # the steps of the batch's three files, in one statement
     assert not Trajectory.objects.exists() and not Screenshot.objects.exists()
     assert _stored_files() == []
 
@@ -339,6 +339,30 @@ def test_a_file_failing_in_a_batch_fails_alone(webarena_tasks, run, samples, tmp
         ("gpt4turbo_render_0.html", "imported"), ("list.json", "failed"), ("list.json", "failed"),
         ("llama3-8b_render_6.html", "imported")]
     assert set(_by_task(run)) == {"0", "6"}
+    assert sorted(path.relative_to(settings.MEDIA_ROOT).as_posix() for path in _stored_files()) == sorted(
+        Screenshot.objects.values_list("image", flat=True)) != []
+
+
+def test_a_trajectory_refused_by_the_database_in_a_batch_fails_alone(webarena_tasks, run, samples, monkeypatch):
+    """A concurrent import stores task 6 after this one checked it: the batch's rows meet the (run,
+    task) constraint, and its trajectories are written again one by one, the one at fault failing alone."""
+    monkeypatch.setattr(ingest, "BATCH_SECONDS", 600)
+    take_files = ingest.take_files
+
+    def stored_concurrently(record):
+        if record.trajectory.task.task_id == "6":
+            TrajectoryFactory(run=run, task=Task.objects.get(benchmark="webarena", task_id="6"),
+                              content_hash="from the other import")
+        return take_files(record)
+
+    monkeypatch.setattr(ingest, "take_files", stored_concurrently)
+    report = import_paths(sorted(samples.glob("*.html")), run)
+
+    assert [(entry.task_id, entry.status) for entry in report.files] == [
+        ("0", "imported"), ("3", "imported"), ("6", "failed")]
+    assert report.files[2].reason.startswith("could not be stored:") and report.files[2].trajectory_id is None
+    assert _by_task(run)["6"].content_hash == "from the other import"
+    assert {entry.trajectory_id for entry in report.files[:2]} == {_by_task(run)["0"].pk, _by_task(run)["3"].pk}
     assert sorted(path.relative_to(settings.MEDIA_ROOT).as_posix() for path in _stored_files()) == sorted(
         Screenshot.objects.values_list("image", flat=True)) != []
 

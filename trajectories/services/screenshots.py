@@ -92,6 +92,20 @@ def screenshot_ids(images: dict[str, Image], written: dict[str, str]) -> tuple[d
     Returns the row id of every image by hash, and the written files that turned out not to be
     needed because the image was stored already (by an earlier import or a concurrent one).
     """
+    return batch_screenshot_ids([(images, written)])
+
+
+def batch_screenshot_ids(trajectories: list[tuple[dict[str, Image], dict[str, str]]]
+                         ) -> tuple[dict[str, int], list[str]]:
+    """`screenshot_ids` for the images and written files of several trajectories at once: an image
+    two of them hold is stored once, from the first one's file, and the other's file is not needed."""
+    images: dict[str, Image] = {}
+    written: dict[str, str] = {}
+    for own_images, own_written in trajectories:
+        for sha, image in own_images.items():
+            images.setdefault(sha, image)
+        for sha, name in own_written.items():
+            written.setdefault(sha, name)
     if not images:
         return {}, []
     if connection.vendor == "postgresql":
@@ -106,11 +120,10 @@ def screenshot_ids(images: dict[str, Image], written: dict[str, str]) -> tuple[d
     missing = images.keys() - {sha for sha, _, _ in found}
     if missing:
         found += Screenshot.objects.filter(sha256__in=missing).values_list("sha256", "id", "image")
-    ids, unused = {}, []
+    ids, names = {}, {}
     for sha, pk, name in found:
-        ids[sha] = pk
-        if sha in written and written[sha] != name:
-            unused.append(written[sha])
+        ids[sha], names[sha] = pk, name
+    unused = [name for _, own_written in trajectories for sha, name in own_written.items() if name != names[sha]]
     return ids, unused
 
 
