@@ -575,10 +575,10 @@ class _RunImport:
         task = self._task(parsed.task)
         if task is None or (not task.intent and parsed.task.intent.strip()):
             return False
-        waiting = {item.task.pk for item in self.pending}
-        if task.pk in self.held or task.pk in self.given or task.pk in waiting or task.pk in self.verdict_tasks:
+        # What the run holds includes the trajectories waiting in the batch.
+        if task.pk in self.held or task.pk in self.given or task.pk in self.verdict_tasks:
             return False
-        if not (self.held or waiting or self.verdict_tasks) and self.run.benchmark != task.benchmark:
+        if not (self.held or self.verdict_tasks) and self.run.benchmark != task.benchmark:
             return False
         return not run_changes(self.run, parsed.run)
 
