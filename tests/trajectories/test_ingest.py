@@ -7,10 +7,11 @@ import pytest
 from django.conf import settings
 from django.db import IntegrityError
 
-from tests.factories import AgentRunFactory, TaskFactory, TrajectoryScoreFactory
+from tests.factories import AgentRunFactory, TaskFactory, TrajectoryFactory, TrajectoryScoreFactory
 from tests.trajectories.expectations import assert_samples_imported
 from tests.trajectories.renders import RenderStep, png, render_html
-from trajectories.models import Screenshot, Step, Trajectory
+from trajectories.models import Screenshot, Step, Task, Trajectory
+from trajectories.services import ingest
 from trajectories.services.ingest import import_paths
 
 pytestmark = pytest.mark.django_db
@@ -240,9 +241,14 @@ def test_a_different_intent_is_noted(webarena_tasks, run, tmp_path):
     assert entry.notes == ["the file's intent differs from task webarena/3's: 'Something else entirely'"]
 
 
-def test_progress_and_the_whole_import_refused_over_the_limits(webarena_tasks, run, samples, settings):
+def test_progress_and_the_whole_import_refused_over_the_limits(webarena_tasks, run, samples, settings, monkeypatch):
     calls = []
     import_paths([samples], run, progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(0, 4), (4, 4)]  # the three render files are committed in one batch, before SOURCES.md
+
+    monkeypatch.setattr(ingest, "BATCH_FILES", 1)
+    calls.clear()
+    import_paths([samples], AgentRunFactory(), progress=lambda done, total: calls.append((done, total)))
     assert calls == [(0, 4), (1, 4), (2, 4), (3, 4), (4, 4)]
 
     settings.INGEST_MAX_FILES = 2
@@ -281,9 +287,10 @@ def test_two_files_for_one_task_in_the_same_upload(webarena_tasks, run, tmp_path
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_an_import_stopped_midway_leaves_files_only_for_what_it_stored(webarena_tasks, run, samples, settings,
-                                                                       workers):
+                                                                       monkeypatch, workers):
     """Files read ahead of the one being stored had their screenshots written: they go too."""
     settings.INGEST_WORKERS = workers
+    monkeypatch.setattr(ingest, "BATCH_FILES", 1)
 
     def stop_after_the_first(done, total):
         if done == 1:
@@ -294,6 +301,70 @@ def test_an_import_stopped_midway_leaves_files_only_for_what_it_stored(webarena_
     assert Trajectory.objects.count() == 1
     stored = sorted(path.relative_to(settings.MEDIA_ROOT).as_posix() for path in _stored_files())
     assert stored == sorted(Screenshot.objects.values_list("image", flat=True)) != []
+
+
+def test_an_import_stopped_within_a_batch_keeps_nothing_of_the_batch(webarena_tasks, run, samples, monkeypatch):
+    """Stopped once the batch's rows are written, before it commits: they are rolled back, and the
+    screenshot files of its files removed."""
+    monkeypatch.setattr(ingest, "BATCH_SECONDS", 600)  # one batch, however slow the machine
+    insert_steps, inserted = ingest.insert_steps, []
+
+    def stop_once_written(rows):
+        insert_steps(rows)
+        inserted.append(rows)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ingest, "insert_steps", stop_once_written)
+    with pytest.raises(KeyboardInterrupt):
+        import_paths(sorted(samples.glob("*.html")), run)
+    assert len({row[0] for row in inserted[0]}) == 3  # the steps of the batch's three files, in one statement
+    assert not Trajectory.objects.exists() and not Screenshot.objects.exists()
+    assert _stored_files() == []
+
+
+def test_a_file_failing_in_a_batch_fails_alone(webarena_tasks, run, samples, tmp_path, monkeypatch):
+    """Its rows are rolled back to its savepoint; the files before and after it in the batch are kept."""
+    monkeypatch.setattr(ingest, "BATCH_SECONDS", 600)
+    for name in ("gpt4turbo_render_0.html", "llama3-8b_render_6.html"):
+        (tmp_path / name).write_bytes((samples / name).read_bytes())
+    shot = "data:image/png;base64," + base64.b64encode(png((1, 2, 3))).decode()
+    (tmp_path / "list.json").write_text(json.dumps([
+        {"schema": "trajectory/v1", "task": {"task_id": task_id}, "outcome": {"status": "no_stop"},
+         "steps": [{"index": 1, "action": "click [1]", "screenshot": screenshot}]}
+        for task_id, screenshot in (("3", shot), ("4", "shots/missing.png"))]))
+
+    report = import_paths([tmp_path], run)
+
+    assert [(Path(entry.file).name, entry.status) for entry in report.files] == [
+        ("gpt4turbo_render_0.html", "imported"), ("list.json", "failed"), ("list.json", "failed"),
+        ("llama3-8b_render_6.html", "imported")]
+    assert set(_by_task(run)) == {"0", "6"}
+    assert sorted(path.relative_to(settings.MEDIA_ROOT).as_posix() for path in _stored_files()) == sorted(
+        Screenshot.objects.values_list("image", flat=True)) != []
+
+
+def test_a_trajectory_refused_by_the_database_in_a_batch_fails_alone(webarena_tasks, run, samples, monkeypatch):
+    """A concurrent import stores task 6 after this one checked it: the batch's rows meet the (run,
+    task) constraint, and its trajectories are written again one by one, the one at fault failing alone."""
+    monkeypatch.setattr(ingest, "BATCH_SECONDS", 600)
+    take_files = ingest.take_files
+
+    def stored_concurrently(record):
+        if record.trajectory.task.task_id == "6":
+            TrajectoryFactory(run=run, task=Task.objects.get(benchmark="webarena", task_id="6"),
+                              content_hash="from the other import")
+        return take_files(record)
+
+    monkeypatch.setattr(ingest, "take_files", stored_concurrently)
+    report = import_paths(sorted(samples.glob("*.html")), run)
+
+    assert [(entry.task_id, entry.status) for entry in report.files] == [
+        ("0", "imported"), ("3", "imported"), ("6", "failed")]
+    assert report.files[2].reason.startswith("could not be stored:") and report.files[2].trajectory_id is None
+    assert _by_task(run)["6"].content_hash == "from the other import"
+    assert {entry.trajectory_id for entry in report.files[:2]} == {_by_task(run)["0"].pk, _by_task(run)["3"].pk}
+    assert sorted(path.relative_to(settings.MEDIA_ROOT).as_posix() for path in _stored_files()) == sorted(
+        Screenshot.objects.values_list("image", flat=True)) != []
 
 
 def test_screenshots_are_written_ahead_only_for_trajectories_that_will_be_stored(webarena_tasks, run, samples,

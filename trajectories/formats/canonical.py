@@ -158,6 +158,9 @@ def _drop_unset(body: dict, names: tuple[str, ...]) -> None:
             body.pop(name, None)
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 @cache
 def _field_names(cls: type) -> tuple[str, ...]:
     return tuple(item.name for item in fields(cls))
@@ -165,7 +168,10 @@ def _field_names(cls: type) -> tuple[str, ...]:
 
 def _plain(value):
     """What `dataclasses.asdict` gives for the values a trajectory holds, without its deep copies
-    of every string: the content hash of each imported trajectory walks all of its steps."""
+    of every string: the content hash of each imported trajectory walks all of its steps. Plain
+    values, most of what it meets, are told apart first."""
+    if type(value) in _SCALARS:
+        return value
     if hasattr(type(value), "__dataclass_fields__"):
         return {name: _plain(getattr(value, name)) for name in _field_names(type(value))}
     if isinstance(value, (list, tuple)):

@@ -2,9 +2,14 @@
 upload page, the API and the demo data.
 
 Files are parsed, and their screenshot files written, by a pool of worker processes (see
-`reading`) and stored one at a time, each file in its own transaction: memory does not grow with
+`reading`) and stored one at a time, each file whole or not at all: memory does not grow with
 the run, and a bad file costs only itself (all of itself: a JSONL file with one bad line stores
-none). A trajectory is identified by the
+none). Consecutive trajectory files are committed in batches, each file in a savepoint of its
+own: a commit waits for the database's disk, once per batch rather than once per file. The
+plain case, a file of one new trajectory, takes no savepoint: its rows wait, and the batch's are
+written in a few statements (screenshots, trajectories, one COPY of the steps); should one of
+them fail, the batch's trajectories are written again one by one, so the one at fault fails
+alone. A trajectory is identified by the
 hash of its content (screenshots by the hash of their bytes): importing the same file again
 changes nothing, and a different trajectory for a task the run already has is refused unless
 the caller asks to replace it.
@@ -12,6 +17,7 @@ the caller asks to replace it.
 
 import contextlib
 import posixpath
+import time
 import zipfile
 import zlib
 from collections import Counter
@@ -43,13 +49,13 @@ from trajectories.formats.sources import (
     Limits,
     Source,
 )
-from trajectories.models import AgentRun, Step, Task, TaskResult, Trajectory, Verdict, VerdictSource
+from trajectories.models import AgentRun, RunTally, Step, Task, TaskResult, Trajectory, Verdict, VerdictSource
 
 from .reading import read_sources
-from .runs import describe_run, parse_run_description, record_harness_config
+from .runs import describe_run, parse_run_description, record_harness_config, run_changes
 from .storable import storable_text as _text
 from .tallies import refresh_tallies
-from .screenshots import discard_files, discard_written_ahead, screenshot_ids, take_files
+from .screenshots import batch_screenshot_ids, discard_files, discard_written_ahead, screenshot_ids, take_files
 from .harness_verdicts import record_verdicts, recorded_verdict, take_up
 from .tasks import task_from_file
 
@@ -64,6 +70,10 @@ _LISTED_TASKS = 20
 _TASK_FILE_BENCHMARKS = frozenset({webarena_verified.BASE_BENCHMARK, "webarena-lite", webarena_verified.BENCHMARK,
                                    mind2web_live.BENCHMARK})
 TASKS_NAMED_BY_RESULTS = frozenset({online_mind2web.BENCHMARK})
+# A batch of trajectory files is committed after this many files or seconds, whichever comes first:
+# the rows it writes are locked, and the files it stored unseen, until it commits.
+BATCH_FILES = 50
+BATCH_SECONDS = 0.5
 
 
 def has_task_list(benchmark: str) -> bool:
@@ -152,7 +162,8 @@ def import_paths(
 ) -> ImportReport:
     """Import files, folders and zip archives of trajectories (any mix of the supported formats),
     result logs, format traces and run descriptions into `run`; `progress(done, total)` is called
-    per file. Each file is stored whole or not at all."""
+    whenever what is done is committed (after each batch of trajectory files, each other file).
+    Each file is stored whole or not at all."""
     report = ImportReport(run=run.name, run_id=run.pk)
     try:
         catalogue = Catalogue([Path(path) for path in paths], ingest_limits())
@@ -161,13 +172,14 @@ def import_paths(
         return report
     run_import = _RunImport(run, replace, report, catalogue)
     with catalogue, contextlib.closing(
-            read_sources(catalogue.sources, settings.INGEST_MAX_FILE_BYTES, run_import.will_store)) as contents:
+            read_sources(catalogue.sources, settings.INGEST_MAX_FILE_BYTES, run_import.will_store)) as contents, \
+            run_import:
         total = len(catalogue)
         if progress:
             progress(0, total)
         for done, (source, content) in enumerate(contents, start=1):
-            run_import.add(source, content)
-            if progress and done < total:
+            committed = run_import.add(source, content)
+            if progress and committed and done < total:
                 progress(done, total)
         run_import.finish()
         refresh_tallies([run.pk])
@@ -186,12 +198,27 @@ class _Unchanged(Exception):
 
 
 class _FileFailed(Exception):
-    """An entry of the file could not be stored: the file's transaction is rolled back."""
+    """An entry of the file could not be stored: the file's savepoint is rolled back."""
+
+
+@dataclass
+class _Pending:
+    """A trajectory checked, its screenshot files written, whose rows wait to be written with the
+    rest of its batch."""
+
+    entry: FileReport
+    task: Task
+    record: Record
+    files: dict[str, str]
 
 
 class _RunImport:
-    """The import of one batch of sources into a run: one transaction per file, so that a file
-    with one bad trajectory (a JSONL line, an element of a list) stores none of them."""
+    """The import of the sources of one call into a run: each trajectory file in a savepoint of its
+    own, so that a file with one bad trajectory (a JSONL line, an element of a list) stores none of
+    them, inside a transaction per batch of consecutive trajectory files (at most BATCH_FILES files
+    or BATCH_SECONDS); other files each in their own transactions. The new trajectories of files
+    of one trajectory that write nothing else wait, checked, and are written together when the
+    batch commits: a few statements per batch rather than a few per file."""
 
     def __init__(self, run: AgentRun, replace: bool, report: ImportReport, catalogue: Catalogue):
         self.run, self.replace, self.report, self.catalogue = run, replace, report, catalogue
@@ -217,6 +244,58 @@ class _RunImport:
         # Benchmarks whose task list is imported: a task id they do not hold is refused, not created.
         self.listed_benchmarks: dict[str, bool] = {}
         self.verdict_sources: dict[tuple[str, str, str], VerdictSource] = {}
+        # The open batch: its transaction, files, start, and the screenshot files its files wrote.
+        self.batch: transaction.Atomic | None = None
+        self.batch_files, self.batch_started = 0, 0.0
+        self.batch_written: list[str] = []
+        self.pending: list[_Pending] = []
+
+    def __enter__(self) -> "_RunImport":
+        return self
+
+    def __exit__(self, error_type, error, traceback) -> None:
+        """Commit the open batch, or roll it back (with the screenshot files of its files) when the
+        import stops with an error."""
+        if error_type is None:
+            try:
+                self._commit()
+            except BaseException as failure:
+                self._roll_back(type(failure), failure, failure.__traceback__)
+                raise
+        else:
+            self._roll_back(error_type, error, traceback)
+
+    def _roll_back(self, error_type, error, traceback) -> None:
+        self.pending = []
+        if self.batch is not None:
+            batch, self.batch = self.batch, None
+            try:
+                batch.__exit__(error_type, error, traceback)
+            finally:
+                discard_files(self.batch_written)
+                self.batch_written = []
+
+    def _begin_batch(self) -> None:
+        if self.batch is not None:
+            return
+        self.batch = transaction.atomic()
+        self.batch.__enter__()
+        self.batch_files, self.batch_started = 0, time.monotonic()
+        # As a single write's signal does: readers recount the run until the import refreshes its tallies.
+        RunTally.objects.filter(run=self.run).delete()
+
+    def _commit(self) -> None:
+        if self.batch is None:
+            return
+        self._flush()
+        batch, self.batch = self.batch, None
+        try:
+            batch.__exit__(None, None, None)
+        except BaseException:
+            discard_files(self.batch_written)
+            raise
+        finally:
+            self.batch_written = []
 
     def will_store(self, record: Record) -> bool:
         """Whether a trajectory just read is likely to be stored: not what the run held when the
@@ -225,8 +304,21 @@ class _RunImport:
         held = self.held_hashes.get((record.trajectory.task.benchmark, record.trajectory.task.task_id))
         return held is None or (self.replace and held != record.content_hash)
 
-    def add(self, source: Source, content) -> None:
-        """Import one source; `content` is what `read_sources` read of it."""
+    def add(self, source: Source, content) -> bool:
+        """Import one source; `content` is what `read_sources` read of it. Returns whether all that
+        is stored so far is committed (no batch left open)."""
+        if source.kind == TRAJECTORIES:
+            self._begin_batch()
+        else:
+            self._commit()
+        self._add(source, content)
+        if self.batch is not None:
+            self.batch_files += 1
+            if self.batch_files >= BATCH_FILES or time.monotonic() - self.batch_started >= BATCH_SECONDS:
+                self._commit()
+        return self.batch is None
+
+    def _add(self, source: Source, content) -> None:
         kind = _KINDS[source.kind]
         if source.problem:
             self.report.files.append(FileReport(file=source.name, status=FAILED, kind=kind, reason=source.problem))
@@ -259,6 +351,7 @@ class _RunImport:
 
     def finish(self) -> None:
         """Apply the format traces, once every trajectory they may belong to is stored."""
+        self._commit()
         traces, self.traces = self.traces, []
         for source, record in traces:
             self.report.files.append(self._trace(source, record))
@@ -275,8 +368,11 @@ class _RunImport:
         failure: FileReport | None = None
         # A file of one trajectory needs no savepoint: if storing it fails, so does the file.
         alone = isinstance(records, list) and len(records) == 1
+        defer = alone and self._deferrable(records[0])
+        if not defer:
+            self._flush()  # what the file checks against, and writes after, is stored first
         try:
-            with transaction.atomic():
+            with contextlib.nullcontext() if defer else transaction.atomic():
                 for record in records:
                     if record.format == TRACE:
                         self.traces.append((source, record))
@@ -285,7 +381,7 @@ class _RunImport:
                         entry = FileReport(file=source.name, status=SKIPPED_STATUS, kind="other",
                                            format=record.format, reason=record.skipped, notes=list(record.notes))
                     elif failure is None:
-                        entry = self._store(source, record, written, stored, alone=alone)
+                        entry = self._store(source, record, written, stored, alone=alone, defer=defer)
                     else:
                         entry = self._entry(source, record)
                         if record.error is not None:
@@ -322,6 +418,7 @@ class _RunImport:
         else:
             self.held.update(stored)
             self.given.update(self.giving)
+            self.batch_written.extend(written)
         finally:
             self.giving.clear()
             self.report.files.extend(entries)
@@ -334,8 +431,9 @@ class _RunImport:
                           task_id=record.trajectory.task.task_id if record.trajectory else "")
 
     def _store(self, source: Source, record: Record, written: list[str], stored: dict, *,
-               alone: bool = False) -> FileReport:
-        """Check and store one trajectory of the file, inside the file's transaction."""
+               alone: bool = False, defer: bool = False) -> FileReport:
+        """Check and store one trajectory of the file, inside the file's transaction; when `defer`,
+        check it and leave its rows to the batch."""
         entry = self._entry(source, record)
         if record.error is not None:
             return entry.fail(record.error)
@@ -394,6 +492,13 @@ class _RunImport:
         except OSError as error:
             entry.reason = f"screenshots could not be stored: {error}"
             return entry
+        if defer:
+            self.pending.append(_Pending(entry, task, record, files))
+            written.extend(files.values())
+            entry.status = IMPORTED
+            stored[task.pk] = (None, record.content_hash)  # its id once the batch writes it
+            self.giving[task.pk] = (source.name, parsed.run.name)
+            return entry
         try:
             with transaction.atomic(savepoint=not alone):
                 row, replaced = self._rows(entry, task, record, files, held=existing is not None)
@@ -429,7 +534,19 @@ class _RunImport:
             current.delete()
         kept = recorded_verdict(self.run, task) if task.pk in self.verdict_tasks else None
         success, success_source, outputs = take_up(kept, parsed, entry.file)
-        row = Trajectory.objects.create(
+        # Created without the save signal, which would drop the run's tallies once per file: the batch did.
+        [row] = Trajectory.objects.bulk_create([self._new_trajectory(entry, task, record, success, success_source)])
+        outputs = outputs or [""] * len(parsed.steps)
+        insert_steps([_step_values(row.pk, step, ids, output) for step, output in zip(parsed.steps, outputs)])
+        self._store_verdicts(row, parsed, entry.file)
+        if unused:
+            transaction.on_commit(lambda: discard_files(unused))
+        return row, current is not None
+
+    def _new_trajectory(self, entry: FileReport, task: Task, record: Record, success: bool | None,
+                        success_source: str) -> Trajectory:
+        parsed = record.trajectory
+        return Trajectory(
             **_totals(parsed),
             success_by=_text(parsed.outcome.source) if parsed.outcome.success is not None else "",
             run=self.run,
@@ -446,12 +563,68 @@ class _RunImport:
             source_name=entry.file[-500:],
             source_format=entry.format,
         )
-        outputs = outputs or [""] * len(parsed.steps)
-        insert_steps([_step_values(row.pk, step, ids, output) for step, output in zip(parsed.steps, outputs)])
-        self._store_verdicts(row, parsed, entry.file)
+
+    def _deferrable(self, record: Record) -> bool:
+        """Whether the file's one trajectory may wait for its batch: new to the run (and to the
+        batch), of a task already held, taking up no kept verdict, bringing no verdicts of its own,
+        and changing nothing of the run, so that storing it later, with others, writes no less and
+        no more than storing it now."""
+        parsed = record.trajectory
+        if record.format == TRACE or record.skipped or record.error is not None or parsed.verdicts:
+            return False
+        task = self._task(parsed.task)
+        if task is None or (not task.intent and parsed.task.intent.strip()):
+            return False
+        # What the run holds includes the trajectories waiting in the batch.
+        if task.pk in self.held or task.pk in self.given or task.pk in self.verdict_tasks:
+            return False
+        if not (self.held or self.verdict_tasks) and self.run.benchmark != task.benchmark:
+            return False
+        return not run_changes(self.run, parsed.run)
+
+    def _flush(self) -> None:
+        """Write the rows of the trajectories waiting in the batch: their screenshot rows, trajectory
+        rows and steps in one statement each. Should one of those fail (a row a concurrent import
+        wrote, a value the database refuses), they are written again one by one, each in a
+        savepoint, so that the trajectory at fault fails alone."""
+        pending, self.pending = self.pending, []
+        if not pending:
+            return
+        try:
+            with transaction.atomic():
+                ids, unused = batch_screenshot_ids([(item.record.images, item.files) for item in pending])
+                rows = Trajectory.objects.bulk_create([
+                    self._new_trajectory(item.entry, item.task, item.record, *take_up(None, item.record.trajectory,
+                                                                                      item.entry.file)[:2])
+                    for item in pending])
+                insert_steps([_step_values(row.pk, step, ids, "")
+                              for row, item in zip(rows, pending) for step in item.record.trajectory.steps])
+        except (IntegrityError, DataError):
+            for item in pending:
+                self._store_waiting(item)
+            return
         if unused:
             transaction.on_commit(lambda: discard_files(unused))
-        return row, current is not None
+        for row, item in zip(rows, pending):
+            item.entry.trajectory_id = row.pk
+            self.held[item.task.pk] = (row.pk, item.record.content_hash)
+
+    def _store_waiting(self, item: _Pending) -> None:
+        """A waiting trajectory written alone, in a savepoint; if it fails, its file fails."""
+        try:
+            with transaction.atomic():
+                row, _ = self._rows(item.entry, item.task, item.record, item.files, held=False)
+        except (IntegrityError, DataError) as error:
+            discard_files(item.files.values())
+            gone = set(item.files.values())
+            self.batch_written = [name for name in self.batch_written if name not in gone]
+            self.held.pop(item.task.pk, None)
+            self.given.pop(item.task.pk, None)
+            item.entry.status, item.entry.trajectory_id = FAILED, None
+            item.entry.reason = f"could not be stored: {error}"
+            return
+        item.entry.trajectory_id = row.pk
+        self.held[item.task.pk] = (row.pk, item.record.content_hash)
 
     def _refusal(self, task: Task) -> str:
         return (f"run {self.run.name!r} already has a different trajectory for task {task}; "

@@ -36,23 +36,29 @@ def describe_run(run: AgentRun, info: RunInfo) -> bool:
 
     Used for `run.json` files and for the `run` object of `trajectory/v1` documents.
     """
-    changed = []
-    for field in ("agent", "model"):
-        value = storable_text(getattr(info, field).strip())
-        if value and not getattr(run, field):
-            setattr(run, field, value)
-            changed.append(field)
+    changes = run_changes(run, info)
+    for name, value in changes.items():
+        setattr(run, name, value)
+    if changes:
+        run.save(update_fields=[*changes, "updated_at"])
+    return bool(changes)
+
+
+def run_changes(run: AgentRun, info: RunInfo) -> dict:
+    """What a run description would fill in (field: value), without writing it: an import may
+    store a trajectory later, with others, only if its file changes nothing else."""
+    changes = {}
+    for name in ("agent", "model"):
+        value = storable_text(getattr(info, name).strip())
+        if value and not getattr(run, name):
+            changes[name] = value
     if info.paradigm != Paradigm.STEP_BY_STEP and run.paradigm == Paradigm.STEP_BY_STEP:
-        run.paradigm = info.paradigm
-        changed.append("paradigm")
+        changes["paradigm"] = info.paradigm
     meta = run.metadata.get("meta", {})
     added = {key: value for key, value in storable_json(info.meta).items() if key not in meta}
     if added:
-        run.metadata = {**run.metadata, "meta": {**meta, **added}}
-        changed.append("metadata")
-    if changed:
-        run.save(update_fields=[*changed, "updated_at"])
-    return bool(changed)
+        changes["metadata"] = {**run.metadata, "meta": {**meta, **added}}
+    return changes
 
 
 def record_harness_config(run: AgentRun, config: HarnessConfig) -> bool:

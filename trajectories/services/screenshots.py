@@ -8,6 +8,7 @@ failed import leaves neither rows nor files behind.
 
 import contextlib
 import os
+import posixpath
 from dataclasses import replace
 
 from django.core.files.base import ContentFile
@@ -25,23 +26,29 @@ _FIELD = Screenshot._meta.get_field("image")
 def write_files(images: dict[str, Image]) -> dict[str, str]:
     """Store image files (no database access, so it may run in another thread or process); names by hash."""
     written: dict[str, str] = {}
+    # The field's dated folder, worked out once per trajectory rather than once per image: the
+    # names within it (hash and extension) are already valid file names.
+    folder = posixpath.dirname(_FIELD.generate_filename(None, "screenshot.png"))
+    storage = _FIELD.storage
+    directory = storage.path(folder) if isinstance(storage, FileSystemStorage) else None
     try:
         for sha, image in images.items():
-            written[sha] = _save(_FIELD.generate_filename(None, f"{sha}.{image.extension}"), image.data)
+            written[sha] = _save(folder, directory, f"{sha}.{image.extension}", image.data)
     except BaseException:
         discard_files(written.values())
         raise
     return written
 
 
-def _save(name: str, data: bytes) -> str:
-    """Save a file under `name` or, when that is taken, under the name the storage picks. In a
-    folder, written directly unless the folder is new or the name taken: Django's storage spends
-    more on checking the name than on writing the bytes, and a run has tens of thousands of them."""
-    storage = _FIELD.storage
-    if not isinstance(storage, FileSystemStorage):
+def _save(folder: str, directory: str | None, filename: str, data: bytes) -> str:
+    """Save a file as `filename` in `folder` or, when that name is taken, under the name the storage
+    picks. In a folder (`directory` on disk), written directly unless the folder is new or the
+    name taken: Django's storage spends more on checking the name than on writing the bytes, and
+    a run has tens of thousands of them."""
+    storage, name = _FIELD.storage, f"{folder}/{filename}"
+    if directory is None:
         return storage.save(name, ContentFile(data))
-    path = storage.path(name)
+    path = os.path.join(directory, filename)
     try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except (FileNotFoundError, FileExistsError):  # a new folder, or the name taken
@@ -85,6 +92,20 @@ def screenshot_ids(images: dict[str, Image], written: dict[str, str]) -> tuple[d
     Returns the row id of every image by hash, and the written files that turned out not to be
     needed because the image was stored already (by an earlier import or a concurrent one).
     """
+    return batch_screenshot_ids([(images, written)])
+
+
+def batch_screenshot_ids(trajectories: list[tuple[dict[str, Image], dict[str, str]]]
+                         ) -> tuple[dict[str, int], list[str]]:
+    """`screenshot_ids` for the images and written files of several trajectories at once: an image
+    two of them hold is stored once, from the first one's file, and the other's file is not needed."""
+    images: dict[str, Image] = {}
+    written: dict[str, str] = {}
+    for own_images, own_written in trajectories:
+        for sha, image in own_images.items():
+            images.setdefault(sha, image)
+        for sha, name in own_written.items():
+            written.setdefault(sha, name)
     if not images:
         return {}, []
     if connection.vendor == "postgresql":
@@ -99,11 +120,10 @@ def screenshot_ids(images: dict[str, Image], written: dict[str, str]) -> tuple[d
     missing = images.keys() - {sha for sha, _, _ in found}
     if missing:
         found += Screenshot.objects.filter(sha256__in=missing).values_list("sha256", "id", "image")
-    ids, unused = {}, []
+    ids, names = {}, {}
     for sha, pk, name in found:
-        ids[sha] = pk
-        if sha in written and written[sha] != name:
-            unused.append(written[sha])
+        ids[sha], names[sha] = pk, name
+    unused = [name for _, own_written in trajectories for sha, name in own_written.items() if name != names[sha]]
     return ids, unused
 
 
