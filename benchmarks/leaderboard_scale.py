@@ -9,10 +9,13 @@ tallies are then counted by the service every import calls (`refresh_tallies`), 
 decisions are not generated: the leaderboard does not read them.
 
 Measured in this process (Django test client, DEBUG off; the numbers are read on every request, the rendered
-tables come from their cache as on a server): the leaderboard page (first page of 50 runs), the same ranked
-by the named judge's success, the page with a site filter, and the leaderboard API (every run).
+tables come from their cache as on a server): the leaderboard page (first page of 50 runs), its last page, the
+page ranked by a metric (step success), by the named judge's success, with a site filter, and the leaderboard
+API (its first page of 50, and a later page of 20). Each cell: wall median / p95, and the median CPU time of
+this process (the database's own time is in the wall time only). With `--explain`, the EXPLAIN ANALYZE of the
+ranking query of the named judge's first page is printed at the largest size.
 
-    .venv/bin/python benchmarks/leaderboard_scale.py [--runs 50 500 5000] [--requests 20]
+    .venv/bin/python benchmarks/leaderboard_scale.py [--runs 50 500 5000] [--requests 20] [--explain]
         [--postgres-url postgres://postgres@127.0.0.1:5432/postgres] [--database trajscope_bench_leaderboard]
 """
 
@@ -102,9 +105,9 @@ def _add_runs(first: int, last: int, tasks, judge, source, shapes, rng: random.R
                 rng.randint(1, 20), f"{run.pk:016x}{task.pk:048x}", "", "", now, now)
                for run in runs for task in tasks))
         _copy("trajectories_verdict",
-              ("run_id", "task_id", "source_id", "success", "label", "score", "explanation", "origin",
-               "source_name", "created_at"),
-              ((run.pk, task.pk, source.pk, rng.random() < 0.4, "", None, "", "import", "", now)
+              ("run_id", "task_id", "source_id", "grader", "success", "label", "labels", "score", "explanation",
+               "origin", "source_name", "created_at"),
+              ((run.pk, task.pk, source.pk, "", rng.random() < 0.4, "", "{}", None, "", "import", "", now)
                for run in runs for task in tasks))
         _copy("metrics_aggregate",
               ("job_id", "run_id", "scope", '"group"', "metric", "mean", "std", "count", "null_count", "data",
@@ -114,19 +117,30 @@ def _add_runs(first: int, last: int, tasks, judge, source, shapes, rng: random.R
     return [run.pk for run in runs]
 
 
-def _timed(client, url: str, requests: int) -> tuple[float, float]:
+def _timed(client, url: str, requests: int) -> tuple[float, float, float]:
+    """(median, p95, median CPU time of this process), in ms."""
     from django.core.cache import cache
 
     cache.clear()
     assert client.get(url).status_code == 200, url
-    times = []
+    times, cpu = [], []
     for _ in range(requests):
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         response = client.get(url)
         times.append((time.perf_counter() - started) * 1000)
+        cpu.append((time.process_time() - started_cpu) * 1000)
         assert response.status_code == 200, (url, response.status_code)
     ordered = sorted(times)
-    return statistics.median(ordered), ordered[max(0, round(0.95 * len(ordered)) - 1)]
+    return statistics.median(ordered), ordered[max(0, round(0.95 * len(ordered)) - 1)], statistics.median(cpu)
+
+
+def _explain(source: str) -> str:
+    """The plan of the ranking query behind the first page ranked by `source`'s success."""
+    from metrics.leaderboard import RUN_COLUMNS, LeaderboardFilters, ranked_runs
+    from trajectories.models import AgentRun
+
+    ranked = ranked_runs(AgentRun.objects.all(), LeaderboardFilters(success_source=source))
+    return ranked.values(*RUN_COLUMNS)[:50].explain(analyze=True)
 
 
 def main() -> None:
@@ -136,6 +150,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--postgres-url", default="postgres://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--database", default="trajscope_bench_leaderboard")
+    parser.add_argument("--explain", action="store_true", help="EXPLAIN ANALYZE the ranking query at the largest size")
     args = parser.parse_args()
 
     os.environ.update(DATABASE_URL=_recreate_database(args.postgres_url, args.database),
@@ -165,15 +180,19 @@ def main() -> None:
     client = Client()
     client.force_login(UserFactory(username="bench-reader"))
     base = reverse("metrics:leaderboard")
+    api = reverse("api-leaderboard")
     scenarios = {
         "leaderboard page": base,
-        "sorted by a named judge": f"{base}?success_source={named_source(source.pk)}",
+        "last page": f"{base}?page=9999",
+        "by step success": f"{base}?sort=-step_success",
+        "by a named judge": f"{base}?success_source={named_source(source.pk)}",
         "site filter (gitlab)": f"{base}?site=gitlab",
-        "leaderboard API": reverse("api-leaderboard"),
+        "API page 1": api,
+        "API page 2 of 20": f"{api}?page=2&page_size=20",
     }
     print(f"load average at start: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
     print("| runs | trajectories | generate (s) | count tallies (s) | " + " | ".join(
-        f"{name} median / p95 (ms)" for name in scenarios) + " |")
+        f"{name} median / p95 (cpu) ms" for name in scenarios) + " |")
     held = 0
     for size in sorted(args.runs):
         started = time.perf_counter()
@@ -187,8 +206,10 @@ def main() -> None:
             cursor.execute("ANALYZE")
         cells = [_timed(client, url, args.requests) for url in scenarios.values()]
         print(f"| {size:,} | {size * len(tasks):,} | {generated:.0f} | {counted:.1f} | "
-              + " | ".join(f"{median:.0f} / {p95:.0f}" for median, p95 in cells)
+              + " | ".join(f"{median:.0f} / {p95:.0f} ({cpu:.0f})" for median, p95, cpu in cells)
               + f" |  (load {os.getloadavg()[0]:.1f})", flush=True)
+    if args.explain:
+        print(_explain(named_source(source.pk)))
 
 
 if __name__ == "__main__":

@@ -183,20 +183,20 @@ def _query(serializer_class, request) -> serializers.Serializer:
     return query
 
 
-class LeaderboardSerializer(serializers.Serializer):
-    results = LeaderboardRowSerializer(many=True, help_text="Evaluated runs first, in the chosen order.")
-
-
-@extend_schema(tags=["results"], parameters=[LeaderboardQuerySerializer], responses=LeaderboardSerializer)
-class LeaderboardView(APIView):
-    """One row per run: every metric from its latest finished evaluation. Open to anonymous readers
-    when PUBLIC_LEADERBOARD is on."""
+@extend_schema(tags=["results"], parameters=[LeaderboardQuerySerializer],
+               responses=LeaderboardRowSerializer(many=True))
+class LeaderboardView(generics.GenericAPIView):
+    """One row per run: every metric from its latest finished evaluation; evaluated runs first, in the chosen
+    order, a page at a time (`page`, `page_size`), ranked over every run by the database. Open to anonymous
+    readers when PUBLIC_LEADERBOARD is on."""
 
     permission_classes = [PublicLeaderboardOrAuthenticated]
+    serializer_class = LeaderboardRowSerializer
+    queryset = AgentRun.objects.none()  # what the rows are, for the schema; `leaderboard.Ranking` reads them
 
     def get(self, request):
-        board = leaderboard.leaderboard(_query(LeaderboardQuerySerializer, request).filters())
-        return Response(LeaderboardSerializer({"results": board.rows}).data)
+        ranking = leaderboard.Ranking(_query(LeaderboardQuerySerializer, request).filters())
+        return self.get_paginated_response(self.get_serializer(self.paginate_queryset(ranking), many=True).data)
 
 
 class SiteBreakdownQuerySerializer(LeaderboardQuerySerializer):

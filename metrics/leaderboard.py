@@ -1,32 +1,39 @@
 """The leaderboard: every run's numbers read from stored aggregates, never recomputed from scores.
 
-Which evaluation speaks for a run: its *latest finished evaluation*, i.e. among the evaluation
-jobs that include the run and have status `done`, the one that finished last (ties: the newer
-job). Naming a judge configuration restricts the choice to that judge's jobs. A job that is
-being re-run does not count until it finishes again, so the previous numbers stay up meanwhile.
+Which evaluation speaks for a run: its latest finished evaluation (`metrics.evaluations`).
 Runs without a finished evaluation are still listed, after the others and without numbers.
-With a task subset chosen, only runs with trajectories in it are listed, and their numbers are
-summarised from the same evaluations' scores on the subset's tasks (`metrics.subsets`).
+The database ranks, filters, counts and pages the runs (`Ranking`), so a page reads its own
+runs' numbers whatever the number of runs. With a task subset chosen, only runs with
+trajectories in it are listed, and their numbers are summarised from the same evaluations'
+scores on the subset's tasks (`metrics.subsets`), for every run of the subset.
 """
 
-import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 
-from django.db.models import Case, CharField, Exists, F, JSONField, OuterRef, Value, When
-from django.db.models.functions import Cast, Concat
+from django.core.cache import cache
+from django.db.models import (
+    BooleanField, Case, CharField, Count, Exists, ExpressionWrapper, F, FloatField, JSONField, Max, OuterRef, Q,
+    Subquery, Sum, Value, When,
+)
+from django.db.models.functions import Cast, Coalesce, Concat, Lower, NullIf, Round
 
 from judges import questions as q
 from judges.calibration import DEFAULT_THRESHOLD, trust
-from judges.models import DecisionKind
+from judges.models import DecisionKind, JudgeConfig
 from judges.selectors import judge_trust_by_kind
 from judges.services import backend_and_model
-from metrics.aggregation import METRICS, Summary
+from metrics.aggregation import CHECK_METRIC, METRICS, Summary
+from metrics.evaluations import Evaluation, cache_key, latest_evaluation_job, latest_evaluations
 from metrics.models import Aggregate, EvaluationJob
 from metrics.subsets import subset_numbers, subset_site_summaries
+from metrics.verdicts import success_counts
 from trajectories.models import AgentRun, Paradigm, RunVerdictCount, TaskResult, TaskSubset, Trajectory, VerdictSource
 from trajectories.services.tallies import refresh_tallies
-from trajectories.verdicts import COMBINED, NAMED_PREFIX, SOURCE_LABELS, named_source, named_source_id
+from trajectories.verdicts import (
+    CHECK, COMBINED, HARNESS, NAMED_PREFIX, SOURCE_LABELS, named_source, named_source_id,
+)
 
 METRIC_LABELS = {
     "step_success": "Step success",
@@ -44,37 +51,6 @@ METRIC_LABELS = {
 OUTCOMES, LENGTHS = "outcomes", "lengths"
 RUN_FIELDS = ("name", "agent", "model", "paradigm", "benchmark", "created", "trajectories", "scored")
 SORT_KEYS = RUN_FIELDS + METRICS
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """The evaluation job that represents a run."""
-
-    job_id: int
-    judge: str
-    finished_at: datetime
-
-
-def latest_evaluations(run_ids=None, *, judge: str = "") -> dict[int, Evaluation]:
-    """{run id: its latest finished evaluation}, for the given runs (all runs when None)."""
-    memberships = EvaluationJob.runs.through.objects.filter(evaluationjob__status=EvaluationJob.Status.DONE)
-    if run_ids is not None:
-        memberships = memberships.filter(agentrun_id__in=list(run_ids))
-    if judge:
-        memberships = memberships.filter(evaluationjob__judge_config__name=judge)
-    rows = memberships.order_by("agentrun_id", "-evaluationjob__finished_at", "-evaluationjob_id").values_list(
-        "agentrun_id", "evaluationjob_id", "evaluationjob__judge_config__name", "evaluationjob__finished_at"
-    )
-    chosen: dict[int, Evaluation] = {}
-    for run_id, job_id, judge_name, finished_at in rows:
-        chosen.setdefault(run_id, Evaluation(job_id, judge_name, finished_at))
-    return chosen
-
-
-def cache_key(kind: str, *parts) -> str:
-    """A cache key for something derived from finished evaluations: name them (id and finish time) in `parts`."""
-    digest = hashlib.sha256(repr(parts).encode()).hexdigest()
-    return f"{kind}:{digest}"
 
 
 @dataclass(frozen=True)
@@ -181,42 +157,151 @@ def _sort_value(row: LeaderboardRow, sort: str):
     return value.lower() if isinstance(value, str) else value
 
 
-def sort_rows(rows: list[LeaderboardRow], sort: str, descending: bool) -> list[LeaderboardRow]:
-    """Sorted by one column; rows without a value for it come last whatever the direction."""
+def _sort_subset_rows(rows: list[LeaderboardRow], sort: str, descending: bool) -> list[LeaderboardRow]:
+    """`ranked_runs`' order, in Python: a subset's numbers are summarised from scores, not stored."""
     by_name = sorted(rows, key=lambda row: row.name.lower())
     present = [row for row in by_name if _sort_value(row, sort) is not None]
     missing = [row for row in by_name if _sort_value(row, sort) is None]
-    return sorted(present, key=lambda row: _sort_value(row, sort), reverse=descending) + missing
+    ordered = sorted(present, key=lambda row: _sort_value(row, sort), reverse=descending) + missing
+    return [row for row in ordered if row.evaluation or row.results_only] + [
+        row for row in ordered if not (row.evaluation or row.results_only)]
 
 
-def leaderboard(filters: LeaderboardFilters, source_labels: dict[str, str] | None = None) -> Leaderboard:
-    """One row per run that passes the filters, in a fixed number of queries whatever the runs hold: the runs
-    with their stored tallies, their evaluations, the stored aggregates and the stored verdict counts
-    (`source_labels`: `success_sources()` when the caller has read them already)."""
+def _stored(filters: LeaderboardFilters, metric: str, column: str = "mean") -> Subquery:
+    """A number of the outer run's chosen evaluation (its `job` annotation) in the filters' scope."""
+    scope, group = filters.scope
+    return Subquery(Aggregate.objects.filter(job_id=OuterRef("job"), run_id=OuterRef("pk"), scope=scope, group=group,
+                                             metric=metric).values(column)[:1])
+
+
+def _rate(rows, passed, total) -> Subquery:
+    """passed / total summed over `rows` of the outer run; NULL where nothing was judged."""
+    return Subquery(rows.order_by().values("run_id").annotate(
+        rate=Cast(Sum(passed), FloatField()) / NullIf(Sum(total), Value(0))).values("rate"))
+
+
+def _counted_success(source: str, site: str) -> Subquery:
+    """`success_counts`' rate of one verdict source, read by the database from the stored counts."""
+    on_site = {"group": site} if site else {}
+    if source == CHECK:
+        checks = Aggregate.objects.filter(job_id=OuterRef("job"), run_id=OuterRef("pk"), scope=Aggregate.Scope.SITE,
+                                          metric=CHECK_METRIC, **on_site)
+        return _rate(checks, Round(Coalesce("mean", Value(0.0)) * F("count")), "count")
+    counts = RunVerdictCount.objects.filter(run_id=OuterRef("pk"), source=HARNESS if source == COMBINED else source,
+                                            **({"site": site} if site else {}))
+    return _rate(counts, "passed", "total")
+
+
+def _sort_expression(filters: LeaderboardFilters):
+    """What a row is ranked by, as `_success_by_source` and the aggregates give it."""
+    sort = filters.sort
+    if sort == "created":
+        return F("created_at")
+    if sort == "trajectories":
+        return F("tally__trajectories")
+    if sort == "scored":
+        return _stored(filters, OUTCOMES, "count")
+    if sort == "success":
+        counted = _counted_success(filters.success_source, filters.site)
+        if filters.success_source != COMBINED:
+            return counted
+        # METRICS.md's combined success is the evaluation's aggregate; without one, the harness's.
+        return Case(When(job__isnull=False, then=_stored(filters, "success")), default=counted)
+    if sort in METRICS:
+        return _stored(filters, sort)
+    return Lower(sort)
+
+
+def ranked_runs(runs, filters: LeaderboardFilters):
+    """The runs in the leaderboard's order, ranked by the database: those with numbers (a finished evaluation,
+    or results-only) first; within them by the sort column, runs without a value last whatever the direction,
+    ties by name."""
+    results_only = Q(tally__with_steps=False) & (
+        Q(tally__trajectories__gt=0) | Exists(RunVerdictCount.objects.filter(run_id=OuterRef("pk"))))
+    runs = runs.annotate(job=latest_evaluation_job(filters.judge)).annotate(
+        numbered=ExpressionWrapper(Q(job__isnull=False) | results_only, output_field=BooleanField()),
+        value=_sort_expression(filters))
+    value = F("value").desc(nulls_last=True) if filters.descending else F("value").asc(nulls_last=True)
+    return runs.order_by(F("numbered").desc(), value, Lower("name"), "name")
+
+
+def _filtered_runs(filters: LeaderboardFilters, subset: TaskSubset | None):
     runs = AgentRun.objects.all()
     if filters.benchmark:
         runs = runs.filter(benchmark=filters.benchmark)
     if filters.paradigm:
         runs = runs.filter(paradigm=filters.paradigm)
-    subset = chosen_subset(filters)
     if subset is not None:  # runs with trajectories, or results-only verdicts, on the subset's tasks
         on_tasks = subset.task_filter("task__")
         runs = runs.filter(Exists(Trajectory.objects.filter(on_tasks, run=OuterRef("pk")))
                            | Exists(TaskResult.objects.filter(on_tasks, run=OuterRef("pk"))))
-    fields = ("pk", "name", "agent", "model", "paradigm", "benchmark", "created_at", "tally__trajectories",
-              "tally__with_steps")
-    found = list(runs.values(*fields))
-    stale = [run["pk"] for run in found if run["tally__trajectories"] is None]
-    if stale:  # counted once after a single write dropped them
-        refresh_tallies(stale)
-        found = list(runs.values(*fields))
+    return runs
+
+
+class Ranking:
+    """The runs that pass the filters in the leaderboard's order, counted and ranked by the database and read a
+    slice at a time (a `Paginator` pages it): a page costs the same few queries whatever the number of runs.
+    With a task subset, whose numbers are summarised from scores, every run of the subset is read and ranked."""
+
+    def __init__(self, filters: LeaderboardFilters, source_labels: dict[str, str] | None = None):
+        self.filters = filters
+        self.subset = chosen_subset(filters)
+        self._runs = _filtered_runs(filters, self.subset)
+        self._labels = source_labels
+        self._count = None
+        self._fresh = False
+
+    def count(self) -> int:
+        if self._count is None:
+            self._count = self._runs.count()
+        return self._count
+
+    def __len__(self) -> int:
+        return self.count()
+
+    @cached_property
+    def source_labels(self) -> dict[str, str]:
+        return self._labels if self._labels is not None else success_sources()
+
+    def __getitem__(self, index: slice) -> list[LeaderboardRow]:
+        if not isinstance(index, slice):
+            raise TypeError("a leaderboard is read a slice of runs at a time")
+        if not self._fresh:  # tallies a single write dropped, counted once
+            stale = list(self._runs.filter(tally__isnull=True).values_list("pk", flat=True))
+            if stale:
+                refresh_tallies(stale)
+            self._fresh = True
+        if self.subset is not None:
+            rows = _rows(self._runs.values(*RUN_COLUMNS), self.filters, self.subset, self.source_labels)
+            return _sort_subset_rows(rows, self.filters.sort, self.filters.descending)[index]
+        return _rows(ranked_runs(self._runs, self.filters).values(*RUN_COLUMNS)[index], self.filters, None,
+                     self.source_labels)
+
+    def board(self, rows) -> Leaderboard:
+        return Leaderboard(filters=self.filters, rows=list(rows), source_labels=self.source_labels)
+
+
+def leaderboard(filters: LeaderboardFilters, source_labels: dict[str, str] | None = None) -> Leaderboard:
+    """Every run that passes the filters, ranked (`source_labels`: `success_sources()` when the caller has read
+    them already). A page of them: `Ranking`."""
+    ranking = Ranking(filters, source_labels)
+    return ranking.board(ranking[:])
+
+
+RUN_COLUMNS = ("pk", "name", "agent", "model", "paradigm", "benchmark", "created_at", "tally__trajectories",
+               "tally__with_steps")
+
+
+def _rows(runs, filters: LeaderboardFilters, subset: TaskSubset | None, labels: dict[str, str]) -> list[LeaderboardRow]:
+    """The rows of `runs` (their `RUN_COLUMNS`), in their order, in a fixed number of queries whatever the runs
+    hold: their evaluations, the stored aggregates and the stored verdict counts."""
     rows = {
         run["pk"]: LeaderboardRow(
             run_id=run["pk"], name=run["name"], agent=run["agent"], model=run["model"], paradigm=run["paradigm"],
             benchmark=run["benchmark"], created_at=run["created_at"], trajectories=run["tally__trajectories"],
-            with_steps=run["tally__with_steps"], evaluation=None,
+            with_steps=run["tally__with_steps"], evaluation=None, source_labels=labels,
         )
-        for run in found
+        for run in runs
     }
     evaluations = latest_evaluations(rows, judge=filters.judge)
     for run_id, evaluation in evaluations.items():
@@ -230,7 +315,7 @@ def leaderboard(filters: LeaderboardFilters, source_labels: dict[str, str] | Non
         job_id__in={e.job_id for e in evaluations.values()},
     ).annotate(table=Case(When(metric__in=(OUTCOMES, LENGTHS), then=F("data")), output_field=JSONField())).values_list(
         "job_id", "run_id", "metric", "mean", "std", "count", "null_count", "table")
-    if subset is not None:  # the subset's numbers are all filled in already
+    if subset is not None or not evaluations:  # the subset's numbers are all filled in already
         aggregates = ()
     for job_id, run_id, metric, mean, std, count, null_count, data in aggregates:
         if evaluations[run_id].job_id != job_id:
@@ -243,13 +328,7 @@ def leaderboard(filters: LeaderboardFilters, source_labels: dict[str, str] | Non
         elif metric in METRICS:
             row.metrics[metric] = _summary(mean, std, count, null_count)
     _success_by_source(rows, evaluations, filters, subset)
-    labels = source_labels if source_labels is not None else success_sources()
-    for row in rows.values():
-        row.source_labels = labels
-    ordered = sort_rows(list(rows.values()), filters.sort, filters.descending)
-    numbered = [row for row in ordered if row.evaluation or row.results_only]
-    return Leaderboard(filters=filters, source_labels=labels,
-                       rows=numbered + [row for row in ordered if not (row.evaluation or row.results_only)])
+    return list(rows.values())
 
 
 def _success_by_source(rows: dict[int, LeaderboardRow], evaluations: dict[int, Evaluation],
@@ -259,8 +338,6 @@ def _success_by_source(rows: dict[int, LeaderboardRow], evaluations: dict[int, E
     METRICS.md's combined success of an evaluated run stays its stored aggregate; a results-only
     run has only harness verdicts, which is then also its combined success.
     """
-    from metrics.verdicts import success_counts  # reads the leaderboard's choice of evaluation
-
     counts = success_counts(rows, evaluations, subset)
     for run_id, row in rows.items():
         run_counts = counts[run_id]
@@ -298,6 +375,7 @@ def judge_marks(board: Leaderboard) -> dict[int, dict[str, str]]:
     for run_id, evaluation in evaluations.items():
         runs_of.setdefault(evaluation.job_id, []).append(run_id)
     marks: dict[int, dict[str, str]] = {}
+    said: dict[tuple, dict[str, str]] = {}  # the same judge at the same tau says the same of every run
     for job in jobs:
         tau = float((job.parameters or {}).get("tau", DEFAULT_THRESHOLD))
         if tau not in trust_at:
@@ -306,13 +384,15 @@ def judge_marks(board: Leaderboard) -> dict[int, dict[str, str]]:
         if job.judge_config_id not in identities:  # building a backend (an HTTP client) once per judge
             identities[job.judge_config_id] = backend_and_model(job.judge_config)
         backend, model = identities[job.judge_config_id]
-        judge = f"{backend}:{model}" if model else backend
-        why = {}
-        for metric, kind in JUDGED_METRICS.items():
-            judged = by_kind.get((backend, model, kind)) or trust([], tau)
-            if not judged.trusted:
-                why[metric] = (f"Judge {judge} is not trusted yet on '{DecisionKind(kind).label}' at tau {tau:g}: "
-                               f"{'; '.join(judged.concerns)}.")
+        if (backend, model, tau) not in said:
+            judge = f"{backend}:{model}" if model else backend
+            why = said[backend, model, tau] = {}
+            for metric, kind in JUDGED_METRICS.items():
+                judged = by_kind.get((backend, model, kind)) or trust([], tau)
+                if not judged.trusted:
+                    why[metric] = (f"Judge {judge} is not trusted yet on '{DecisionKind(kind).label}' at tau "
+                                   f"{tau:g}: {'; '.join(judged.concerns)}.")
+        why = said[backend, model, tau]
         for run_id in runs_of.get(job.pk, []) if why else []:
             marks[run_id] = why
     return marks
@@ -338,14 +418,21 @@ def _fill_from_subset(rows: dict[int, LeaderboardRow], evaluations: dict[int, Ev
 
 
 def site_groups(judge: str = "") -> list[str]:
-    """Site groups that some finished evaluation has numbers for (the choices of the site filter)."""
-    groups = Aggregate.objects.filter(scope=Aggregate.Scope.SITE, metric=OUTCOMES,
-                                      job__status=EvaluationJob.Status.DONE)
+    """Site groups that some finished evaluation has numbers for (the choices of the site filter), remembered
+    until an evaluation finishes or goes, or verdicts are counted or a run goes: finding them reads every run's."""
+    finished = EvaluationJob.objects.filter(status=EvaluationJob.Status.DONE)
     if judge:
-        groups = groups.filter(job__judge_config__name=judge)
-    # Results-only runs have per-site success without any evaluation.
-    return sorted(set(groups.values_list("group", flat=True))
-                  | set(RunVerdictCount.objects.values_list("site", flat=True).distinct()))
+        finished = finished.filter(judge_config__name=judge)
+    stamp = (finished.aggregate(jobs=Count("pk"), last=Max("finished_at")), AgentRun.objects.count(),
+             RunVerdictCount.objects.aggregate(last=Max("pk")))
+
+    def read() -> list[str]:
+        groups = Aggregate.objects.filter(scope=Aggregate.Scope.SITE, metric=OUTCOMES, job__in=finished)
+        # Results-only runs have per-site success without any evaluation.
+        return sorted(set(groups.order_by().values_list("group", flat=True).distinct())
+                      | set(RunVerdictCount.objects.order_by().values_list("site", flat=True).distinct()))
+
+    return cache.get_or_set(cache_key("site-groups", judge, stamp), read)
 
 
 def success_sources() -> dict[str, str]:
@@ -356,13 +443,13 @@ def success_sources() -> dict[str, str]:
 
 
 def benchmarks() -> list[str]:
-    return sorted(set(AgentRun.objects.values_list("benchmark", flat=True)))
+    return list(AgentRun.objects.order_by("benchmark").values_list("benchmark", flat=True).distinct())
 
 
 def judges() -> list[str]:
     """Judge configurations with at least one finished evaluation."""
-    return sorted(set(EvaluationJob.objects.filter(status=EvaluationJob.Status.DONE)
-                      .values_list("judge_config__name", flat=True)))
+    finished = EvaluationJob.objects.filter(judge_config=OuterRef("pk"), status=EvaluationJob.Status.DONE)
+    return list(JudgeConfig.objects.filter(Exists(finished)).order_by("name").values_list("name", flat=True))
 
 
 @dataclass

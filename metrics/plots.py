@@ -18,12 +18,12 @@ from config import jobs
 
 from metrics import aggregation, charts
 from metrics.aggregation import METRICS
+from metrics.evaluations import cache_key
 from metrics.leaderboard import (
     METRIC_LABELS,
     Leaderboard,
     LeaderboardFilters,
     LeaderboardRow,
-    cache_key,
     chosen_subset,
     leaderboard,
     site_breakdown,

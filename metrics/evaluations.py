@@ -1,0 +1,55 @@
+"""Which evaluation speaks for a run: its *latest finished evaluation*, i.e. among the evaluation jobs that
+include the run and have status `done`, the one that finished last (ties: the newer job). Naming a judge
+configuration restricts the choice to that judge's jobs. A job that is being re-run does not count until it
+finishes again, so the previous numbers stay up meanwhile. The leaderboard, the verdict reads and the
+comparison all choose the same way, here.
+"""
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import OuterRef, Subquery
+
+from metrics.models import EvaluationJob
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The evaluation job that represents a run."""
+
+    job_id: int
+    judge: str
+    finished_at: datetime
+
+
+def _finished(judge: str):
+    memberships = EvaluationJob.runs.through.objects.filter(evaluationjob__status=EvaluationJob.Status.DONE)
+    if judge:
+        memberships = memberships.filter(evaluationjob__judge_config__name=judge)
+    return memberships.order_by("agentrun_id", "-evaluationjob__finished_at", "-evaluationjob_id")
+
+
+def latest_evaluations(run_ids=None, *, judge: str = "") -> dict[int, Evaluation]:
+    """{run id: its latest finished evaluation}, for the given runs (all runs when None)."""
+    memberships = _finished(judge)
+    if run_ids is not None:
+        memberships = memberships.filter(agentrun_id__in=list(run_ids))
+    rows = memberships.values_list(
+        "agentrun_id", "evaluationjob_id", "evaluationjob__judge_config__name", "evaluationjob__finished_at"
+    )
+    chosen: dict[int, Evaluation] = {}
+    for run_id, job_id, judge_name, finished_at in rows:
+        chosen.setdefault(run_id, Evaluation(job_id, judge_name, finished_at))
+    return chosen
+
+
+def latest_evaluation_job(judge: str = "", run: str = "pk") -> Subquery:
+    """The job id of `latest_evaluations`, for the outer query's run (its field `run`), chosen by the database."""
+    return Subquery(_finished(judge).filter(agentrun_id=OuterRef(run)).values("evaluationjob_id")[:1])
+
+
+def cache_key(kind: str, *parts) -> str:
+    """A cache key for something derived from finished evaluations: name them (id and finish time) in `parts`."""
+    digest = hashlib.sha256(repr(parts).encode()).hexdigest()
+    return f"{kind}:{digest}"
