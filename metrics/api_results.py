@@ -193,6 +193,7 @@ class LeaderboardView(generics.GenericAPIView):
     permission_classes = [PublicLeaderboardOrAuthenticated]
     serializer_class = LeaderboardRowSerializer
     queryset = AgentRun.objects.none()  # what the rows are, for the schema; `leaderboard.Ranking` reads them
+    filter_backends = []  # `sort` orders the rows, not `ordering`
 
     def get(self, request):
         ranking = leaderboard.Ranking(_query(LeaderboardQuerySerializer, request).filters())
