@@ -44,9 +44,9 @@ def latest_evaluations(run_ids=None, *, judge: str = "") -> dict[int, Evaluation
     return chosen
 
 
-def latest_evaluation_job(judge: str = "", run: str = "pk") -> Subquery:
-    """The job id of `latest_evaluations`, for the outer query's run (its field `run`), chosen by the database."""
-    return Subquery(_finished(judge).filter(agentrun_id=OuterRef(run)).values("evaluationjob_id")[:1])
+def latest_evaluation_job(judge: str = "") -> Subquery:
+    """The job id of `latest_evaluations` for the outer query's run, chosen by the database."""
+    return Subquery(_finished(judge).filter(agentrun_id=OuterRef("pk")).values("evaluationjob_id")[:1])
 
 
 def cache_key(kind: str, *parts) -> str:
