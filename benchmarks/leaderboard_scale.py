@@ -10,12 +10,16 @@ decisions are not generated: the leaderboard does not read them.
 
 Measured in this process (Django test client, DEBUG off; the numbers are read on every request, the rendered
 tables come from their cache as on a server): the leaderboard page (first page of 50 runs), its last page, the
-page ranked by a metric (step success), by the named judge's success, with a site filter, and the leaderboard
-API (its first page of 50, and a later page of 20). Each cell: wall median / p95, and the median CPU time of
-this process (the database's own time is in the wall time only). With `--explain`, the EXPLAIN ANALYZE of the
-ranking query of the named judge's first page is printed at the largest size.
+page ranked by a metric (step success), by the named judge's success, with a site filter, with a task subset (the
+165 tasks of WebArena-Lite's size: the first 165 task ids), and the leaderboard API (its first page of 50, and a
+later page of 20). Each cell: wall median / p95, and the median CPU time of this process (the database's own time
+is in the wall time only). With `--explain`, the EXPLAIN ANALYZE of the ranking query of the first page (the
+default order, and by the named judge's success) is printed at the largest size.
 
-    .venv/bin/python benchmarks/leaderboard_scale.py [--runs 50 500 5000] [--requests 20] [--explain]
+`--reuse` keeps the database if it exists and only adds runs up to the sizes asked beyond what it holds (sizes
+below it are skipped): the 5,000-run database takes minutes to generate, its measurement seconds.
+
+    .venv/bin/python benchmarks/leaderboard_scale.py [--runs 50 500 5000] [--requests 20] [--explain] [--reuse]
         [--postgres-url postgres://postgres@127.0.0.1:5432/postgres] [--database trajscope_bench_leaderboard]
 """
 
@@ -34,12 +38,15 @@ SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR", ROOT.parent / "shared" / "d
 SHAPES = 20  # distinct sets of aggregates, cycled over the runs
 
 
-def _recreate_database(base_url: str, name: str) -> str:
+def _database(base_url: str, name: str, reuse: bool) -> str:
+    """The URL of database `name`, created empty (or kept as it is with `reuse`)."""
     import psycopg
 
     with psycopg.connect(base_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {name}")
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not (reuse and exists):
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            conn.execute(f"CREATE DATABASE {name}")
     return base_url.rsplit("/", 1)[0] + "/" + name
 
 
@@ -135,12 +142,19 @@ def _timed(client, url: str, requests: int) -> tuple[float, float, float]:
 
 
 def _explain(source: str) -> str:
-    """The plan of the ranking query behind the first page ranked by `source`'s success."""
-    from metrics.leaderboard import RUN_COLUMNS, LeaderboardFilters, ranked_runs
+    """The plans of the ranking query behind the first page: the default order, and by `source`'s success."""
+    from django.db import connection
+
+    from metrics.leaderboard import LeaderboardFilters, ranking_query
     from trajectories.models import AgentRun
 
-    ranked = ranked_runs(AgentRun.objects.all(), LeaderboardFilters(success_source=source))
-    return ranked.values(*RUN_COLUMNS)[:50].explain(analyze=True)
+    plans = []
+    for filters in (LeaderboardFilters(), LeaderboardFilters(success_source=source)):
+        sql, params = ranking_query(AgentRun.objects.all(), filters, 0, 50)
+        with connection.cursor() as cursor:
+            cursor.execute(f"EXPLAIN ANALYZE {sql}", params)
+            plans.append(f"{filters}\n" + "\n".join(line for (line,) in cursor.fetchall()))
+    return "\n\n".join(plans)
 
 
 def main() -> None:
@@ -151,9 +165,10 @@ def main() -> None:
     parser.add_argument("--postgres-url", default="postgres://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--database", default="trajscope_bench_leaderboard")
     parser.add_argument("--explain", action="store_true", help="EXPLAIN ANALYZE the ranking query at the largest size")
+    parser.add_argument("--reuse", action="store_true", help="keep the database and the runs it holds")
     args = parser.parse_args()
 
-    os.environ.update(DATABASE_URL=_recreate_database(args.postgres_url, args.database),
+    os.environ.update(DATABASE_URL=_database(args.postgres_url, args.database, args.reuse),
                       DJANGO_SETTINGS_MODULE="config.settings.base", LOG_LEVEL="WARNING", DEBUG="false")
     import django
 
@@ -165,16 +180,20 @@ def main() -> None:
 
     from judges.models import JudgeConfig
     from tests.factories import UserFactory
-    from trajectories.models import Task, VerdictSource
+    from trajectories.models import AgentRun, Task, TaskSubset, VerdictSource
     from trajectories.services.tallies import refresh_tallies
     from trajectories.services.tasks import import_task_file
     from trajectories.verdicts import named_source
 
     call_command("migrate", verbosity=0)
-    import_task_file(SHARED_DATA / "webarena" / "test.raw.json")
+    held = AgentRun.objects.count()
+    if not held:
+        import_task_file(SHARED_DATA / "webarena" / "test.raw.json")
     tasks = list(Task.objects.order_by("number"))
-    judge = JudgeConfig.objects.create(name="offline", backend="offline")
-    source = VerdictSource.objects.create(kind="llm_judge", name="WebJudge", model="o4-mini", threshold=3)
+    judge, _ = JudgeConfig.objects.get_or_create(name="offline", backend="offline")
+    source, _ = VerdictSource.objects.get_or_create(kind="llm_judge", name="WebJudge", model="o4-mini", threshold=3)
+    subset, _ = TaskSubset.objects.get_or_create(name="lite-sized", defaults={
+        "task_ids": [task.task_id for task in tasks[:165]], "benchmark": tasks[0].benchmark})
     rng = random.Random(args.seed)
     shapes = _aggregate_shapes(rng, tasks)
     client = Client()
@@ -187,14 +206,14 @@ def main() -> None:
         "by step success": f"{base}?sort=-step_success",
         "by a named judge": f"{base}?success_source={named_source(source.pk)}",
         "site filter (gitlab)": f"{base}?site=gitlab",
+        "subset filter": f"{base}?subset={subset.name}",
         "API page 1": api,
         "API page 2 of 20": f"{api}?page=2&page_size=20",
     }
     print(f"load average at start: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
     print("| runs | trajectories | generate (s) | count tallies (s) | " + " | ".join(
         f"{name} median / p95 (cpu) ms" for name in scenarios) + " |")
-    held = 0
-    for size in sorted(args.runs):
+    for size in sorted(size for size in args.runs if size >= held):
         started = time.perf_counter()
         added = _add_runs(held, size, tasks, judge, source, shapes, rng)
         generated = time.perf_counter() - started

@@ -21,7 +21,7 @@ from annotation.formats import FORMATS as GOLD_FORMATS
 from annotation.formats import export_bytes
 from annotation.permissions import visible_gold
 from annotation.selectors import gold_blocks
-from config.api import MAX_ID, IdFilter, NameField, PublicLeaderboardOrAuthenticated
+from config.api import MAX_ID, IdFilter, NameField, Pagination, PublicLeaderboardOrAuthenticated
 from metrics import comparison, exports, leaderboard
 from metrics.aggregation import METRICS
 from metrics.api_verdicts import JudgesQuerySerializer, judges_query
@@ -202,6 +202,10 @@ class LeaderboardView(generics.GenericAPIView):
 
 class SiteBreakdownQuerySerializer(LeaderboardQuerySerializer):
     metric = serializers.ChoiceField(choices=METRICS, required=False, default="success")
+    page = serializers.IntegerField(required=False, default=1, min_value=1,
+                                    help_text="The runs of this page of the leaderboard (ranked as it is).")
+    page_size = serializers.IntegerField(required=False, default=Pagination.page_size, min_value=1,
+                                         max_value=Pagination.max_page_size)
 
 
 class SiteBreakdownRowSerializer(serializers.Serializer):
@@ -218,13 +222,18 @@ class SiteBreakdownSerializer(serializers.Serializer):
 
 @extend_schema(tags=["results"], parameters=[SiteBreakdownQuerySerializer], responses=SiteBreakdownSerializer)
 class SiteBreakdownView(APIView):
-    """One metric per run and site group (the paper's Figures 2 and 3), for the leaderboard's runs."""
+    """One metric per run and site group (the paper's Figures 2 and 3), for the runs of one page of the
+    leaderboard (`page`, `page_size`, as GET /api/leaderboard/), so that a request reads a page of runs."""
 
     permission_classes = [PublicLeaderboardOrAuthenticated]
 
     def get(self, request):
         query = _query(SiteBreakdownQuerySerializer, request)
-        breakdown = leaderboard.site_breakdown(leaderboard.leaderboard(query.filters()), query.validated_data["metric"])
+        data = query.validated_data
+        ranking = leaderboard.Ranking(query.filters())
+        first = (data["page"] - 1) * data["page_size"]
+        board = ranking.board(ranking[first:first + data["page_size"]])
+        breakdown = leaderboard.site_breakdown(board, data["metric"])
         return Response(SiteBreakdownSerializer({
             "metric": breakdown.metric,
             "sites": breakdown.sites,

@@ -9,7 +9,8 @@ import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import OuterRef, Subquery
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
 
 from metrics.models import EvaluationJob
 
@@ -23,7 +24,8 @@ class Evaluation:
     finished_at: datetime
 
 
-def _finished(judge: str):
+def finished_evaluations(judge: str = ""):
+    """The memberships (run, job) of finished evaluations, latest first per run."""
     memberships = EvaluationJob.runs.through.objects.filter(evaluationjob__status=EvaluationJob.Status.DONE)
     if judge:
         memberships = memberships.filter(evaluationjob__judge_config__name=judge)
@@ -32,7 +34,7 @@ def _finished(judge: str):
 
 def latest_evaluations(run_ids=None, *, judge: str = "") -> dict[int, Evaluation]:
     """{run id: its latest finished evaluation}, for the given runs (all runs when None)."""
-    memberships = _finished(judge)
+    memberships = finished_evaluations(judge)
     if run_ids is not None:
         memberships = memberships.filter(agentrun_id__in=list(run_ids))
     rows = memberships.values_list(
@@ -44,9 +46,13 @@ def latest_evaluations(run_ids=None, *, judge: str = "") -> dict[int, Evaluation
     return chosen
 
 
-def latest_evaluation_job(judge: str = "") -> Subquery:
-    """The job id of `latest_evaluations` for the outer query's run, chosen by the database."""
-    return Subquery(_finished(judge).filter(agentrun_id=OuterRef("pk")).values("evaluationjob_id")[:1])
+def latest_evaluation_jobs(judge: str = ""):
+    """`latest_evaluations` of every run as rows (`run`, `job`), chosen by the database in one pass over the
+    finished memberships (a window), for a query to join rather than look up run by run."""
+    chosen = finished_evaluations(judge).order_by().annotate(rank=Window(
+        RowNumber(), partition_by=F("agentrun_id"),
+        order_by=(F("evaluationjob__finished_at").desc(), F("evaluationjob_id").desc())))
+    return chosen.filter(rank=1).values(run=F("agentrun_id"), job=F("evaluationjob_id"))
 
 
 def cache_key(kind: str, *parts) -> str:

@@ -13,11 +13,9 @@ from datetime import datetime
 from functools import cached_property
 
 from django.core.cache import cache
-from django.db.models import (
-    BooleanField, Case, CharField, Count, Exists, ExpressionWrapper, F, FloatField, JSONField, Max, OuterRef, Q,
-    Subquery, Sum, Value, When,
-)
-from django.db.models.functions import Cast, Coalesce, Concat, Lower, NullIf, Round
+from django.db import connection
+from django.db.models import Case, CharField, Count, Exists, F, FloatField, JSONField, Max, OuterRef, Sum, Value, When
+from django.db.models.functions import Cast, Coalesce, Concat, NullIf, Round
 
 from judges import questions as q
 from judges.calibration import DEFAULT_THRESHOLD, trust
@@ -25,11 +23,15 @@ from judges.models import DecisionKind, JudgeConfig
 from judges.selectors import judge_trust_by_kind
 from judges.services import backend_and_model
 from metrics.aggregation import CHECK_METRIC, METRICS, Summary
-from metrics.evaluations import Evaluation, cache_key, latest_evaluation_job, latest_evaluations
+from metrics.evaluations import (
+    Evaluation, cache_key, finished_evaluations, latest_evaluation_jobs, latest_evaluations,
+)
 from metrics.models import Aggregate, EvaluationJob
 from metrics.subsets import subset_numbers, subset_site_summaries
 from metrics.verdicts import success_counts
-from trajectories.models import AgentRun, Paradigm, RunVerdictCount, TaskResult, TaskSubset, Trajectory, VerdictSource
+from trajectories.models import (
+    AgentRun, Paradigm, RunTally, RunVerdictCount, TaskResult, TaskSubset, Trajectory, VerdictSource,
+)
 from trajectories.services.tallies import refresh_tallies
 from trajectories.verdicts import (
     CHECK, COMBINED, HARNESS, NAMED_PREFIX, SOURCE_LABELS, named_source, named_source_id,
@@ -167,62 +169,92 @@ def _sort_subset_rows(rows: list[LeaderboardRow], sort: str, descending: bool) -
         row for row in ordered if not (row.evaluation or row.results_only)]
 
 
-def _stored(filters: LeaderboardFilters, metric: str, column: str = "mean") -> Subquery:
-    """A number of the outer run's chosen evaluation (its `job` annotation) in the filters' scope."""
+def _stored_values(filters: LeaderboardFilters, metric: str, column: str = "mean"):
+    """Every evaluation's stored `metric` per run in the filters' scope, as rows (job_id, run_id, value)."""
     scope, group = filters.scope
-    return Subquery(Aggregate.objects.filter(job_id=OuterRef("job"), run_id=OuterRef("pk"), scope=scope, group=group,
-                                             metric=metric).values(column)[:1])
+    return Aggregate.objects.filter(scope=scope, group=group, metric=metric).values("job_id", "run_id",
+                                                                                   value=F(column))
 
 
-def _rate(rows, passed, total) -> Subquery:
-    """passed / total summed over `rows` of the outer run; NULL where nothing was judged."""
-    return Subquery(rows.order_by().values("run_id").annotate(
-        rate=Cast(Sum(passed), FloatField()) / NullIf(Sum(total), Value(0))).values("rate"))
+def _rate(rows, keys: tuple[str, ...], passed, total):
+    """passed / total summed over `rows` per `keys`, as `value`; NULL where nothing was judged."""
+    return rows.order_by().values(*keys).annotate(
+        value=Cast(Sum(passed), FloatField()) / NullIf(Sum(total), Value(0)))
 
 
-def _counted_success(source: str, site: str) -> Subquery:
-    """`success_counts`' rate of one verdict source, read by the database from the stored counts."""
-    on_site = {"group": site} if site else {}
+def _counted_values(source: str, site: str):
+    """`success_counts`' rate of one verdict source per run (per job and run for the offline check, which each
+    evaluation stores), read by the database from the stored counts."""
     if source == CHECK:
-        checks = Aggregate.objects.filter(job_id=OuterRef("job"), run_id=OuterRef("pk"), scope=Aggregate.Scope.SITE,
-                                          metric=CHECK_METRIC, **on_site)
-        return _rate(checks, Round(Coalesce("mean", Value(0.0)) * F("count")), "count")
-    counts = RunVerdictCount.objects.filter(run_id=OuterRef("pk"), source=HARNESS if source == COMBINED else source,
+        checks = Aggregate.objects.filter(scope=Aggregate.Scope.SITE, metric=CHECK_METRIC,
+                                          **({"group": site} if site else {}))
+        return _rate(checks, ("job_id", "run_id"), Round(Coalesce("mean", Value(0.0)) * F("count")), "count")
+    counts = RunVerdictCount.objects.filter(source=HARNESS if source == COMBINED else source,
                                             **({"site": site} if site else {}))
-    return _rate(counts, "passed", "total")
+    return _rate(counts, ("run_id",), "passed", "total")
 
 
-def _sort_expression(filters: LeaderboardFilters):
-    """What a row is ranked by, as `_success_by_source` and the aggregates give it."""
+def _ranking_value(filters: LeaderboardFilters) -> tuple[str, dict]:
+    """What a row is ranked by, as `_success_by_source` and the aggregates give it: an SQL expression over the
+    run (`r`), its tally (`t`), its chosen job (`latest.job`) and the per-run rows it names ({alias: rows})."""
     sort = filters.sort
     if sort == "created":
-        return F("created_at")
+        return "r.created_at", {}
     if sort == "trajectories":
-        return F("tally__trajectories")
+        return "t.trajectories", {}
     if sort == "scored":
-        return _stored(filters, OUTCOMES, "count")
+        return "stored.value", {"stored": _stored_values(filters, OUTCOMES, "count")}
     if sort == "success":
-        counted = _counted_success(filters.success_source, filters.site)
+        counted = {"counted": _counted_values(filters.success_source, filters.site)}
         if filters.success_source != COMBINED:
-            return counted
+            return "counted.value", counted
         # METRICS.md's combined success is the evaluation's aggregate; without one, the harness's.
-        return Case(When(job__isnull=False, then=_stored(filters, "success")), default=counted)
+        return ("CASE WHEN latest.job IS NOT NULL THEN stored.value ELSE counted.value END",
+                {"stored": _stored_values(filters, "success"), **counted})
     if sort in METRICS:
-        return _stored(filters, sort)
-    return Lower(sort)
+        return "stored.value", {"stored": _stored_values(filters, sort)}
+    return f"LOWER(r.{connection.ops.quote_name(AgentRun._meta.get_field(sort).column)})", {}
 
 
-def ranked_runs(runs, filters: LeaderboardFilters):
-    """The runs in the leaderboard's order, ranked by the database: those with numbers (a finished evaluation,
-    or results-only) first; within them by the sort column, runs without a value last whatever the direction,
-    ties by name."""
-    results_only = Q(tally__with_steps=False) & (
-        Q(tally__trajectories__gt=0) | Exists(RunVerdictCount.objects.filter(run_id=OuterRef("pk"))))
-    runs = runs.annotate(job=latest_evaluation_job(filters.judge)).annotate(
-        numbered=ExpressionWrapper(Q(job__isnull=False) | results_only, output_field=BooleanField()),
-        value=_sort_expression(filters))
-    value = F("value").desc(nulls_last=True) if filters.descending else F("value").asc(nulls_last=True)
-    return runs.order_by(F("numbered").desc(), value, Lower("name"), "name")
+def ranking_query(runs, filters: LeaderboardFilters, start: int = 0, stop: int | None = None) -> tuple[str, list]:
+    """The SQL and parameters of the ids of `runs` in the leaderboard's order, [start:stop]: those with numbers
+    (a finished evaluation, or results-only) first; within them by the sort column, runs without a value last
+    whatever the direction, ties by name.
+
+    One query of hash joins: every run's latest finished evaluation and its sort value are each read once for
+    all runs and joined, not looked up run by run (the ORM can only correlate a subquery per run)."""
+    table = connection.ops.quote_name
+    value, per_run = _ranking_value(filters)
+    joins, params = [], []
+    for alias, rows in {"latest": latest_evaluation_jobs(filters.judge), **per_run}.items():
+        sql, rows_params = rows.query.sql_with_params()
+        on = "latest.run = r.id" if alias == "latest" else f"{alias}.run_id = r.id"
+        if "job_id" in rows.query.values_select:  # a number of one evaluation: the run's chosen one
+            on += f" AND {alias}.job_id = latest.job"
+        joins.append(f"LEFT JOIN ({sql}) {alias} ON {on}")
+        params += rows_params
+    filtered, filtered_params = runs.order_by().values("pk").query.sql_with_params()
+    where = f" WHERE r.id IN ({filtered})" if runs.query.has_filters() else ""
+    limit = "" if stop is None else f" LIMIT {int(stop) - int(start)}"
+    offset = f" OFFSET {int(start)}" if start else ""
+    if offset and not limit:
+        limit = f" LIMIT {-1 if connection.vendor == 'sqlite' else 'ALL'}"
+    direction = "DESC" if filters.descending else "ASC"
+    query = (
+        f"SELECT r.id FROM {table(AgentRun._meta.db_table)} r"
+        f" LEFT JOIN {table(RunTally._meta.db_table)} t ON t.run_id = r.id {' '.join(joins)}"
+        f"{where}"
+        " ORDER BY CASE WHEN latest.job IS NOT NULL OR (NOT t.with_steps AND (t.trajectories > 0 OR r.id IN"
+        f" (SELECT run_id FROM {table(RunVerdictCount._meta.db_table)}))) THEN 1 ELSE 0 END DESC,"
+        f" {value} {direction} NULLS LAST, LOWER(r.name), r.name{limit}{offset}"
+    )
+    return query, [*params, *(filtered_params if where else ())]
+
+
+def ranked_run_ids(runs, filters: LeaderboardFilters, start: int = 0, stop: int | None = None) -> list[int]:
+    with connection.cursor() as cursor:
+        cursor.execute(*ranking_query(runs, filters, start, stop))
+        return [run_id for (run_id,) in cursor.fetchall()]
 
 
 def _filtered_runs(filters: LeaderboardFilters, subset: TaskSubset | None):
@@ -243,10 +275,17 @@ class Ranking:
     slice at a time (a `Paginator` pages it): a page costs the same few queries whatever the number of runs.
     With a task subset, whose numbers are summarised from scores, every run of the subset is read and ranked."""
 
-    def __init__(self, filters: LeaderboardFilters, source_labels: dict[str, str] | None = None):
+    def __init__(self, filters: LeaderboardFilters, source_labels: dict[str, str] | None = None, *,
+                 run_ids=None, evaluated: bool = False):
+        """`run_ids`: only these runs; `evaluated`: only runs with a finished evaluation (of the judge named)."""
         self.filters = filters
         self.subset = chosen_subset(filters)
         self._runs = _filtered_runs(filters, self.subset)
+        if run_ids is not None:
+            self._runs = self._runs.filter(pk__in=list(run_ids))
+        if evaluated:
+            finished = finished_evaluations(filters.judge).filter(agentrun_id=OuterRef("pk"))
+            self._runs = self._runs.filter(Exists(finished))
         self._labels = source_labels
         self._count = None
         self._fresh = False
@@ -274,8 +313,11 @@ class Ranking:
         if self.subset is not None:
             rows = _rows(self._runs.values(*RUN_COLUMNS), self.filters, self.subset, self.source_labels)
             return _sort_subset_rows(rows, self.filters.sort, self.filters.descending)[index]
-        return _rows(ranked_runs(self._runs, self.filters).values(*RUN_COLUMNS)[index], self.filters, None,
-                     self.source_labels)
+        if index.step is not None:
+            raise TypeError("a leaderboard is read a slice of runs at a time, without steps")
+        ids = ranked_run_ids(self._runs, self.filters, index.start or 0, index.stop)
+        runs = {run["pk"]: run for run in AgentRun.objects.filter(pk__in=ids).values(*RUN_COLUMNS)}
+        return _rows([runs[run_id] for run_id in ids], self.filters, None, self.source_labels)
 
     def board(self, rows) -> Leaderboard:
         return Leaderboard(filters=self.filters, rows=list(rows), source_labels=self.source_labels)

@@ -172,7 +172,11 @@ class Aggregate(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["job", "run", "scope", "group", "metric"], name="aggregate_unique"),
         ]
-        indexes = [models.Index(fields=["run", "scope", "metric"])]
+        indexes = [
+            models.Index(fields=["run", "scope", "metric"]),
+            # One metric of every run at once, for the leaderboard's ranking to join.
+            models.Index(fields=["scope", "metric", "group"], name="aggregate_metric_of_runs"),
+        ]
 
 
 class PlotJob(BackgroundJob):

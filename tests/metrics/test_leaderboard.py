@@ -107,12 +107,12 @@ def test_site_breakdown_lists_every_site_per_run(runs):
 
 def test_query_count_does_not_grow_with_runs(runs, django_assert_num_queries):
     lb.leaderboard(LeaderboardFilters())  # counts the runs written without their services once
-    with django_assert_num_queries(8):
+    with django_assert_num_queries(9):
         lb.leaderboard(LeaderboardFilters())
     for name in ("delta", "epsilon", "zeta"):
         evaluate(trajectory(AgentRunFactory(name=name), TaskFactory(), ["click [1]"]).run)
     lb.leaderboard(LeaderboardFilters())
-    with django_assert_num_queries(8):
+    with django_assert_num_queries(9):
         board = lb.leaderboard(LeaderboardFilters())
     assert len(board.rows) == 5
     with django_assert_num_queries(1):

@@ -155,6 +155,16 @@ def test_the_api_pages_the_ranking(runs, api):
     assert len(api.get(url).json()["results"]) == 5  # a page holds 50 by default
 
 
+def test_the_site_table_reads_the_runs_of_one_page(runs, api):
+    filters = LeaderboardFilters(sort="name", descending=False)
+    whole = lb.leaderboard(filters).rows
+    body = api.get(reverse("api-leaderboard-sites"), {"sort": "name", "page_size": 2, "page": 2}).json()
+    expected = lb.site_breakdown(lb.Leaderboard(filters, whole[2:4]), "success")
+    assert [row["name"] for row in body["results"]] == [row.name for row, _ in expected.rows] == ["Epsilon", "gamma"]
+    assert body["sites"] == expected.sites
+    assert api.get(reverse("api-leaderboard-sites"), {"page_size": 501}).status_code == 400
+
+
 def _more_runs(tasks, count):
     judge = JudgeConfigFactory(name="exact", backend="exact")
     for number in range(count):
@@ -178,6 +188,7 @@ def test_the_page_and_api_run_as_many_queries_at_2_runs_as_at_20(api):
     asked = [(reverse("metrics:leaderboard"), query) for query in (
         {}, {"sort": "-step_success", "page": 2}, {"success_source": named_source(source.pk)}, {"site": "gitlab"})]
     asked += [(reverse("api-leaderboard"), query) for query in ({}, {"sort": "name", "page_size": 1})]
+    asked += [(reverse("api-leaderboard-sites"), {"metric": "recovery", "page_size": 2})]
 
     def counts():
         from django.test import Client
