@@ -16,10 +16,14 @@ later page of 20). Each cell: wall median / p95, and the median CPU time of this
 is in the wall time only). With `--explain`, the EXPLAIN ANALYZE of the ranking query of the first page (the
 default order, and by the named judge's success) is printed at the largest size.
 
+`--skip NAME ...` leaves out the scenarios named (e.g. `--skip "subset filter"`: with a subset every run of the
+subset is still read, seconds a request at 500 runs).
+
 `--reuse` keeps the database if it exists and only adds runs up to the sizes asked beyond what it holds (sizes
 below it are skipped): the 5,000-run database takes minutes to generate, its measurement seconds.
 
     .venv/bin/python benchmarks/leaderboard_scale.py [--runs 50 500 5000] [--requests 20] [--explain] [--reuse]
+        [--skip "subset filter"]
         [--postgres-url postgres://postgres@127.0.0.1:5432/postgres] [--database trajscope_bench_leaderboard]
 """
 
@@ -166,6 +170,7 @@ def main() -> None:
     parser.add_argument("--database", default="trajscope_bench_leaderboard")
     parser.add_argument("--explain", action="store_true", help="EXPLAIN ANALYZE the ranking query at the largest size")
     parser.add_argument("--reuse", action="store_true", help="keep the database and the runs it holds")
+    parser.add_argument("--skip", nargs="*", default=[], help="scenarios to leave out, by name")
     args = parser.parse_args()
 
     os.environ.update(DATABASE_URL=_database(args.postgres_url, args.database, args.reuse),
@@ -210,6 +215,7 @@ def main() -> None:
         "API page 1": api,
         "API page 2 of 20": f"{api}?page=2&page_size=20",
     }
+    scenarios = {name: url for name, url in scenarios.items() if name not in args.skip}
     print(f"load average at start: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
     print("| runs | trajectories | generate (s) | count tallies (s) | " + " | ".join(
         f"{name} median / p95 (cpu) ms" for name in scenarios) + " |")
