@@ -3,9 +3,11 @@ time should follow the runs listed, not the trajectories held.
 
 Data (a PostgreSQL database of its own, rebuilt): the 812 tasks of test.raw.json; runs added in steps up to each
 size, each with 812 trajectories (harness verdicts), 812 verdicts of a named LLM judge, one finished evaluation
-and that evaluation's stored aggregates (overall and per site group, computed once from random scores and
-shared by every run: the leaderboard reads them, whatever their values), all written with COPY. The runs'
-tallies are then counted by the service every import calls (`refresh_tallies`), timed. Scores, steps and
+and that evaluation's stored aggregates (overall, per site group and on the task subset, computed once from random
+scores and shared by every run: the leaderboard reads them, whatever their values), all written with COPY. The
+runs' tallies (and their verdict counts on the subset) are then counted by the service every import calls
+(`refresh_tallies`), timed. A database generated before the subset's numbers were stored gets them on `--reuse`
+(the subset's counts by `refresh_subset_counts`, its aggregates by COPY). Scores, steps and
 decisions are not generated: the leaderboard does not read them.
 
 Measured in this process (Django test client, DEBUG off; the numbers are read on every request, the rendered
@@ -16,14 +18,18 @@ later page of 20). Each cell: wall median / p95, and the median CPU time of this
 is in the wall time only). With `--explain`, the EXPLAIN ANALYZE of the ranking query of the first page (the
 default order, and by the named judge's success) is printed at the largest size.
 
-`--skip NAME ...` leaves out the scenarios named (e.g. `--skip "subset filter"`: with a subset every run of the
-subset is still read, seconds a request at 500 runs).
+`--skip NAME ...` leaves out the scenarios named (e.g. `--skip "subset filter"`).
 
 `--reuse` keeps the database if it exists and only adds runs up to the sizes asked beyond what it holds (sizes
 below it are skipped): the 5,000-run database takes minutes to generate, its measurement seconds.
 
     .venv/bin/python benchmarks/leaderboard_scale.py [--runs 50 500 5000] [--requests 20] [--explain] [--reuse]
         [--skip "subset filter"]
+
+The recorded runs (BENCHMARKS.md, "Stored verdict counts"):
+
+    .venv/bin/python benchmarks/leaderboard_scale.py --runs 500 --requests 20 --database trajscope_lb1_bench_small --reuse
+    .venv/bin/python benchmarks/leaderboard_scale.py --runs 5000 --requests 20 --explain --database trajscope_lb1_bench --reuse
         [--postgres-url postgres://postgres@127.0.0.1:5432/postgres] [--database trajscope_bench_leaderboard]
 """
 
@@ -63,8 +69,9 @@ def _copy(table: str, columns: tuple[str, ...], rows) -> None:
                 copy.write_row(row)
 
 
-def _aggregate_shapes(rng: random.Random, tasks) -> list[list[tuple]]:
-    """[(scope, group, metric, mean, std, count, null_count, data)] of random scores over the tasks, SHAPES times."""
+def _aggregate_shapes(rng: random.Random, tasks, subset) -> list[list[tuple]]:
+    """[(scope, group, metric, mean, std, count, null_count, data)] of random scores over the tasks, SHAPES times;
+    the subset's are those of its tasks' scores, as `store_subset_aggregates` summarises them."""
     from metrics import aggregation
     from metrics.services.aggregates import LENGTH_METRICS
 
@@ -76,8 +83,10 @@ def _aggregate_shapes(rng: random.Random, tasks) -> list[list[tuple]]:
                  "gold_steps": rng.randint(2, 12), "outcome_status": "answered", "outcome_reason": "",
                  "sites": task.sites, "paradigm": "step_by_step"} for task in tasks]
         shape = []
+        in_subset = [row for row, task in zip(rows, tasks) if task.task_id in subset.task_ids]
         groups = {("run", ""): rows, **{("site", site): members for site, members in
-                                         aggregation.group_rows(rows, aggregation.site_group).items()}}
+                                         aggregation.group_rows(rows, aggregation.site_group).items()},
+                  ("subset", subset.name): in_subset}
         for (scope, group), members in groups.items():
             metrics = aggregation.summarize_metrics(
                 members, aggregation.METRICS + LENGTH_METRICS + (aggregation.CHECK_METRIC,))
@@ -120,12 +129,37 @@ def _add_runs(first: int, last: int, tasks, judge, source, shapes, rng: random.R
                "origin", "source_name", "created_at"),
               ((run.pk, task.pk, source.pk, "", rng.random() < 0.4, "", "{}", None, "", "import", "", now)
                for run in runs for task in tasks))
-        _copy("metrics_aggregate",
-              ("job_id", "run_id", "scope", '"group"', "metric", "mean", "std", "count", "null_count", "data",
-               "computed_at"),
-              ((job.pk, run.pk, *row[:7], row[7], now) for index, (job, run) in enumerate(zip(jobs, runs))
-               for row in shapes[(first + index) % SHAPES]))
+        _copy_aggregates([(job.pk, run.pk, first + index) for index, (job, run) in enumerate(zip(jobs, runs))],
+                         shapes)
     return [run.pk for run in runs]
+
+
+def _copy_aggregates(pairs, shapes, scope: str | None = None) -> None:
+    """The aggregates of each (job, run, run number) of its shape (only those of `scope` when given)."""
+    from django.utils import timezone
+
+    now = timezone.now()
+    _copy("metrics_aggregate",
+          ("job_id", "run_id", "scope", '"group"', "metric", "mean", "std", "count", "null_count", "data",
+           "computed_at"),
+          ((job_id, run_id, *row[:8], now) for job_id, run_id, number in pairs
+           for row in shapes[number % SHAPES] if scope in (None, row[0])))
+
+
+def _add_subset_numbers(subset, shapes) -> None:
+    """The subset's stored numbers for runs generated before they were stored."""
+    from django.db import transaction
+
+    from metrics.models import Aggregate, EvaluationJob
+    from trajectories.services.tallies import refresh_subset_counts
+
+    if Aggregate.objects.filter(scope="subset", group=subset.name).exists():
+        return
+    pairs = EvaluationJob.runs.through.objects.values_list("evaluationjob_id", "agentrun_id", "agentrun__name")
+    with transaction.atomic():
+        _copy_aggregates([(job_id, run_id, int(name.rsplit("-", 1)[1])) for job_id, run_id, name in pairs],
+                         shapes, "subset")
+        refresh_subset_counts(subset)
 
 
 def _timed(client, url: str, requests: int) -> tuple[float, float, float]:
@@ -200,7 +234,8 @@ def main() -> None:
     subset, _ = TaskSubset.objects.get_or_create(name="lite-sized", defaults={
         "task_ids": [task.task_id for task in tasks[:165]], "benchmark": tasks[0].benchmark})
     rng = random.Random(args.seed)
-    shapes = _aggregate_shapes(rng, tasks)
+    shapes = _aggregate_shapes(rng, tasks, subset)
+    _add_subset_numbers(subset, shapes)
     client = Client()
     client.force_login(UserFactory(username="bench-reader"))
     base = reverse("metrics:leaderboard")

@@ -4,8 +4,8 @@ Which evaluation speaks for a run: its latest finished evaluation (`metrics.eval
 Runs without a finished evaluation are still listed, after the others and without numbers.
 The database ranks, filters, counts and pages the runs (`Ranking`), so a page reads its own
 runs' numbers whatever the number of runs. With a task subset chosen, only runs with
-trajectories in it are listed, and their numbers are summarised from the same evaluations'
-scores on the subset's tasks (`metrics.subsets`), for every run of the subset.
+trajectories in it are listed, and their numbers are the same evaluations' aggregates stored
+for the subset (`metrics.services.aggregates.store_subset_aggregates`).
 """
 
 from dataclasses import dataclass, field
@@ -27,10 +27,11 @@ from metrics.evaluations import (
     Evaluation, cache_key, finished_evaluations, latest_evaluation_jobs, latest_evaluations,
 )
 from metrics.models import Aggregate, EvaluationJob
-from metrics.subsets import subset_numbers, subset_site_summaries
+from metrics.subsets import subset_site_summaries
 from metrics.verdicts import success_counts
 from trajectories.models import (
-    AgentRun, Paradigm, RunTally, RunVerdictCount, TaskResult, TaskSubset, Trajectory, VerdictSource,
+    AgentRun, Paradigm, RunTally, RunVerdictCount, SubsetVerdictCount, TaskResult, TaskSubset, Trajectory,
+    VerdictSource,
 )
 from trajectories.services.tallies import refresh_tallies
 from trajectories.verdicts import (
@@ -82,6 +83,8 @@ class LeaderboardFilters:
 
     @property
     def scope(self) -> tuple[str, str]:
+        if self.subset:
+            return Aggregate.Scope.SUBSET, self.subset
         return (Aggregate.Scope.SITE, self.site) if self.site else (Aggregate.Scope.RUN, "")
 
 
@@ -147,28 +150,6 @@ def _summary(mean, std, count, null_count) -> Summary:
     return Summary(mean=mean, std=std, count=count, null_count=null_count)
 
 
-def _sort_value(row: LeaderboardRow, sort: str):
-    if sort in METRICS:
-        summary = row.metrics.get(sort)
-        return summary.mean if summary else None
-    if sort == "created":
-        return row.created_at
-    if sort == "scored":
-        return row.scored
-    value = getattr(row, sort)
-    return value.lower() if isinstance(value, str) else value
-
-
-def _sort_subset_rows(rows: list[LeaderboardRow], sort: str, descending: bool) -> list[LeaderboardRow]:
-    """`ranked_runs`' order, in Python: a subset's numbers are summarised from scores, not stored."""
-    by_name = sorted(rows, key=lambda row: row.name.lower())
-    present = [row for row in by_name if _sort_value(row, sort) is not None]
-    missing = [row for row in by_name if _sort_value(row, sort) is None]
-    ordered = sorted(present, key=lambda row: _sort_value(row, sort), reverse=descending) + missing
-    return [row for row in ordered if row.evaluation or row.results_only] + [
-        row for row in ordered if not (row.evaluation or row.results_only)]
-
-
 def _stored_values(filters: LeaderboardFilters, metric: str, column: str = "mean"):
     """Every evaluation's stored `metric` per run in the filters' scope, as rows (job_id, run_id, value)."""
     scope, group = filters.scope
@@ -182,15 +163,19 @@ def _rate(rows, keys: tuple[str, ...], passed, total):
         value=Cast(Sum(passed), FloatField()) / NullIf(Sum(total), Value(0)))
 
 
-def _counted_values(source: str, site: str):
-    """`success_counts`' rate of one verdict source per run (per job and run for the offline check, which each
-    evaluation stores), read by the database from the stored counts."""
+def _counted_values(filters: LeaderboardFilters):
+    """`success_counts`' rate of the filters' verdict source per run (per job and run for the offline check, which
+    each evaluation stores), read by the database from the stored counts (of the subset's tasks, if one is chosen)."""
+    source, site, subset = filters.success_source, filters.site, filters.subset
     if source == CHECK:
-        checks = Aggregate.objects.filter(scope=Aggregate.Scope.SITE, metric=CHECK_METRIC,
-                                          **({"group": site} if site else {}))
+        scope = {"scope": Aggregate.Scope.SUBSET, "group": subset} if subset else {"scope": Aggregate.Scope.SITE}
+        checks = Aggregate.objects.filter(metric=CHECK_METRIC, **scope, **({"group": site} if site else {}))
         return _rate(checks, ("job_id", "run_id"), Round(Coalesce("mean", Value(0.0)) * F("count")), "count")
-    counts = RunVerdictCount.objects.filter(source=HARNESS if source == COMBINED else source,
-                                            **({"site": site} if site else {}))
+    source = HARNESS if source == COMBINED else source
+    if subset:
+        counts = SubsetVerdictCount.objects.filter(subset__name=subset, source=source)
+    else:
+        counts = RunVerdictCount.objects.filter(source=source, **({"site": site} if site else {}))
     return _rate(counts, ("run_id",), "passed", "total")
 
 
@@ -205,7 +190,7 @@ def _ranking_value(filters: LeaderboardFilters) -> tuple[str, dict]:
     if sort == "scored":
         return "stored.value", {"stored": _stored_values(filters, OUTCOMES, "count")}
     if sort == "success":
-        counted = {"counted": _counted_values(filters.success_source, filters.site)}
+        counted = {"counted": _counted_values(filters)}
         if filters.success_source != COMBINED:
             return "counted.value", counted
         # METRICS.md's combined success is the evaluation's aggregate; without one, the harness's.
@@ -240,15 +225,17 @@ def ranking_query(runs, filters: LeaderboardFilters, start: int = 0, stop: int |
     if offset and not limit:
         limit = f" LIMIT {-1 if connection.vendor == 'sqlite' else 'ALL'}"
     direction = "DESC" if filters.descending else "ASC"
+    counted = SubsetVerdictCount.objects.filter(subset__name=filters.subset) if filters.subset else RunVerdictCount.objects
+    counted, counted_params = counted.order_by().values("run_id").query.sql_with_params()
     query = (
         f"SELECT r.id FROM {table(AgentRun._meta.db_table)} r"
         f" LEFT JOIN {table(RunTally._meta.db_table)} t ON t.run_id = r.id {' '.join(joins)}"
         f"{where}"
         " ORDER BY CASE WHEN latest.job IS NOT NULL OR (NOT t.with_steps AND (t.trajectories > 0 OR r.id IN"
-        f" (SELECT run_id FROM {table(RunVerdictCount._meta.db_table)}))) THEN 1 ELSE 0 END DESC,"
+        f" ({counted}))) THEN 1 ELSE 0 END DESC,"
         f" {value} {direction} NULLS LAST, LOWER(r.name), r.name{limit}{offset}"
     )
-    return query, [*params, *(filtered_params if where else ())]
+    return query, [*params, *(filtered_params if where else ()), *counted_params]
 
 
 def ranked_run_ids(runs, filters: LeaderboardFilters, start: int = 0, stop: int | None = None) -> list[int]:
@@ -272,8 +259,8 @@ def _filtered_runs(filters: LeaderboardFilters, subset: TaskSubset | None):
 
 class Ranking:
     """The runs that pass the filters in the leaderboard's order, counted and ranked by the database and read a
-    slice at a time (a `Paginator` pages it): a page costs the same few queries whatever the number of runs.
-    With a task subset, whose numbers are summarised from scores, every run of the subset is read and ranked."""
+    slice at a time (a `Paginator` pages it): a page costs the same few queries whatever the number of runs,
+    with a task subset too (its numbers are stored as a site group's are)."""
 
     def __init__(self, filters: LeaderboardFilters, source_labels: dict[str, str] | None = None, *,
                  run_ids=None, evaluated: bool = False):
@@ -310,14 +297,11 @@ class Ranking:
             if stale:
                 refresh_tallies(stale)
             self._fresh = True
-        if self.subset is not None:
-            rows = _rows(self._runs.values(*RUN_COLUMNS), self.filters, self.subset, self.source_labels)
-            return _sort_subset_rows(rows, self.filters.sort, self.filters.descending)[index]
         if index.step is not None:
             raise TypeError("a leaderboard is read a slice of runs at a time, without steps")
         ids = ranked_run_ids(self._runs, self.filters, index.start or 0, index.stop)
         runs = {run["pk"]: run for run in AgentRun.objects.filter(pk__in=ids).values(*RUN_COLUMNS)}
-        return _rows([runs[run_id] for run_id in ids], self.filters, None, self.source_labels)
+        return _rows([runs[run_id] for run_id in ids], self.filters, self.subset, self.source_labels)
 
     def board(self, rows) -> Leaderboard:
         return Leaderboard(filters=self.filters, rows=list(rows), source_labels=self.source_labels)
@@ -348,8 +332,6 @@ def _rows(runs, filters: LeaderboardFilters, subset: TaskSubset | None, labels: 
     evaluations = latest_evaluations(rows, judge=filters.judge)
     for run_id, evaluation in evaluations.items():
         rows[run_id].evaluation = evaluation
-    if subset is not None:
-        _fill_from_subset(rows, evaluations, subset)
     scope, group = filters.scope
     # Only the two tables are JSON worth decoding: decoding every metric's empty one cost more than the query.
     aggregates = Aggregate.objects.filter(
@@ -357,7 +339,7 @@ def _rows(runs, filters: LeaderboardFilters, subset: TaskSubset | None, labels: 
         job_id__in={e.job_id for e in evaluations.values()},
     ).annotate(table=Case(When(metric__in=(OUTCOMES, LENGTHS), then=F("data")), output_field=JSONField())).values_list(
         "job_id", "run_id", "metric", "mean", "std", "count", "null_count", "table")
-    if subset is not None or not evaluations:  # the subset's numbers are all filled in already
+    if not evaluations:
         aggregates = ()
     for job_id, run_id, metric, mean, std, count, null_count, data in aggregates:
         if evaluations[run_id].job_id != job_id:
@@ -449,14 +431,6 @@ def chosen_subset(filters: LeaderboardFilters) -> TaskSubset | None:
 
 def subsets() -> list[str]:
     return list(TaskSubset.objects.order_by("name").values_list("name", flat=True))
-
-
-def _fill_from_subset(rows: dict[int, LeaderboardRow], evaluations: dict[int, Evaluation], subset) -> None:
-    numbers = subset_numbers({run_id: evaluation.job_id for run_id, evaluation in evaluations.items()}, subset)
-    for run_id, found in numbers.items():
-        row = rows[run_id]
-        row.metrics = {metric: found.metrics[metric] for metric in METRICS}
-        row.outcomes, row.lengths = found.outcomes, found.lengths
 
 
 def site_groups(judge: str = "") -> list[str]:

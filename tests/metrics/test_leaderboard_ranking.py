@@ -184,10 +184,13 @@ def _queries(client, url, query) -> int:
 def test_the_page_and_api_run_as_many_queries_at_2_runs_as_at_20(api):
     made = two_evaluated_runs()
     source = VerdictSource.objects.create(kind="llm_judge", name="WebJudge", model="o4-mini")
+    TaskSubset.objects.create(name="lite", benchmark="webarena", task_ids=["101", "201", "301"])
     reader = UserFactory(username="page-reader")
     asked = [(reverse("metrics:leaderboard"), query) for query in (
-        {}, {"sort": "-step_success", "page": 2}, {"success_source": named_source(source.pk)}, {"site": "gitlab"})]
-    asked += [(reverse("api-leaderboard"), query) for query in ({}, {"sort": "name", "page_size": 1})]
+        {}, {"sort": "-step_success", "page": 2}, {"success_source": named_source(source.pk)}, {"site": "gitlab"},
+        {"subset": "lite"}, {"subset": "lite", "success_source": named_source(source.pk), "page": 2})]
+    asked += [(reverse("api-leaderboard"), query) for query in (
+        {}, {"sort": "name", "page_size": 1}, {"subset": "lite", "sort": "-recovery", "page_size": 1})]
     asked += [(reverse("api-leaderboard-sites"), {"metric": "recovery", "page_size": 2})]
 
     def counts():
@@ -197,9 +200,10 @@ def test_the_page_and_api_run_as_many_queries_at_2_runs_as_at_20(api):
         page.force_login(reader)
         return [_queries(page if url == asked[0][0] else api, url, query) for url, query in asked]
 
+    Verdict.objects.create(run=made.alpha, task=made.tasks["a1"], source=source, success=True)
+    refresh_tallies([made.alpha.pk])  # the named source is a choice at both sizes
     small = counts()
     _more_runs(made.tasks, 18)
-    Verdict.objects.create(run=made.alpha, task=made.tasks["a1"], source=source, success=True)
     assert counts() == small
 
 

@@ -1,10 +1,11 @@
-"""The per-run numbers the leaderboard reads (`RunTally`, `RunVerdictCount`), recounted whenever a run's
-trajectories or verdicts change, so listing runs costs the same whatever they hold."""
+"""The per-run numbers the leaderboard reads (`RunTally`, `RunVerdictCount`, `SubsetVerdictCount`), recounted
+whenever a run's trajectories or verdicts change (and a subset's whenever its tasks do), so listing runs costs the
+same whatever they hold."""
 
 from django.db import transaction
 from django.db.models import Count, Q
 
-from trajectories.models import AgentRun, RunTally, RunVerdictCount, Trajectory
+from trajectories.models import AgentRun, RunTally, RunVerdictCount, SubsetVerdictCount, TaskSubset, Trajectory
 from trajectories.selectors import verdict_counts
 
 
@@ -24,6 +25,22 @@ def refresh_tallies(run_ids) -> None:
     RunVerdictCount.objects.bulk_create(
         [RunVerdictCount(run_id=run_id, source=source, site=site, passed=passed, total=total)
          for run_id, source, site, passed, total in verdict_counts(run_ids)], batch_size=1000)
+    SubsetVerdictCount.objects.filter(run_id__in=run_ids).delete()
+    for subset in TaskSubset.objects.all():
+        SubsetVerdictCount.objects.bulk_create(_subset_counts(subset, run_ids), batch_size=1000)
+
+
+@transaction.atomic
+def refresh_subset_counts(subset: TaskSubset) -> None:
+    """Recount every run's verdicts on the subset's tasks (its tasks are new or changed)."""
+    SubsetVerdictCount.objects.filter(subset=subset).delete()
+    run_ids = AgentRun.objects.values_list("pk", flat=True)
+    SubsetVerdictCount.objects.bulk_create(_subset_counts(subset, run_ids), batch_size=1000)
+
+
+def _subset_counts(subset: TaskSubset, run_ids) -> list[SubsetVerdictCount]:
+    return [SubsetVerdictCount(subset=subset, run_id=run_id, source=source, site=site, passed=passed, total=total)
+            for run_id, source, site, passed, total in verdict_counts(run_ids, subset.task_filter("task__"))]
 
 
 def fresh_tallies(run_ids) -> None:
