@@ -13,10 +13,10 @@ decisions are not generated: the leaderboard does not read them.
 Measured in this process (Django test client, DEBUG off; the numbers are read on every request, the rendered
 tables come from their cache as on a server): the leaderboard page (first page of 50 runs), its last page, the
 page ranked by a metric (step success), by the named judge's success, with a site filter, with a task subset (the
-165 tasks of WebArena-Lite's size: the first 165 task ids), and the leaderboard API (its first page of 50, and a
-later page of 20). Each cell: wall median / p95, and the median CPU time of this process (the database's own time
+165 tasks of WebArena-Lite's size: the first 165 task ids; by default and by the named judge's success), and the
+leaderboard API (its first page of 50, a later page of 20, and the first page with the subset). Each cell: wall median / p95, and the median CPU time of this process (the database's own time
 is in the wall time only). With `--explain`, the EXPLAIN ANALYZE of the ranking query of the first page (the
-default order, and by the named judge's success) is printed at the largest size.
+default order, and by the named judge's success, each without and with the subset) is printed at the largest size.
 
 `--skip NAME ...` leaves out the scenarios named (e.g. `--skip "subset filter"`).
 
@@ -147,19 +147,21 @@ def _copy_aggregates(pairs, shapes, scope: str | None = None) -> None:
 
 
 def _add_subset_numbers(subset, shapes) -> None:
-    """The subset's stored numbers for runs generated before they were stored."""
+    """The subset's stored numbers for runs generated before they were stored (its counts may have been counted
+    by the migration that added them)."""
     from django.db import transaction
 
     from metrics.models import Aggregate, EvaluationJob
+    from trajectories.models import SubsetVerdictCount
     from trajectories.services.tallies import refresh_subset_counts
 
-    if Aggregate.objects.filter(scope="subset", group=subset.name).exists():
-        return
     pairs = EvaluationJob.runs.through.objects.values_list("evaluationjob_id", "agentrun_id", "agentrun__name")
     with transaction.atomic():
-        _copy_aggregates([(job_id, run_id, int(name.rsplit("-", 1)[1])) for job_id, run_id, name in pairs],
-                         shapes, "subset")
-        refresh_subset_counts(subset)
+        if not Aggregate.objects.filter(scope="subset", group=subset.name).exists():
+            _copy_aggregates([(job_id, run_id, int(name.rsplit("-", 1)[1])) for job_id, run_id, name in pairs],
+                             shapes, "subset")
+        if pairs.exists() and not SubsetVerdictCount.objects.filter(subset=subset).exists():
+            refresh_subset_counts(subset)
 
 
 def _timed(client, url: str, requests: int) -> tuple[float, float, float]:
@@ -179,16 +181,17 @@ def _timed(client, url: str, requests: int) -> tuple[float, float, float]:
     return statistics.median(ordered), ordered[max(0, round(0.95 * len(ordered)) - 1)], statistics.median(cpu)
 
 
-def _explain(source: str) -> str:
-    """The plans of the ranking query behind the first page: the default order, and by `source`'s success."""
+def _explain(source: str, subset: str) -> str:
+    """The plans of the ranking query behind the first page: the default order, by `source`'s success, and both
+    filtered to `subset`."""
     from django.db import connection
 
-    from metrics.leaderboard import LeaderboardFilters, ranking_query
-    from trajectories.models import AgentRun
+    from metrics.leaderboard import LeaderboardFilters, _filtered_runs, chosen_subset, ranking_query
 
     plans = []
-    for filters in (LeaderboardFilters(), LeaderboardFilters(success_source=source)):
-        sql, params = ranking_query(AgentRun.objects.all(), filters, 0, 50)
+    for filters in (LeaderboardFilters(), LeaderboardFilters(success_source=source), LeaderboardFilters(subset=subset),
+                    LeaderboardFilters(subset=subset, success_source=source)):
+        sql, params = ranking_query(_filtered_runs(filters, chosen_subset(filters)), filters, 0, 50)
         with connection.cursor() as cursor:
             cursor.execute(f"EXPLAIN ANALYZE {sql}", params)
             plans.append(f"{filters}\n" + "\n".join(line for (line,) in cursor.fetchall()))
@@ -247,8 +250,10 @@ def main() -> None:
         "by a named judge": f"{base}?success_source={named_source(source.pk)}",
         "site filter (gitlab)": f"{base}?site=gitlab",
         "subset filter": f"{base}?subset={subset.name}",
+        "subset by a named judge": f"{base}?subset={subset.name}&success_source={named_source(source.pk)}",
         "API page 1": api,
         "API page 2 of 20": f"{api}?page=2&page_size=20",
+        "API subset page 1": f"{api}?subset={subset.name}",
     }
     scenarios = {name: url for name, url in scenarios.items() if name not in args.skip}
     print(f"load average at start: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
@@ -269,7 +274,7 @@ def main() -> None:
               + " | ".join(f"{median:.0f} / {p95:.0f} ({cpu:.0f})" for median, p95, cpu in cells)
               + f" |  (load {os.getloadavg()[0]:.1f})", flush=True)
     if args.explain:
-        print(_explain(named_source(source.pk)))
+        print(_explain(named_source(source.pk), subset.name))
 
 
 if __name__ == "__main__":

@@ -30,8 +30,7 @@ from metrics.models import Aggregate, EvaluationJob
 from metrics.subsets import subset_site_summaries
 from metrics.verdicts import success_counts
 from trajectories.models import (
-    AgentRun, Paradigm, RunTally, RunVerdictCount, SubsetVerdictCount, TaskResult, TaskSubset, Trajectory,
-    VerdictSource,
+    AgentRun, Paradigm, RunTally, RunVerdictCount, SubsetTally, SubsetVerdictCount, TaskSubset, VerdictSource,
 )
 from trajectories.services.tallies import refresh_tallies
 from trajectories.verdicts import (
@@ -251,9 +250,7 @@ def _filtered_runs(filters: LeaderboardFilters, subset: TaskSubset | None):
     if filters.paradigm:
         runs = runs.filter(paradigm=filters.paradigm)
     if subset is not None:  # runs with trajectories, or results-only verdicts, on the subset's tasks
-        on_tasks = subset.task_filter("task__")
-        runs = runs.filter(Exists(Trajectory.objects.filter(on_tasks, run=OuterRef("pk")))
-                           | Exists(TaskResult.objects.filter(on_tasks, run=OuterRef("pk"))))
+        runs = runs.filter(Exists(SubsetTally.objects.filter(subset=subset, run=OuterRef("pk"))))
     return runs
 
 
@@ -277,8 +274,18 @@ class Ranking:
         self._count = None
         self._fresh = False
 
+    def _refresh(self) -> None:
+        """Recount the tallies a single write dropped, once, before anything is read from them (a subset's runs
+        are listed by them)."""
+        if not self._fresh:
+            stale = list(AgentRun.objects.filter(tally__isnull=True).values_list("pk", flat=True))
+            if stale:
+                refresh_tallies(stale)
+            self._fresh = True
+
     def count(self) -> int:
         if self._count is None:
+            self._refresh()
             self._count = self._runs.count()
         return self._count
 
@@ -292,11 +299,7 @@ class Ranking:
     def __getitem__(self, index: slice) -> list[LeaderboardRow]:
         if not isinstance(index, slice):
             raise TypeError("a leaderboard is read a slice of runs at a time")
-        if not self._fresh:  # tallies a single write dropped, counted once
-            stale = list(self._runs.filter(tally__isnull=True).values_list("pk", flat=True))
-            if stale:
-                refresh_tallies(stale)
-            self._fresh = True
+        self._refresh()
         if index.step is not None:
             raise TypeError("a leaderboard is read a slice of runs at a time, without steps")
         ids = ranked_run_ids(self._runs, self.filters, index.start or 0, index.stop)

@@ -488,3 +488,15 @@ class SubsetVerdictCount(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["subset", "source", "run", "site"], name="subset_verdict_count_unique"),
         ]
+
+
+class SubsetTally(models.Model):
+    """A run's trajectories on the tasks of one subset, stored for every run with a trajectory or a task result
+    there: the runs the leaderboard lists when filtered to the subset."""
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="subset_tallies")
+    subset = models.ForeignKey(TaskSubset, on_delete=models.CASCADE, related_name="tallies")
+    trajectories = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["subset", "run"], name="subset_tally_unique")]

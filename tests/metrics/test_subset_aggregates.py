@@ -7,12 +7,13 @@ import pytest
 
 from metrics.aggregation import METRICS
 from metrics.evaluations import finished_evaluations
+from metrics.leaderboard import LeaderboardFilters, Ranking
 from metrics.models import Aggregate
 from metrics.services.aggregates import LENGTH_METRICS
 from metrics.subsets import subset_numbers
 from tests.factories import AgentRunFactory, JudgeConfigFactory, TaskFactory
 from tests.metrics.reports import evaluate, trajectory, two_evaluated_runs
-from trajectories.models import AgentRun, SubsetVerdictCount, TaskResult, TaskSubset
+from trajectories.models import AgentRun, SubsetTally, SubsetVerdictCount, TaskResult, TaskSubset, Trajectory
 from trajectories.selectors import verdict_counts
 from trajectories.services.subsets import import_subset_bytes
 from trajectories.services.tallies import refresh_tallies
@@ -44,6 +45,14 @@ def _computed(subset: TaskSubset) -> dict:
     return found
 
 
+def _held(subset: TaskSubset) -> dict:
+    """{run id: its trajectories on the subset's tasks} of every run with a trajectory or a task result there."""
+    on_tasks = subset.task_filter("task__")
+    held = {run.pk: run.trajectories.filter(on_tasks).count() for run in AgentRun.objects.all()}
+    return {run_id: count for run_id, count in held.items()
+            if count or TaskResult.objects.filter(on_tasks, run_id=run_id).exists()}
+
+
 def _counts(subset: TaskSubset) -> set:
     run_ids = AgentRun.objects.values_list("pk", flat=True)
     return set(verdict_counts(run_ids, subset.task_filter("task__")))
@@ -56,6 +65,7 @@ def _assert_stored_as_computed(subset: TaskSubset) -> dict:
             for key, numbers in stored.items()} == computed
     assert set(SubsetVerdictCount.objects.filter(subset=subset).values_list(
         "run_id", "source", "site", "passed", "total")) == _counts(subset)
+    assert dict(SubsetTally.objects.filter(subset=subset).values_list("run_id", "trajectories")) == _held(subset)
     return stored
 
 
@@ -89,7 +99,7 @@ def test_the_stored_subset_numbers_follow_every_change():
 
     lite.delete()
     assert not Aggregate.objects.filter(scope=Aggregate.Scope.SUBSET).exists()
-    assert not SubsetVerdictCount.objects.exists()
+    assert not SubsetVerdictCount.objects.exists() and not SubsetTally.objects.exists()
 
 
 def test_a_subset_of_tasks_no_run_has_stores_nothing():
@@ -97,4 +107,14 @@ def test_a_subset_of_tasks_no_run_has_stores_nothing():
     TaskFactory(task_id="999", number=999)
     empty = TaskSubset.objects.create(name="empty", benchmark="webarena", task_ids=["999"])
     assert _assert_stored_as_computed(empty) == {}
-    assert not SubsetVerdictCount.objects.exists()
+    assert not SubsetVerdictCount.objects.exists() and not SubsetTally.objects.exists()
+
+
+def test_a_run_given_a_trajectory_by_a_single_write_is_listed_on_the_subset_at_the_next_read():
+    made = two_evaluated_runs()
+    TaskSubset.objects.create(name="lite", benchmark="webarena", task_ids=["101"])
+    late = AgentRunFactory(name="late")
+    Trajectory.objects.create(run=late, task=made.tasks["a1"], success=True)  # drops the run's tallies
+    ranking = Ranking(LeaderboardFilters(subset="lite"))
+    assert ranking.count() == 3
+    assert sorted(row.name for row in ranking[:]) == ["alpha", "beta", "late"]

@@ -24,4 +24,16 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('subset', 'source', 'run', 'site'), name='subset_verdict_count_unique')],
             },
         ),
+        migrations.CreateModel(
+            name='SubsetTally',
+            fields=[
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('trajectories', models.PositiveIntegerField(default=0)),
+                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='subset_tallies', to='trajectories.agentrun')),
+                ('subset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tallies', to='trajectories.tasksubset')),
+            ],
+            options={
+                'constraints': [models.UniqueConstraint(fields=('subset', 'run'), name='subset_tally_unique')],
+            },
+        ),
     ]
