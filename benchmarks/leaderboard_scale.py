@@ -14,9 +14,10 @@ Measured in this process (Django test client, DEBUG off; the numbers are read on
 tables come from their cache as on a server): the leaderboard page (first page of 50 runs), its last page, the
 page ranked by a metric (step success), by the named judge's success, with a site filter, with a task subset (the
 165 tasks of WebArena-Lite's size: the first 165 task ids; by default and by the named judge's success), and the
-leaderboard API (its first page of 50, a later page of 20, and the first page with the subset). Each cell: wall median / p95, and the median CPU time of this process (the database's own time
-is in the wall time only). With `--explain`, the EXPLAIN ANALYZE of the ranking query of the first page (the
-default order, and by the named judge's success, each without and with the subset) is printed at the largest size.
+leaderboard API (its first page of 50, a later page of 20, and the first page with the subset). Each cell: wall
+median / p95, and the median CPU time of this process (the database's own time is in the wall time only). With
+`--explain`, the EXPLAIN ANALYZE of the ranking query of the first page (the default order, and by the named judge's
+success, each without and with the subset) is printed at the largest size.
 
 `--skip NAME ...` leaves out the scenarios named (e.g. `--skip "subset filter"`).
 
@@ -25,12 +26,14 @@ below it are skipped): the 5,000-run database takes minutes to generate, its mea
 
     .venv/bin/python benchmarks/leaderboard_scale.py [--runs 50 500 5000] [--requests 20] [--explain] [--reuse]
         [--skip "subset filter"]
-
-The recorded runs (BENCHMARKS.md, "Stored verdict counts"):
-
-    .venv/bin/python benchmarks/leaderboard_scale.py --runs 500 --requests 20 --database trajscope_lb1_bench_small --reuse
-    .venv/bin/python benchmarks/leaderboard_scale.py --runs 5000 --requests 20 --explain --database trajscope_lb1_bench --reuse
         [--postgres-url postgres://postgres@127.0.0.1:5432/postgres] [--database trajscope_bench_leaderboard]
+
+The recorded runs (BENCHMARKS.md, "Stored verdict counts"), on databases generated once:
+
+    .venv/bin/python benchmarks/leaderboard_scale.py --runs 500 --requests 20 \
+        --database trajscope_lb1_bench_small --reuse
+    .venv/bin/python benchmarks/leaderboard_scale.py --runs 5000 --requests 20 --explain \
+        --database trajscope_lb1_bench --reuse
 """
 
 import argparse

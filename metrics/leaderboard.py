@@ -224,7 +224,8 @@ def ranking_query(runs, filters: LeaderboardFilters, start: int = 0, stop: int |
     if offset and not limit:
         limit = f" LIMIT {-1 if connection.vendor == 'sqlite' else 'ALL'}"
     direction = "DESC" if filters.descending else "ASC"
-    counted = SubsetVerdictCount.objects.filter(subset__name=filters.subset) if filters.subset else RunVerdictCount.objects
+    counted = (SubsetVerdictCount.objects.filter(subset__name=filters.subset) if filters.subset
+               else RunVerdictCount.objects.all())
     counted, counted_params = counted.order_by().values("run_id").query.sql_with_params()
     query = (
         f"SELECT r.id FROM {table(AgentRun._meta.db_table)} r"

@@ -1,5 +1,7 @@
 """Stored summaries of a job's scores per run, site, paradigm, task subset and within successful tasks."""
 
+from itertools import groupby
+
 from django.db import transaction
 from django.db.models import F
 
@@ -25,12 +27,12 @@ def score_rows(job: EvaluationJob, run_id: int) -> list[dict]:
 def _summary_rows(job_id: int, run_id: int, scope, group, rows) -> list[Aggregate]:
     metrics = aggregation.summarize_metrics(rows, aggregation.METRICS + LENGTH_METRICS + (aggregation.CHECK_METRIC,))
     records = [
-        Aggregate(job_id=job_id, run_id=run_id, scope=scope, group=group, metric=metric, mean=summary.mean, std=summary.std,
-                  count=summary.count, null_count=summary.null_count)
+        Aggregate(job_id=job_id, run_id=run_id, scope=scope, group=group, metric=metric, mean=summary.mean,
+                  std=summary.std, count=summary.count, null_count=summary.null_count)
         for metric, summary in metrics.items()
     ]
-    records.append(Aggregate(job_id=job_id, run_id=run_id, scope=scope, group=group, metric="outcomes", count=len(rows),
-                             data=aggregation.outcome_table(rows).to_dict()))
+    records.append(Aggregate(job_id=job_id, run_id=run_id, scope=scope, group=group, metric="outcomes",
+                             count=len(rows), data=aggregation.outcome_table(rows).to_dict()))
     records.append(Aggregate(job_id=job_id, run_id=run_id, scope=scope, group=group, metric="lengths", count=len(rows),
                              data=aggregation.length_comparison(rows).to_dict()))
     return records
@@ -71,12 +73,12 @@ def drop_subset_aggregates(subset: TaskSubset) -> None:
 
 def _subset_rows(subset: TaskSubset, jobs) -> list[Aggregate]:
     """The `jobs`' summaries per run of its scores on the subset's tasks, for runs with one there at least (the
-    rows `metrics.subsets.subset_numbers` summarises)."""
-    rows_by_pair: dict[tuple[int, int], list[dict]] = {}
+    rows `metrics.subsets.subset_numbers` summarises); read a run at a time, however many runs were evaluated."""
     scores = TrajectoryScore.objects.filter(subset.task_filter("trajectory__task__"), job__in=jobs, error="",
                                             trajectory__run__evaluation_jobs=F("job"))
-    for row in scores.values(*ROW_FIELDS, "job_id", "trajectory__run_id", "trajectory__task__sites"):
-        row["sites"] = row.pop("trajectory__task__sites")
-        rows_by_pair.setdefault((row.pop("job_id"), row.pop("trajectory__run_id")), []).append(row)
-    return [record for (job_id, run_id), rows in rows_by_pair.items()
-            for record in _summary_rows(job_id, run_id, Aggregate.Scope.SUBSET, subset.name, rows)]
+    rows = scores.order_by("job_id", "trajectory__run_id").values(*ROW_FIELDS, "job_id", "trajectory__run_id")
+    records = []
+    for (job_id, run_id), pair_rows in groupby(rows.iterator(chunk_size=2000),
+                                               key=lambda row: (row.pop("job_id"), row.pop("trajectory__run_id"))):
+        records += _summary_rows(job_id, run_id, Aggregate.Scope.SUBSET, subset.name, list(pair_rows))
+    return records

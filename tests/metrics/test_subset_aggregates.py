@@ -41,7 +41,8 @@ def _computed(subset: TaskSubset) -> dict:
                 **{metric: (summary.mean, summary.std, summary.count, summary.null_count)
                    for metric, summary in numbers.metrics.items()},
                 # as stored: JSON, whose arrays read back as lists
-                "outcomes": json.loads(json.dumps(numbers.outcomes)), "lengths": json.loads(json.dumps(numbers.lengths))}
+                "outcomes": json.loads(json.dumps(numbers.outcomes)),
+                "lengths": json.loads(json.dumps(numbers.lengths))}
     return found
 
 
