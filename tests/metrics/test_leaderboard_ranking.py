@@ -191,7 +191,8 @@ def test_the_page_and_api_run_as_many_queries_at_2_runs_as_at_20(api):
         {"subset": "lite"}, {"subset": "lite", "success_source": named_source(source.pk), "page": 2})]
     asked += [(reverse("api-leaderboard"), query) for query in (
         {}, {"sort": "name", "page_size": 1}, {"subset": "lite", "sort": "-recovery", "page_size": 1})]
-    asked += [(reverse("api-leaderboard-sites"), {"metric": "recovery", "page_size": 2})]
+    asked += [(reverse("api-leaderboard-sites"), query) for query in (
+        {"metric": "recovery", "page_size": 2}, {"metric": "recovery", "page_size": 2, "subset": "lite"})]
 
     def counts():
         from django.test import Client
