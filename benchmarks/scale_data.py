@@ -17,13 +17,15 @@ PARADIGMS = ["step_by_step", "tree_search", "full_plan", "other"]
 GOLD_STEPS = 12
 
 
-def recreate_database(base_url: str, name: str) -> str:
-    """An empty database `name` beside `base_url`'s, and its URL."""
+def recreate_database(base_url: str, name: str, *, keep: bool = False) -> str:
+    """An empty database `name` beside `base_url`'s (kept as it is when `keep` and it exists), and its URL."""
     import psycopg
 
     with psycopg.connect(base_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {name}")
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not (keep and exists):
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            conn.execute(f"CREATE DATABASE {name}")
     return base_url.rsplit("/", 1)[0] + "/" + name
 
 

@@ -21,7 +21,7 @@ from annotation.formats import FORMATS as GOLD_FORMATS
 from annotation.formats import export_bytes
 from annotation.permissions import visible_gold
 from annotation.selectors import gold_blocks
-from infrastructure.api import MAX_ID, IdFilter, NameField, PublicLeaderboardOrAuthenticated
+from infrastructure.api import MAX_ID, IdFilter, NameField, Pagination, PublicLeaderboardOrAuthenticated
 from metrics import comparison, exports, leaderboard
 from metrics.aggregation import METRICS
 from metrics.api_verdicts import JudgesQuerySerializer, judges_query
@@ -183,24 +183,29 @@ def _query(serializer_class, request) -> serializers.Serializer:
     return query
 
 
-class LeaderboardSerializer(serializers.Serializer):
-    results = LeaderboardRowSerializer(many=True, help_text="Evaluated runs first, in the chosen order.")
-
-
-@extend_schema(tags=["results"], parameters=[LeaderboardQuerySerializer], responses=LeaderboardSerializer)
-class LeaderboardView(APIView):
-    """One row per run: every metric from its latest finished evaluation. Open to anonymous readers
-    when PUBLIC_LEADERBOARD is on."""
+@extend_schema(tags=["results"], parameters=[LeaderboardQuerySerializer],
+               responses=LeaderboardRowSerializer(many=True))
+class LeaderboardView(generics.GenericAPIView):
+    """One row per run: every metric from its latest finished evaluation; evaluated runs first, in the chosen
+    order, a page at a time (`page`, `page_size`), ranked over every run by the database. Open to anonymous
+    readers when PUBLIC_LEADERBOARD is on."""
 
     permission_classes = [PublicLeaderboardOrAuthenticated]
+    serializer_class = LeaderboardRowSerializer
+    queryset = AgentRun.objects.none()  # what the rows are, for the schema; `leaderboard.Ranking` reads them
+    filter_backends = []  # `sort` orders the rows, not `ordering`
 
     def get(self, request):
-        board = leaderboard.leaderboard(_query(LeaderboardQuerySerializer, request).filters())
-        return Response(LeaderboardSerializer({"results": board.rows}).data)
+        ranking = leaderboard.Ranking(_query(LeaderboardQuerySerializer, request).filters())
+        return self.get_paginated_response(self.get_serializer(self.paginate_queryset(ranking), many=True).data)
 
 
 class SiteBreakdownQuerySerializer(LeaderboardQuerySerializer):
     metric = serializers.ChoiceField(choices=METRICS, required=False, default="success")
+    page = serializers.IntegerField(required=False, default=1, min_value=1,
+                                    help_text="The runs of this page of the leaderboard (ranked as it is).")
+    page_size = serializers.IntegerField(required=False, default=Pagination.page_size, min_value=1,
+                                         max_value=Pagination.max_page_size)
 
 
 class SiteBreakdownRowSerializer(serializers.Serializer):
@@ -217,13 +222,18 @@ class SiteBreakdownSerializer(serializers.Serializer):
 
 @extend_schema(tags=["results"], parameters=[SiteBreakdownQuerySerializer], responses=SiteBreakdownSerializer)
 class SiteBreakdownView(APIView):
-    """One metric per run and site group (the paper's Figures 2 and 3), for the leaderboard's runs."""
+    """One metric per run and site group (the paper's Figures 2 and 3), for the runs of one page of the
+    leaderboard (`page`, `page_size`, as GET /api/leaderboard/), so that a request reads a page of runs."""
 
     permission_classes = [PublicLeaderboardOrAuthenticated]
 
     def get(self, request):
         query = _query(SiteBreakdownQuerySerializer, request)
-        breakdown = leaderboard.site_breakdown(leaderboard.leaderboard(query.filters()), query.validated_data["metric"])
+        data = query.validated_data
+        ranking = leaderboard.Ranking(query.filters())
+        first = (data["page"] - 1) * data["page_size"]
+        board = ranking.board(ranking[first:first + data["page_size"]])
+        breakdown = leaderboard.site_breakdown(board, data["metric"])
         return Response(SiteBreakdownSerializer({
             "metric": breakdown.metric,
             "sites": breakdown.sites,

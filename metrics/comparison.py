@@ -17,7 +17,7 @@ from annotation.permissions import visible_gold
 from metrics import aggregation
 from metrics.aggregation import METRICS, PairedComparison, compare_paired
 from metrics.alignment import GOLD, AgentStepMark, SideAlignment, align, align_side
-from metrics.leaderboard import Evaluation, cache_key, latest_evaluations
+from metrics.evaluations import Evaluation, cache_key, latest_evaluations
 from metrics.models import TrajectoryScore
 from trajectories.models import AgentRun, Step, Task, TaskSubset, Trajectory
 

@@ -25,7 +25,8 @@ from metrics.aggregation import METRICS
 from metrics.comparison import NotEvaluated
 from metrics.definitions import DEFAULT_TAU
 from metrics.definitions.judges_vs_humans import JudgesVsHumans
-from metrics.leaderboard import Leaderboard, latest_evaluations
+from metrics.evaluations import latest_evaluations
+from metrics.leaderboard import Leaderboard
 from metrics.models import Aggregate, EvaluationJob, TrajectoryScore
 from metrics.permissions import visible_decisions
 from metrics.services.scoring import SCORE_FIELDS

@@ -1,32 +1,41 @@
 """The leaderboard: every run's numbers read from stored aggregates, never recomputed from scores.
 
-Which evaluation speaks for a run: its *latest finished evaluation*, i.e. among the evaluation
-jobs that include the run and have status `done`, the one that finished last (ties: the newer
-job). Naming a judge configuration restricts the choice to that judge's jobs. A job that is
-being re-run does not count until it finishes again, so the previous numbers stay up meanwhile.
+Which evaluation speaks for a run: its latest finished evaluation (`metrics.evaluations`).
 Runs without a finished evaluation are still listed, after the others and without numbers.
-With a task subset chosen, only runs with trajectories in it are listed, and their numbers are
-summarised from the same evaluations' scores on the subset's tasks (`metrics.subsets`).
+The database ranks, filters, counts and pages the runs (`Ranking`), so a page reads its own
+runs' numbers whatever the number of runs. With a task subset chosen, only runs with
+trajectories in it are listed, and their numbers are the same evaluations' aggregates stored
+for the subset (`metrics.services.aggregates.store_subset_aggregates`).
 """
 
-import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 
-from django.db.models import Case, CharField, Exists, F, JSONField, OuterRef, Value, When
-from django.db.models.functions import Cast, Concat
+from django.core.cache import cache
+from django.db import connection
+from django.db.models import Case, CharField, Count, Exists, F, FloatField, JSONField, Max, OuterRef, Sum, Value, When
+from django.db.models.functions import Cast, Coalesce, Concat, NullIf, Round
 
 from judges import questions as q
 from judges.calibration import DEFAULT_THRESHOLD, trust
-from judges.models import DecisionKind
+from judges.models import DecisionKind, JudgeConfig
 from judges.selectors import judge_trust_by_kind
 from judges.services import backend_and_model
-from metrics.aggregation import METRICS, Summary
+from metrics.aggregation import CHECK_METRIC, METRICS, Summary
+from metrics.evaluations import (
+    Evaluation, cache_key, finished_evaluations, latest_evaluation_jobs, latest_evaluations,
+)
 from metrics.models import Aggregate, EvaluationJob
-from metrics.subsets import subset_numbers, subset_site_summaries
-from trajectories.models import AgentRun, Paradigm, RunVerdictCount, TaskResult, TaskSubset, Trajectory, VerdictSource
+from metrics.subsets import subset_site_summaries
+from metrics.verdicts import success_counts
+from trajectories.models import (
+    AgentRun, Paradigm, RunTally, RunVerdictCount, SubsetTally, SubsetVerdictCount, TaskSubset, VerdictSource,
+)
 from trajectories.services.tallies import refresh_tallies
-from trajectories.verdicts import COMBINED, NAMED_PREFIX, SOURCE_LABELS, named_source, named_source_id
+from trajectories.verdicts import (
+    CHECK, COMBINED, HARNESS, NAMED_PREFIX, SOURCE_LABELS, named_source, named_source_id,
+)
 
 METRIC_LABELS = {
     "step_success": "Step success",
@@ -44,37 +53,6 @@ METRIC_LABELS = {
 OUTCOMES, LENGTHS = "outcomes", "lengths"
 RUN_FIELDS = ("name", "agent", "model", "paradigm", "benchmark", "created", "trajectories", "scored")
 SORT_KEYS = RUN_FIELDS + METRICS
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """The evaluation job that represents a run."""
-
-    job_id: int
-    judge: str
-    finished_at: datetime
-
-
-def latest_evaluations(run_ids=None, *, judge: str = "") -> dict[int, Evaluation]:
-    """{run id: its latest finished evaluation}, for the given runs (all runs when None)."""
-    memberships = EvaluationJob.runs.through.objects.filter(evaluationjob__status=EvaluationJob.Status.DONE)
-    if run_ids is not None:
-        memberships = memberships.filter(agentrun_id__in=list(run_ids))
-    if judge:
-        memberships = memberships.filter(evaluationjob__judge_config__name=judge)
-    rows = memberships.order_by("agentrun_id", "-evaluationjob__finished_at", "-evaluationjob_id").values_list(
-        "agentrun_id", "evaluationjob_id", "evaluationjob__judge_config__name", "evaluationjob__finished_at"
-    )
-    chosen: dict[int, Evaluation] = {}
-    for run_id, job_id, judge_name, finished_at in rows:
-        chosen.setdefault(run_id, Evaluation(job_id, judge_name, finished_at))
-    return chosen
-
-
-def cache_key(kind: str, *parts) -> str:
-    """A cache key for something derived from finished evaluations: name them (id and finish time) in `parts`."""
-    digest = hashlib.sha256(repr(parts).encode()).hexdigest()
-    return f"{kind}:{digest}"
 
 
 @dataclass(frozen=True)
@@ -104,6 +82,8 @@ class LeaderboardFilters:
 
     @property
     def scope(self) -> tuple[str, str]:
+        if self.subset:
+            return Aggregate.Scope.SUBSET, self.subset
         return (Aggregate.Scope.SITE, self.site) if self.site else (Aggregate.Scope.RUN, "")
 
 
@@ -169,60 +149,193 @@ def _summary(mean, std, count, null_count) -> Summary:
     return Summary(mean=mean, std=std, count=count, null_count=null_count)
 
 
-def _sort_value(row: LeaderboardRow, sort: str):
-    if sort in METRICS:
-        summary = row.metrics.get(sort)
-        return summary.mean if summary else None
+def _stored_values(filters: LeaderboardFilters, metric: str, column: str = "mean"):
+    """Every evaluation's stored `metric` per run in the filters' scope, as rows (job_id, run_id, value)."""
+    scope, group = filters.scope
+    return Aggregate.objects.filter(scope=scope, group=group, metric=metric).values("job_id", "run_id",
+                                                                                   value=F(column))
+
+
+def _rate(rows, keys: tuple[str, ...], passed, total):
+    """passed / total summed over `rows` per `keys`, as `value`; NULL where nothing was judged."""
+    return rows.order_by().values(*keys).annotate(
+        value=Cast(Sum(passed), FloatField()) / NullIf(Sum(total), Value(0)))
+
+
+def _counted_values(filters: LeaderboardFilters):
+    """`success_counts`' rate of the filters' verdict source per run (per job and run for the offline check, which
+    each evaluation stores), read by the database from the stored counts (of the subset's tasks, if one is chosen)."""
+    source, site, subset = filters.success_source, filters.site, filters.subset
+    if source == CHECK:
+        scope = {"scope": Aggregate.Scope.SUBSET, "group": subset} if subset else {"scope": Aggregate.Scope.SITE}
+        checks = Aggregate.objects.filter(metric=CHECK_METRIC, **scope, **({"group": site} if site else {}))
+        return _rate(checks, ("job_id", "run_id"), Round(Coalesce("mean", Value(0.0)) * F("count")), "count")
+    source = HARNESS if source == COMBINED else source
+    if subset:
+        counts = SubsetVerdictCount.objects.filter(subset__name=subset, source=source)
+    else:
+        counts = RunVerdictCount.objects.filter(source=source, **({"site": site} if site else {}))
+    return _rate(counts, ("run_id",), "passed", "total")
+
+
+def _ranking_value(filters: LeaderboardFilters) -> tuple[str, dict]:
+    """What a row is ranked by, as `_success_by_source` and the aggregates give it: an SQL expression over the
+    run (`r`), its tally (`t`), its chosen job (`latest.job`) and the per-run rows it names ({alias: rows})."""
+    sort = filters.sort
     if sort == "created":
-        return row.created_at
+        return "r.created_at", {}
+    if sort == "trajectories":
+        return "t.trajectories", {}
     if sort == "scored":
-        return row.scored
-    value = getattr(row, sort)
-    return value.lower() if isinstance(value, str) else value
+        return "stored.value", {"stored": _stored_values(filters, OUTCOMES, "count")}
+    if sort == "success":
+        counted = {"counted": _counted_values(filters)}
+        if filters.success_source != COMBINED:
+            return "counted.value", counted
+        # METRICS.md's combined success is the evaluation's aggregate; without one, the harness's.
+        return ("CASE WHEN latest.job IS NOT NULL THEN stored.value ELSE counted.value END",
+                {"stored": _stored_values(filters, "success"), **counted})
+    if sort in METRICS:
+        return "stored.value", {"stored": _stored_values(filters, sort)}
+    return f"LOWER(r.{connection.ops.quote_name(AgentRun._meta.get_field(sort).column)})", {}
 
 
-def sort_rows(rows: list[LeaderboardRow], sort: str, descending: bool) -> list[LeaderboardRow]:
-    """Sorted by one column; rows without a value for it come last whatever the direction."""
-    by_name = sorted(rows, key=lambda row: row.name.lower())
-    present = [row for row in by_name if _sort_value(row, sort) is not None]
-    missing = [row for row in by_name if _sort_value(row, sort) is None]
-    return sorted(present, key=lambda row: _sort_value(row, sort), reverse=descending) + missing
+def ranking_query(runs, filters: LeaderboardFilters, start: int = 0, stop: int | None = None) -> tuple[str, list]:
+    """The SQL and parameters of the ids of `runs` in the leaderboard's order, [start:stop]: those with numbers
+    (a finished evaluation, or results-only) first; within them by the sort column, runs without a value last
+    whatever the direction, ties by name.
+
+    One query of hash joins: every run's latest finished evaluation and its sort value are each read once for
+    all runs and joined, not looked up run by run (the ORM can only correlate a subquery per run)."""
+    table = connection.ops.quote_name
+    value, per_run = _ranking_value(filters)
+    joins, params = [], []
+    for alias, rows in {"latest": latest_evaluation_jobs(filters.judge), **per_run}.items():
+        sql, rows_params = rows.query.sql_with_params()
+        on = "latest.run = r.id" if alias == "latest" else f"{alias}.run_id = r.id"
+        if "job_id" in rows.query.values_select:  # a number of one evaluation: the run's chosen one
+            on += f" AND {alias}.job_id = latest.job"
+        joins.append(f"LEFT JOIN ({sql}) {alias} ON {on}")
+        params += rows_params
+    filtered, filtered_params = runs.order_by().values("pk").query.sql_with_params()
+    where = f" WHERE r.id IN ({filtered})" if runs.query.has_filters() else ""
+    limit = "" if stop is None else f" LIMIT {int(stop) - int(start)}"
+    offset = f" OFFSET {int(start)}" if start else ""
+    if offset and not limit:
+        limit = f" LIMIT {-1 if connection.vendor == 'sqlite' else 'ALL'}"
+    direction = "DESC" if filters.descending else "ASC"
+    counted = (SubsetVerdictCount.objects.filter(subset__name=filters.subset) if filters.subset
+               else RunVerdictCount.objects.all())
+    counted, counted_params = counted.order_by().values("run_id").query.sql_with_params()
+    query = (
+        f"SELECT r.id FROM {table(AgentRun._meta.db_table)} r"
+        f" LEFT JOIN {table(RunTally._meta.db_table)} t ON t.run_id = r.id {' '.join(joins)}"
+        f"{where}"
+        " ORDER BY CASE WHEN latest.job IS NOT NULL OR (NOT t.with_steps AND (t.trajectories > 0 OR r.id IN"
+        f" ({counted}))) THEN 1 ELSE 0 END DESC,"
+        f" {value} {direction} NULLS LAST, LOWER(r.name), r.name{limit}{offset}"
+    )
+    return query, [*params, *(filtered_params if where else ()), *counted_params]
 
 
-def leaderboard(filters: LeaderboardFilters, source_labels: dict[str, str] | None = None) -> Leaderboard:
-    """One row per run that passes the filters, in a fixed number of queries whatever the runs hold: the runs
-    with their stored tallies, their evaluations, the stored aggregates and the stored verdict counts
-    (`source_labels`: `success_sources()` when the caller has read them already)."""
+def ranked_run_ids(runs, filters: LeaderboardFilters, start: int = 0, stop: int | None = None) -> list[int]:
+    with connection.cursor() as cursor:
+        cursor.execute(*ranking_query(runs, filters, start, stop))
+        return [run_id for (run_id,) in cursor.fetchall()]
+
+
+def _filtered_runs(filters: LeaderboardFilters, subset: TaskSubset | None):
     runs = AgentRun.objects.all()
     if filters.benchmark:
         runs = runs.filter(benchmark=filters.benchmark)
     if filters.paradigm:
         runs = runs.filter(paradigm=filters.paradigm)
-    subset = chosen_subset(filters)
     if subset is not None:  # runs with trajectories, or results-only verdicts, on the subset's tasks
-        on_tasks = subset.task_filter("task__")
-        runs = runs.filter(Exists(Trajectory.objects.filter(on_tasks, run=OuterRef("pk")))
-                           | Exists(TaskResult.objects.filter(on_tasks, run=OuterRef("pk"))))
-    fields = ("pk", "name", "agent", "model", "paradigm", "benchmark", "created_at", "tally__trajectories",
-              "tally__with_steps")
-    found = list(runs.values(*fields))
-    stale = [run["pk"] for run in found if run["tally__trajectories"] is None]
-    if stale:  # counted once after a single write dropped them
-        refresh_tallies(stale)
-        found = list(runs.values(*fields))
+        runs = runs.filter(Exists(SubsetTally.objects.filter(subset=subset, run=OuterRef("pk"))))
+    return runs
+
+
+class Ranking:
+    """The runs that pass the filters in the leaderboard's order, counted and ranked by the database and read a
+    slice at a time (a `Paginator` pages it): a page costs the same few queries whatever the number of runs,
+    with a task subset too (its numbers are stored as a site group's are)."""
+
+    def __init__(self, filters: LeaderboardFilters, source_labels: dict[str, str] | None = None, *,
+                 run_ids=None, evaluated: bool = False):
+        """`run_ids`: only these runs; `evaluated`: only runs with a finished evaluation (of the judge named)."""
+        self.filters = filters
+        self.subset = chosen_subset(filters)
+        self._runs = _filtered_runs(filters, self.subset)
+        if run_ids is not None:
+            self._runs = self._runs.filter(pk__in=list(run_ids))
+        if evaluated:
+            finished = finished_evaluations(filters.judge).filter(agentrun_id=OuterRef("pk"))
+            self._runs = self._runs.filter(Exists(finished))
+        self._labels = source_labels
+        self._count = None
+        self._fresh = False
+
+    def _refresh(self) -> None:
+        """Recount the tallies a single write dropped, once, before anything is read from them (a subset's runs
+        are listed by them)."""
+        if not self._fresh:
+            stale = list(AgentRun.objects.filter(tally__isnull=True).values_list("pk", flat=True))
+            if stale:
+                refresh_tallies(stale)
+            self._fresh = True
+
+    def count(self) -> int:
+        if self._count is None:
+            self._refresh()
+            self._count = self._runs.count()
+        return self._count
+
+    def __len__(self) -> int:
+        return self.count()
+
+    @cached_property
+    def source_labels(self) -> dict[str, str]:
+        return self._labels if self._labels is not None else success_sources()
+
+    def __getitem__(self, index: slice) -> list[LeaderboardRow]:
+        if not isinstance(index, slice):
+            raise TypeError("a leaderboard is read a slice of runs at a time")
+        self._refresh()
+        if index.step is not None:
+            raise TypeError("a leaderboard is read a slice of runs at a time, without steps")
+        ids = ranked_run_ids(self._runs, self.filters, index.start or 0, index.stop)
+        runs = {run["pk"]: run for run in AgentRun.objects.filter(pk__in=ids).values(*RUN_COLUMNS)}
+        return _rows([runs[run_id] for run_id in ids], self.filters, self.subset, self.source_labels)
+
+    def board(self, rows) -> Leaderboard:
+        return Leaderboard(filters=self.filters, rows=list(rows), source_labels=self.source_labels)
+
+
+def leaderboard(filters: LeaderboardFilters, source_labels: dict[str, str] | None = None) -> Leaderboard:
+    """Every run that passes the filters, ranked (`source_labels`: `success_sources()` when the caller has read
+    them already). A page of them: `Ranking`."""
+    ranking = Ranking(filters, source_labels)
+    return ranking.board(ranking[:])
+
+
+RUN_COLUMNS = ("pk", "name", "agent", "model", "paradigm", "benchmark", "created_at", "tally__trajectories",
+               "tally__with_steps")
+
+
+def _rows(runs, filters: LeaderboardFilters, subset: TaskSubset | None, labels: dict[str, str]) -> list[LeaderboardRow]:
+    """The rows of `runs` (their `RUN_COLUMNS`), in their order, in a fixed number of queries whatever the runs
+    hold: their evaluations, the stored aggregates and the stored verdict counts."""
     rows = {
         run["pk"]: LeaderboardRow(
             run_id=run["pk"], name=run["name"], agent=run["agent"], model=run["model"], paradigm=run["paradigm"],
             benchmark=run["benchmark"], created_at=run["created_at"], trajectories=run["tally__trajectories"],
-            with_steps=run["tally__with_steps"], evaluation=None,
+            with_steps=run["tally__with_steps"], evaluation=None, source_labels=labels,
         )
-        for run in found
+        for run in runs
     }
     evaluations = latest_evaluations(rows, judge=filters.judge)
     for run_id, evaluation in evaluations.items():
         rows[run_id].evaluation = evaluation
-    if subset is not None:
-        _fill_from_subset(rows, evaluations, subset)
     scope, group = filters.scope
     # Only the two tables are JSON worth decoding: decoding every metric's empty one cost more than the query.
     aggregates = Aggregate.objects.filter(
@@ -230,7 +343,7 @@ def leaderboard(filters: LeaderboardFilters, source_labels: dict[str, str] | Non
         job_id__in={e.job_id for e in evaluations.values()},
     ).annotate(table=Case(When(metric__in=(OUTCOMES, LENGTHS), then=F("data")), output_field=JSONField())).values_list(
         "job_id", "run_id", "metric", "mean", "std", "count", "null_count", "table")
-    if subset is not None:  # the subset's numbers are all filled in already
+    if not evaluations:
         aggregates = ()
     for job_id, run_id, metric, mean, std, count, null_count, data in aggregates:
         if evaluations[run_id].job_id != job_id:
@@ -243,13 +356,7 @@ def leaderboard(filters: LeaderboardFilters, source_labels: dict[str, str] | Non
         elif metric in METRICS:
             row.metrics[metric] = _summary(mean, std, count, null_count)
     _success_by_source(rows, evaluations, filters, subset)
-    labels = source_labels if source_labels is not None else success_sources()
-    for row in rows.values():
-        row.source_labels = labels
-    ordered = sort_rows(list(rows.values()), filters.sort, filters.descending)
-    numbered = [row for row in ordered if row.evaluation or row.results_only]
-    return Leaderboard(filters=filters, source_labels=labels,
-                       rows=numbered + [row for row in ordered if not (row.evaluation or row.results_only)])
+    return list(rows.values())
 
 
 def _success_by_source(rows: dict[int, LeaderboardRow], evaluations: dict[int, Evaluation],
@@ -259,8 +366,6 @@ def _success_by_source(rows: dict[int, LeaderboardRow], evaluations: dict[int, E
     METRICS.md's combined success of an evaluated run stays its stored aggregate; a results-only
     run has only harness verdicts, which is then also its combined success.
     """
-    from metrics.verdicts import success_counts  # reads the leaderboard's choice of evaluation
-
     counts = success_counts(rows, evaluations, subset)
     for run_id, row in rows.items():
         run_counts = counts[run_id]
@@ -298,6 +403,7 @@ def judge_marks(board: Leaderboard) -> dict[int, dict[str, str]]:
     for run_id, evaluation in evaluations.items():
         runs_of.setdefault(evaluation.job_id, []).append(run_id)
     marks: dict[int, dict[str, str]] = {}
+    said: dict[tuple, dict[str, str]] = {}  # the same judge at the same tau says the same of every run
     for job in jobs:
         tau = float((job.parameters or {}).get("tau", DEFAULT_THRESHOLD))
         if tau not in trust_at:
@@ -306,13 +412,15 @@ def judge_marks(board: Leaderboard) -> dict[int, dict[str, str]]:
         if job.judge_config_id not in identities:  # building a backend (an HTTP client) once per judge
             identities[job.judge_config_id] = backend_and_model(job.judge_config)
         backend, model = identities[job.judge_config_id]
-        judge = f"{backend}:{model}" if model else backend
-        why = {}
-        for metric, kind in JUDGED_METRICS.items():
-            judged = by_kind.get((backend, model, kind)) or trust([], tau)
-            if not judged.trusted:
-                why[metric] = (f"Judge {judge} is not trusted yet on '{DecisionKind(kind).label}' at tau {tau:g}: "
-                               f"{'; '.join(judged.concerns)}.")
+        if (backend, model, tau) not in said:
+            judge = f"{backend}:{model}" if model else backend
+            why = said[backend, model, tau] = {}
+            for metric, kind in JUDGED_METRICS.items():
+                judged = by_kind.get((backend, model, kind)) or trust([], tau)
+                if not judged.trusted:
+                    why[metric] = (f"Judge {judge} is not trusted yet on '{DecisionKind(kind).label}' at tau "
+                                   f"{tau:g}: {'; '.join(judged.concerns)}.")
+        why = said[backend, model, tau]
         for run_id in runs_of.get(job.pk, []) if why else []:
             marks[run_id] = why
     return marks
@@ -329,23 +437,22 @@ def subsets() -> list[str]:
     return list(TaskSubset.objects.order_by("name").values_list("name", flat=True))
 
 
-def _fill_from_subset(rows: dict[int, LeaderboardRow], evaluations: dict[int, Evaluation], subset) -> None:
-    numbers = subset_numbers({run_id: evaluation.job_id for run_id, evaluation in evaluations.items()}, subset)
-    for run_id, found in numbers.items():
-        row = rows[run_id]
-        row.metrics = {metric: found.metrics[metric] for metric in METRICS}
-        row.outcomes, row.lengths = found.outcomes, found.lengths
-
-
 def site_groups(judge: str = "") -> list[str]:
-    """Site groups that some finished evaluation has numbers for (the choices of the site filter)."""
-    groups = Aggregate.objects.filter(scope=Aggregate.Scope.SITE, metric=OUTCOMES,
-                                      job__status=EvaluationJob.Status.DONE)
+    """Site groups that some finished evaluation has numbers for (the choices of the site filter), remembered
+    until an evaluation finishes or goes, or verdicts are counted or a run goes: finding them reads every run's."""
+    finished = EvaluationJob.objects.filter(status=EvaluationJob.Status.DONE)
     if judge:
-        groups = groups.filter(job__judge_config__name=judge)
-    # Results-only runs have per-site success without any evaluation.
-    return sorted(set(groups.values_list("group", flat=True))
-                  | set(RunVerdictCount.objects.values_list("site", flat=True).distinct()))
+        finished = finished.filter(judge_config__name=judge)
+    stamp = (finished.aggregate(jobs=Count("pk"), last=Max("finished_at")), AgentRun.objects.count(),
+             RunVerdictCount.objects.aggregate(last=Max("pk")))
+
+    def read() -> list[str]:
+        groups = Aggregate.objects.filter(scope=Aggregate.Scope.SITE, metric=OUTCOMES, job__in=finished)
+        # Results-only runs have per-site success without any evaluation.
+        return sorted(set(groups.order_by().values_list("group", flat=True).distinct())
+                      | set(RunVerdictCount.objects.order_by().values_list("site", flat=True).distinct()))
+
+    return cache.get_or_set(cache_key("site-groups", judge, stamp), read)
 
 
 def success_sources() -> dict[str, str]:
@@ -356,13 +463,13 @@ def success_sources() -> dict[str, str]:
 
 
 def benchmarks() -> list[str]:
-    return sorted(set(AgentRun.objects.values_list("benchmark", flat=True)))
+    return list(AgentRun.objects.order_by("benchmark").values_list("benchmark", flat=True).distinct())
 
 
 def judges() -> list[str]:
     """Judge configurations with at least one finished evaluation."""
-    return sorted(set(EvaluationJob.objects.filter(status=EvaluationJob.Status.DONE)
-                      .values_list("judge_config__name", flat=True)))
+    finished = EvaluationJob.objects.filter(judge_config=OuterRef("pk"), status=EvaluationJob.Status.DONE)
+    return list(JudgeConfig.objects.filter(Exists(finished)).order_by("name").values_list("name", flat=True))
 
 
 @dataclass

@@ -153,11 +153,12 @@ class Aggregate(models.Model):
         SITE = "site", "Site"
         PARADIGM = "paradigm", "Paradigm"
         SUCCESSFUL = "successful", "Within successful tasks"
+        SUBSET = "subset", "Task subset"
 
     job = models.ForeignKey(EvaluationJob, on_delete=models.CASCADE, related_name="aggregates")
     run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="aggregates")
     scope = models.CharField(max_length=16, choices=Scope.choices)
-    group = models.CharField(max_length=100, blank=True, help_text="Site or paradigm name; blank for a run.")
+    group = models.CharField(max_length=100, blank=True, help_text="Site, paradigm or task subset name; blank for a run.")
     metric = models.CharField(max_length=40)
     mean = models.FloatField(null=True, blank=True)
     std = models.FloatField(null=True, blank=True)
@@ -172,7 +173,11 @@ class Aggregate(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["job", "run", "scope", "group", "metric"], name="aggregate_unique"),
         ]
-        indexes = [models.Index(fields=["run", "scope", "metric"])]
+        indexes = [
+            models.Index(fields=["run", "scope", "metric"]),
+            # One metric of every run at once, for the leaderboard's ranking to join.
+            models.Index(fields=["scope", "metric", "group"], name="aggregate_metric_of_runs"),
+        ]
 
 
 class PlotJob(BackgroundJob):

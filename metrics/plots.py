@@ -19,14 +19,14 @@ from infrastructure import jobs
 
 from metrics import aggregation, charts
 from metrics.aggregation import METRICS
+from metrics.evaluations import cache_key
 from metrics.leaderboard import (
     METRIC_LABELS,
     Leaderboard,
     LeaderboardFilters,
     LeaderboardRow,
-    cache_key,
+    Ranking,
     chosen_subset,
-    leaderboard,
     site_breakdown,
 )
 from metrics.models import PlotJob, TrajectoryScore
@@ -74,11 +74,12 @@ class PlotRequest:
 
 
 def plotted_rows(request: PlotRequest) -> list[LeaderboardRow]:
-    rows = [row for row in leaderboard(request.filters).rows if row.evaluation]
+    """Only the runs drawn are read, whatever the number of runs: the first MAX_RUNS evaluated ones of the
+    ranking, or those asked."""
     if request.run_ids:
-        by_id = {row.run_id: row for row in rows}
+        by_id = {row.run_id: row for row in Ranking(request.filters, run_ids=request.run_ids, evaluated=True)[:]}
         return [by_id[run_id] for run_id in request.run_ids if run_id in by_id]
-    return rows[:MAX_RUNS]
+    return Ranking(request.filters, evaluated=True)[:MAX_RUNS]
 
 
 def metric_values(rows: list[LeaderboardRow], metric: str, site: str = "",

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET
 
 from metrics import charts, comparison, exports, leaderboard, plots, verdicts
 from metrics.aggregation import METRICS, OUTCOME_CATEGORIES
+from metrics.evaluations import cache_key
 from metrics.leaderboard import METRIC_LABELS
 from metrics.models import PlotJob
 from metrics.report_forms import CompareForm, LeaderboardForm, PlotForm
@@ -71,10 +72,10 @@ def _sort_value(filters, key: str) -> str:
 def leaderboard_page(request):
     form = LeaderboardForm(request.GET)
     filters = form.filters()
-    ranked = leaderboard.leaderboard(filters, form.sources)
-    # Ranked over every run that passes the filters; a screenful of them at a time.
-    page = Paginator(ranked.rows, RUNS_PER_PAGE).get_page(request.GET.get("page"))
-    board = leaderboard.Leaderboard(filters=filters, rows=list(page), source_labels=ranked.source_labels)
+    ranking = leaderboard.Ranking(filters, form.sources)
+    # Ranked over every run that passes the filters by the database; a screenful of them read at a time.
+    page = Paginator(ranking, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    board = ranking.board(page)
     sort_links = {key: _query(request, sort=_sort_value(filters, key), page=None) for key in leaderboard.SORT_KEYS}
     # The charts show what the table shows: the filters applied, never a value the table ignored.
     plot_query = urlencode({key: value for key, value in (
@@ -88,7 +89,7 @@ def leaderboard_page(request):
                     if row.evaluation and stale.get(row.evaluation.job_id)]
     labels = {**METRIC_LABELS, "success": f"Success ({board.success_label})"}
     # The tables depend only on the query and on what each row shows, evaluations and judge marks included.
-    tables_key = leaderboard.cache_key("leaderboard-tables", request.get_full_path(), [
+    tables_key = cache_key("leaderboard-tables", request.get_full_path(), [
         (row.run_id, row.name, row.agent, row.model, row.paradigm, row.benchmark, row.created_at, row.trajectories,
          row.evaluation, row.success_sources) for row in board.rows
     ], sorted(judge_marks.items()))

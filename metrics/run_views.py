@@ -14,7 +14,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.roles import ANNOTATOR, has_role
 from metrics.definitions.agent_response import task_answer_check
 from metrics.forms import EvaluationForm
-from metrics.leaderboard import latest_evaluations, success_sources
+from metrics.evaluations import latest_evaluations
+from metrics.leaderboard import success_sources
 from metrics.models import EvaluationJob
 from metrics.permissions import can_change_evaluation, can_evaluate
 from metrics.selectors import run_evaluations, stale_scores, trajectory_evaluation

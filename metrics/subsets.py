@@ -1,8 +1,10 @@
 """A run's numbers restricted to a task subset (WebArena-Lite, Verified hard, ...), from stored scores.
 
-Stored aggregates cover a run, its sites and paradigms; a subset's numbers are summarised from
-the scores of the same evaluations instead, with the same pure functions, so a subset defined
-after a run was evaluated applies at once: nothing is imported or evaluated again.
+A subset's numbers are summarised from the scores of the same evaluations, with the same pure
+functions, so a subset defined after a run was evaluated applies at once: nothing is imported or
+evaluated again. The leaderboard reads them as stored for every finished evaluation
+(`metrics.services.aggregates.store_subset_aggregates`, which these equal); the run page, the
+exports and the charts' per-site cells summarise the few runs they show here.
 """
 
 from dataclasses import dataclass

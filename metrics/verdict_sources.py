@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from judges.models import JudgeConfig
 from metrics.definitions.judges_vs_humans import JudgesVsHumans, SourceVerdict as JudgedVerdict, judges_vs_humans
-from metrics.leaderboard import Evaluation
+from metrics.evaluations import Evaluation
 from metrics.verdicts import run_verdicts
 from trajectories.formats.published_verdicts import NOT_EXECUTABLE
 from trajectories.models import AgentRun, Verdict, VerdictSource

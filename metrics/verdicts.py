@@ -2,7 +2,7 @@
 
 The harness's verdict on a task is its trajectory's `success`, else the run's task result
 (results-only runs have nothing else). The offline check's and the judge's come from the run's
-latest finished evaluation (`metrics.leaderboard.latest_evaluations`); the human verdict is the
+latest finished evaluation (`metrics.evaluations.latest_evaluations`); the human verdict is the
 graders' consensus (`trajectories.verdicts`). A few queries per call, whatever the number of runs.
 """
 
@@ -14,12 +14,12 @@ from django.db.models import Count, Q, Value
 from django.db.models.functions import Coalesce, NullIf
 
 from metrics.aggregation import CHECK_METRIC, Summary, compare_paired, site_group, summarize, summarize_counts
-from metrics.leaderboard import Evaluation, latest_evaluations
+from metrics.evaluations import Evaluation, latest_evaluations
 from metrics.models import Aggregate, TrajectoryScore
 from trajectories.models import (
-    AgentRun, OutcomeGrade, RunTally, RunVerdictCount, TaskResult, TaskSubset, Trajectory, Verdict,
+    AgentRun, OutcomeGrade, RunTally, RunVerdictCount, SubsetVerdictCount, TaskResult, TaskSubset, Trajectory,
+    Verdict,
 )
-from trajectories.selectors import verdict_counts
 from trajectories.verdicts import (
     CHECK, COMBINED, HARNESS, SOURCE_LABELS, SOURCE_PAIRS, SOURCES, Verdicts, binary_agreement, consensus,
     consensus_success, krippendorff_alpha_ordinal, named_source, named_source_id, pair_name, pairwise_agreement,
@@ -348,17 +348,15 @@ def success_counts(run_ids, evaluations: dict[int, Evaluation],
     """The success rates of `RunVerdicts.summary` for many runs, by every source: what the leaderboard and
     runs list need. Read from the counts stored per run and site group (`RunVerdictCount`, and the offline
     check's with the evaluation's aggregates), a row per run, source and site group whatever the runs hold;
-    with a `subset`, counted by the database over its tasks instead. The offline check comes from the run's
+    with a `subset`, those stored for its tasks (`SubsetVerdictCount`; the offline check's counted over the
+    scores of the runs' evaluations on its tasks). The offline check comes from the run's
     evaluation in `evaluations`. A run without trajectories with steps but with verdicts is results-only.
     The runs' tallies must be fresh (`trajectories.services.tallies.fresh_tallies`).
     """
     run_ids = list(run_ids)
     counts = {run_id: SourceCounts() for run_id in run_ids}
-    if subset is None:
-        rows = RunVerdictCount.objects.filter(run_id__in=run_ids).values_list("run_id", "source", "site", "passed",
-                                                                              "total")
-    else:
-        rows = verdict_counts(run_ids, subset.task_filter("task__"))
+    stored = RunVerdictCount.objects if subset is None else SubsetVerdictCount.objects.filter(subset=subset)
+    rows = stored.filter(run_id__in=run_ids).values_list("run_id", "source", "site", "passed", "total")
     for run_id, source, site, passed, total in rows:
         counts[run_id].add(site, source, passed, total)
     jobs = {evaluation.job_id: run_id for run_id, evaluation in evaluations.items() if run_id in counts}

@@ -471,3 +471,32 @@ class RunVerdictCount(models.Model):
             models.UniqueConstraint(fields=["run", "source", "site"], name="run_verdict_count_unique"),
         ]
         indexes = [models.Index(fields=["source"])]  # the sources some run has, for the leaderboard's switch
+
+
+class SubsetVerdictCount(models.Model):
+    """`RunVerdictCount` on the tasks of one subset: the leaderboard filtered to a subset ranks and shows its
+    runs' success by each verdict source from these, as it does all runs' from `RunVerdictCount`."""
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="subset_verdict_counts")
+    subset = models.ForeignKey(TaskSubset, on_delete=models.CASCADE, related_name="verdict_counts")
+    source = models.CharField(max_length=32)
+    site = models.CharField(max_length=100)
+    passed = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["subset", "source", "run", "site"], name="subset_verdict_count_unique"),
+        ]
+
+
+class SubsetTally(models.Model):
+    """A run's trajectories on the tasks of one subset, stored for every run with a trajectory or a task result
+    there: the runs the leaderboard lists when filtered to the subset."""
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="subset_tallies")
+    subset = models.ForeignKey(TaskSubset, on_delete=models.CASCADE, related_name="tallies")
+    trajectories = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["subset", "run"], name="subset_tally_unique")]

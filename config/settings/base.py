@@ -113,6 +113,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # PostgreSQL's JIT compiles any plan it estimates costly, such as the leaderboard ranking thousands of runs
+    # by index lookups: 450 ms of compiling for 85 ms of work at 5,000 runs (BENCHMARKS.md).
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("options", "-c jit=off")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

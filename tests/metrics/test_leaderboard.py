@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from metrics import leaderboard as lb
 from metrics.aggregation import summarize
+from metrics.evaluations import latest_evaluations
 from metrics.leaderboard import LeaderboardFilters
 from metrics.models import EvaluationJob, TrajectoryScore
 from tests.factories import AgentRunFactory, JudgeConfigFactory, TaskFactory, UserFactory
@@ -54,9 +55,9 @@ def test_latest_finished_evaluation_represents_a_run_and_a_judge_can_be_chosen(r
     later = evaluate(runs.alpha, JudgeConfigFactory(name="exact-again", backend="exact"))
     EvaluationJob.objects.create(judge_config=runs.alpha_job.judge_config, status="running",
                                  started_at=timezone.now()).runs.add(runs.alpha)
-    assert lb.latest_evaluations([runs.alpha.pk])[runs.alpha.pk].job_id == later.pk
-    assert lb.latest_evaluations([runs.alpha.pk], judge="exact")[runs.alpha.pk].job_id == runs.alpha_job.pk
-    assert lb.latest_evaluations([runs.alpha.pk], judge="nobody") == {}
+    assert latest_evaluations([runs.alpha.pk])[runs.alpha.pk].job_id == later.pk
+    assert latest_evaluations([runs.alpha.pk], judge="exact")[runs.alpha.pk].job_id == runs.alpha_job.pk
+    assert latest_evaluations([runs.alpha.pk], judge="nobody") == {}
     board = lb.leaderboard(LeaderboardFilters(judge="exact-again"))
     assert _row(board, "alpha").evaluation.job_id == later.pk
     assert _row(board, "beta").evaluation is None
@@ -106,12 +107,12 @@ def test_site_breakdown_lists_every_site_per_run(runs):
 
 def test_query_count_does_not_grow_with_runs(runs, django_assert_num_queries):
     lb.leaderboard(LeaderboardFilters())  # counts the runs written without their services once
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(9):
         lb.leaderboard(LeaderboardFilters())
     for name in ("delta", "epsilon", "zeta"):
         evaluate(trajectory(AgentRunFactory(name=name), TaskFactory(), ["click [1]"]).run)
     lb.leaderboard(LeaderboardFilters())
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(9):
         board = lb.leaderboard(LeaderboardFilters())
     assert len(board.rows) == 5
     with django_assert_num_queries(1):

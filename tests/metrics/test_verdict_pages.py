@@ -193,7 +193,7 @@ def test_results_only_run_in_a_paired_comparison_of_success(client, voices, resu
 
 def test_database_counts_agree_with_the_task_by_task_verdicts(voices, results_only):
     """The leaderboard counts in the database what the pages read task by task: the same numbers."""
-    from metrics.leaderboard import latest_evaluations
+    from metrics.evaluations import latest_evaluations
     from metrics.verdicts import run_verdicts, success_counts
     from trajectories.models import OutcomeGrade, TaskResult, Task
     from trajectories.services.tallies import refresh_tallies

@@ -1,10 +1,14 @@
-"""The per-run numbers the leaderboard reads (`RunTally`, `RunVerdictCount`), recounted whenever a run's
-trajectories or verdicts change, so listing runs costs the same whatever they hold."""
+"""The per-run numbers the leaderboard reads (`RunTally`, `RunVerdictCount`, and per subset `SubsetTally`,
+`SubsetVerdictCount`), recounted
+whenever a run's trajectories or verdicts change (and a subset's whenever its tasks do), so listing runs costs the
+same whatever they hold."""
 
 from django.db import transaction
 from django.db.models import Count, Q
 
-from trajectories.models import AgentRun, RunTally, RunVerdictCount, Trajectory
+from trajectories.models import (
+    AgentRun, RunTally, RunVerdictCount, SubsetTally, SubsetVerdictCount, TaskResult, TaskSubset, Trajectory,
+)
 from trajectories.selectors import verdict_counts
 
 
@@ -24,6 +28,32 @@ def refresh_tallies(run_ids) -> None:
     RunVerdictCount.objects.bulk_create(
         [RunVerdictCount(run_id=run_id, source=source, site=site, passed=passed, total=total)
          for run_id, source, site, passed, total in verdict_counts(run_ids)], batch_size=1000)
+    SubsetTally.objects.filter(run_id__in=run_ids).delete()
+    SubsetVerdictCount.objects.filter(run_id__in=run_ids).delete()
+    for subset in TaskSubset.objects.all():
+        _count_subset(subset, run_ids)
+
+
+@transaction.atomic
+def refresh_subset_counts(subset: TaskSubset) -> None:
+    """Recount every run's trajectories and verdicts on the subset's tasks (its tasks are new or changed)."""
+    SubsetTally.objects.filter(subset=subset).delete()
+    SubsetVerdictCount.objects.filter(subset=subset).delete()
+    _count_subset(subset, AgentRun.objects.values_list("pk", flat=True))
+
+
+def _count_subset(subset: TaskSubset, run_ids) -> None:
+    on_tasks = subset.task_filter("task__")
+    held = dict(Trajectory.objects.filter(on_tasks, run_id__in=run_ids).order_by().values("run_id")
+                .annotate(total=Count("pk")).values_list("run_id", "total"))
+    with_results = TaskResult.objects.filter(on_tasks, run_id__in=run_ids).order_by().values_list("run_id", flat=True)
+    for run_id in with_results.distinct():
+        held.setdefault(run_id, 0)
+    SubsetTally.objects.bulk_create([SubsetTally(subset=subset, run_id=run_id, trajectories=total)
+                                     for run_id, total in held.items()], batch_size=1000)
+    SubsetVerdictCount.objects.bulk_create(
+        [SubsetVerdictCount(subset=subset, run_id=run_id, source=source, site=site, passed=passed, total=total)
+         for run_id, source, site, passed, total in verdict_counts(run_ids, on_tasks)], batch_size=1000)
 
 
 def fresh_tallies(run_ids) -> None:
