@@ -8,6 +8,8 @@ from .models import (
     RunVerdictCount,
     Screenshot,
     Step,
+    SubsetTally,
+    SubsetVerdictCount,
     Task,
     TaskResult,
     TaskSubset,
@@ -137,4 +139,18 @@ class RunTallyAdmin(CountsAdmin):
 class RunVerdictCountAdmin(CountsAdmin):
     list_display = ("run", "source", "site", "passed", "total")
     list_filter = ("source",)
+    search_fields = ("run__name",)
+
+
+@admin.register(SubsetTally)
+class SubsetTallyAdmin(CountsAdmin):
+    list_display = ("subset", "run", "trajectories")
+    list_filter = ("subset",)
+    search_fields = ("run__name",)
+
+
+@admin.register(SubsetVerdictCount)
+class SubsetVerdictCountAdmin(CountsAdmin):
+    list_display = ("subset", "run", "source", "site", "passed", "total")
+    list_filter = ("subset", "source")
     search_fields = ("run__name",)
