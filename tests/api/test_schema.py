@@ -103,7 +103,7 @@ def test_swagger_ui_renders_the_schema_without_internet(page, live_server):
     page.route("**/*", only_local)
     page.goto(f"{live_server.url}/api/docs/")
     expect(page.locator(".swagger-ui .info .title")).to_contain_text("Trajscope API", timeout=20_000)
-    expect(page.locator("#operations-results-leaderboard_retrieve")).to_be_visible(timeout=20_000)
+    expect(page.locator("#operations-results-leaderboard_list")).to_be_visible(timeout=20_000)
     assert outside == []
 
 
