@@ -1,4 +1,5 @@
 import pytest
+from django.core.cache import cache
 
 from tests.factories import (
     AgentRunFactory,
@@ -8,6 +9,14 @@ from tests.factories import (
     TaskFactory,
     TrajectoryFactory,
 )
+
+
+@pytest.fixture
+def empty_cache():
+    """Leaderboards, comparisons and charts are cached under their inputs: each test starts and ends without them."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture

@@ -1,5 +1,4 @@
 import pytest
-from django.core.cache import cache
 from django.urls import reverse
 
 from annotation.services.reference import make_reference
@@ -9,14 +8,7 @@ from metrics.models import TrajectoryScore
 from tests.factories import AgentRunFactory, JudgeConfigFactory, TaskFactory, UserFactory
 from tests.metrics.reports import GOLD, evaluate, gold, trajectory, two_evaluated_runs
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _empty_cache():
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_cache")]
 
 
 @pytest.fixture

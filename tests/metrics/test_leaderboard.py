@@ -2,7 +2,6 @@ import html
 import re
 
 import pytest
-from django.core.cache import cache
 from django.urls import reverse
 from django.utils import timezone
 
@@ -15,14 +14,7 @@ from tests.factories import AgentRunFactory, JudgeConfigFactory, TaskFactory, Us
 from tests.metrics.reports import evaluate, trajectory, two_evaluated_runs
 from trajectories.models import AgentRun
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _empty_cache():
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_cache")]
 
 
 @pytest.fixture

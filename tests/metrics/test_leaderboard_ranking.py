@@ -3,7 +3,6 @@ shows, for every column, direction, filter and verdict source, and a page costs 
 at 20."""
 
 import pytest
-from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -19,14 +18,7 @@ from trajectories.models import OutcomeGrade, TaskResult, TaskSubset, Trajectory
 from trajectories.services.tallies import refresh_tallies
 from trajectories.verdicts import SOURCE_LABELS, named_source
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _empty_cache():
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_cache")]
 
 
 @pytest.fixture

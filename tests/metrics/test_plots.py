@@ -1,7 +1,6 @@
 from unittest.mock import patch
 
 import pytest
-from django.core.cache import cache
 from django.urls import reverse
 
 from metrics import charts, plots
@@ -11,12 +10,7 @@ from tests.metrics.reports import evaluate, trajectory, two_evaluated_runs
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
-
-@pytest.fixture(autouse=True)
-def _empty_cache():
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = pytest.mark.usefixtures("empty_cache")
 
 
 # Charts (no database) -------------------------------------------------------------------------
