@@ -455,16 +455,23 @@ class RunTally(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
 
-class RunVerdictCount(models.Model):
-    """Per run, site group and verdict source: the tasks it judged (`total`) and judged a success (`passed`).
-    `source` is `harness`, `human` or a named source's key (`trajectories.verdicts.named_source`); the offline
-    check depends on the evaluation and is stored with its aggregates."""
+class VerdictCountFields(models.Model):
+    """By one verdict source on one site group: the tasks it judged (`total`) and judged a success (`passed`)."""
 
-    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="verdict_counts")
     source = models.CharField(max_length=32)
     site = models.CharField(max_length=100)
     passed = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+
+class RunVerdictCount(VerdictCountFields):
+    """A run's verdict counts per site group and source. `source` is `harness`, `human` or a named source's key (`trajectories.verdicts.named_source`); the offline
+    check depends on the evaluation and is stored with its aggregates."""
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="verdict_counts")
 
     class Meta:
         constraints = [
@@ -473,16 +480,12 @@ class RunVerdictCount(models.Model):
         indexes = [models.Index(fields=["source"])]  # the sources some run has, for the leaderboard's switch
 
 
-class SubsetVerdictCount(models.Model):
+class SubsetVerdictCount(VerdictCountFields):
     """`RunVerdictCount` on the tasks of one subset: the leaderboard filtered to a subset ranks and shows its
     runs' success by each verdict source from these, as it does all runs' from `RunVerdictCount`."""
 
     run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="subset_verdict_counts")
     subset = models.ForeignKey(TaskSubset, on_delete=models.CASCADE, related_name="verdict_counts")
-    source = models.CharField(max_length=32)
-    site = models.CharField(max_length=100)
-    passed = models.PositiveIntegerField(default=0)
-    total = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [
