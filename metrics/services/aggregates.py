@@ -16,10 +16,12 @@ ROW_FIELDS = aggregation.METRICS + LENGTH_METRICS + (aggregation.CHECK_METRIC, "
 def score_rows(job: EvaluationJob, run_id: int) -> list[dict]:
     """Plain rows for the pure aggregation functions (errored scores are left out)."""
     rows = job.scores.filter(trajectory__run_id=run_id, error="").values(
-        *ROW_FIELDS, "trajectory__task__sites", "trajectory__run__paradigm"
+        *ROW_FIELDS, "trajectory__task__sites", "trajectory__run__paradigm", "trajectory__task__benchmark",
+        "trajectory__task__task_id",
     )
     return [
-        {**row, "sites": row.pop("trajectory__task__sites"), "paradigm": row.pop("trajectory__run__paradigm")}
+        {**row, "sites": row.pop("trajectory__task__sites"), "paradigm": row.pop("trajectory__run__paradigm"),
+         "task": (row.pop("trajectory__task__benchmark"), row.pop("trajectory__task__task_id"))}
         for row in rows
     ]
 
@@ -51,11 +53,15 @@ def run_aggregates(job_id: int | None, run_id: int | None, rows: list[dict]) -> 
 
 def store_aggregates(job: EvaluationJob) -> None:
     """Recompute and replace the job's aggregates (called inside the job's finishing transaction)."""
+    subsets = [(subset, set(subset.benchmarks), set(subset.task_ids)) for subset in TaskSubset.objects.all()]
     records = []
     for run in job.runs.all():
-        records += run_aggregates(job.pk, run.pk, score_rows(job, run.pk))
-    for subset in TaskSubset.objects.all():
-        records += _subset_rows(subset, EvaluationJob.objects.filter(pk=job.pk))
+        rows = score_rows(job, run.pk)
+        records += run_aggregates(job.pk, run.pk, rows)
+        for subset, benchmarks, task_ids in subsets:  # the same rows on the subset's tasks, as `_subset_rows` reads
+            on_subset = [row for row in rows if row["task"][0] in benchmarks and row["task"][1] in task_ids]
+            if on_subset:
+                records += _summary_rows(job.pk, run.pk, Aggregate.Scope.SUBSET, subset.name, on_subset)
     Aggregate.objects.filter(job=job).delete()
     Aggregate.objects.bulk_create(records, batch_size=500)
 
