@@ -27,7 +27,7 @@ from ingest_render_run import ROOT, _postgres_database, generate_run, generate_t
 # (label, file the function is in, function name) of each phase, in the order a file goes through them.
 PHASES = (
     ("read the files", "~", "<method 'read' of '_io.BufferedReader' objects>"),
-    ("UTF-8 decoding", "~", "<built-in method _codecs.utf_8_decode>"),
+    ("UTF-8 decoding (screenshots' base64 kept apart)", "webarena_render.py", "decode_render"),
     ("parse the pages (steps, actions)", "webarena_render.py", "parse_render"),
     ("decode the screenshots (base64)", "~", "<built-in method pybase64._pybase64.b64decode>"),
     ("hash the screenshots and the content (SHA-256)", "~", "<built-in method _hashlib.openssl_sha256>"),

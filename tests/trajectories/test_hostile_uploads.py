@@ -213,10 +213,10 @@ def test_a_recursion_error_in_a_parser_fails_its_file_only(webarena_tasks, share
     settings.INGEST_WORKERS = workers
     original = webarena_render.parse_render
 
-    def parse(text, name):
+    def parse(text, name, screenshots=None):
         if name.endswith("render_3.html"):
             raise RecursionError("maximum recursion depth exceeded")
-        return original(text, name)
+        return original(text, name, screenshots)
 
     monkeypatch.setattr(webarena_render, "parse_render", parse)
     monkeypatch.setattr("trajectories.formats.readers.parse_render", parse)

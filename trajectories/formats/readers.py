@@ -18,9 +18,9 @@ from .canonical import MAX_DEPTH, SCHEMA_ID, Trajectory, TrajectoryFormatError, 
 from .format_traces import FORMAT as TRACE, HarnessTrace, looks_like_trace, parse_trace
 from .screenshots import Image, take_images
 from .sources import Source
-from .text import LONE_SURROGATES, loads
+from .text import LONE_SURROGATES, decode_utf8, loads
 from .webarena_html2json import FORMAT as HTML2JSON, NOTE as HTML2JSON_NOTE, looks_like_html2json, parse_html2json
-from .webarena_render import FORMAT as RENDER, parse_render
+from .webarena_render import FORMAT as RENDER, decode_render, parse_render
 
 CANONICAL_JSON = "trajectory_v1_json"
 CANONICAL_JSONL = "trajectory_v1_jsonl"
@@ -46,14 +46,6 @@ class Record:
     # Why the file is not a trajectory of its own: a harness result read with the history beside it,
     # a benchmark's task list or verdict file.
     skipped: str = ""
-
-
-def decode(data: bytes) -> tuple[str, bool]:
-    """The text and whether it was valid UTF-8: bad bytes become U+FFFD instead of failing the file."""
-    try:
-        return data.decode("utf-8-sig"), True
-    except UnicodeDecodeError:
-        return data.decode("utf-8-sig", errors="replace"), False
 
 
 # Integers beyond this many digits are refused before Python converts them (its own limit is 4,300
@@ -208,7 +200,7 @@ def _jsonl_records(stream: BinaryIO, max_line_bytes: int) -> Iterator[Record]:
             error = TrajectoryFormatError(f"line longer than the limit of {max_line_bytes:,} bytes", line=number)
             yield Record(format=CANONICAL_JSONL, error=error, line=number)
             continue
-        text, valid = decode(data)
+        text, valid = decode_utf8(data)
         if not text.strip():
             continue
         notes = [] if valid else [NOT_UTF8]
@@ -232,11 +224,12 @@ def read_records(name: str, stream: BinaryIO, max_bytes: int, read_sibling=_noth
     if suffix == "jsonl":
         yield from _jsonl_records(stream, max_bytes)
         return
-    text, valid = decode(stream.read())
-    notes = [] if valid else [NOT_UTF8]
     if suffix in ("html", "htm"):
-        yield _record(RENDER, lambda: parse_render(text, name), notes=tuple(notes))
+        text, screenshots, valid = decode_render(stream.read())
+        yield _record(RENDER, lambda: parse_render(text, name, screenshots), notes=() if valid else (NOT_UTF8,))
         return
+    text, valid = decode_utf8(stream.read())
+    notes = [] if valid else [NOT_UTF8]
     try:
         document = load_json(text, notes)
     except TrajectoryFormatError as error:

@@ -12,6 +12,16 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
+def decode_utf8(data: bytes | memoryview, *, at_start: bool = True) -> tuple[str, bool]:
+    """The text and whether it was valid UTF-8: bad bytes become U+FFFD instead of failing the file.
+    A byte-order mark is dropped only at the start of a file (`at_start`)."""
+    codec = "utf-8-sig" if at_start else "utf-8"
+    try:
+        return str(data, codec), True
+    except UnicodeDecodeError:
+        return str(data, codec, "replace"), False
+
+
 def replace_surrogates(value) -> tuple[object, int]:
     """`value` with every lone surrogate in its strings and keys replaced, and how many there were.
     (A valid pair was already joined into one character by the JSON parser.)"""

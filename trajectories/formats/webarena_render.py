@@ -13,6 +13,7 @@ import re
 from .agent_steps import action_parts, agent_outcome, forced_stop
 from .actions import extract_planned_action
 from .canonical import Step, TaskRef, Trajectory, TrajectoryFormatError
+from .text import decode_utf8
 
 FORMAT = "webarena_render"
 
@@ -24,6 +25,8 @@ _REPR_KEYS = frozenset(
      "intent_template_id"}
 )
 _TASK_ID_IN_NAME = re.compile(r"render_(\w+)\.html?\Z", re.I)
+_IMAGE_SOURCE = b"<img src="
+_LONGEST_DATA_HEADER = 100  # `data:image/png;base64` and its like
 
 
 def parse_header(block: str) -> dict:
@@ -48,8 +51,8 @@ def parse_header(block: str) -> dict:
 class _Block:
     """One `<h2>New Page</h2>` section of the file, as offsets into the whole text."""
 
-    def __init__(self, text: str, start: int, end: int, number: int):
-        self.text, self.start, self.end, self.number = text, start, end, number
+    def __init__(self, text: str, start: int, end: int, number: int, lifted: "_Lifted"):
+        self.text, self.start, self.end, self.number, self.lifted = text, start, end, number, lifted
 
     def line(self, position: int) -> int:
         return self.text.count("\n", 0, position) + 1
@@ -103,7 +106,7 @@ class _Block:
             # (base64 holds no '<'); the observation's </pre> is then found without crossing it.
             last_tag = text.rfind("<", observation_div, observation_end)
             if text.startswith("<img src=", last_tag):
-                screenshot = _screenshot(text, last_tag, observation_end)
+                screenshot = _screenshot(text, last_tag, observation_end, self.lifted)
                 observation_end = last_tag
             opening = text.find("<pre>", observation_div, observation_end)
             closing = text.rfind("</pre>", opening, observation_end)
@@ -131,14 +134,88 @@ class _Block:
         )
 
 
-def _screenshot(text: str, image: int, end: int) -> str | None:
+class _Lifted:
+    """The screenshots' base64 that `decode_render` kept out of the text, and which of them the
+    parse put back as a step's screenshot."""
+
+    def __init__(self, payloads: dict[int, str]):
+        self.payloads, self.taken = payloads, set()
+
+    def take(self, position: int) -> str:
+        payload = self.payloads.get(position, "")
+        if payload:
+            self.taken.add(position)
+        return payload
+
+    def all_taken(self) -> bool:
+        return len(self.taken) == len(self.payloads)
+
+    def restored(self, text: str) -> str:
+        """The text with every payload back in its place."""
+        pieces, start = [], 0
+        for position in sorted(self.payloads):
+            pieces += (text[start:position], self.payloads[position])
+            start = position
+        return "".join(pieces) + text[start:]
+
+
+def _screenshot(text: str, image: int, end: int, lifted: _Lifted) -> str | None:
     """The `data:` URI of the `<img>` tag at `image`."""
     quote = text[image + 9]
     closing = text.find(quote, image + 10, end) if quote in "'\"" else -1
     if closing < 0:
         return None
-    source = text[image + 10 : closing].strip()
+    source = (text[image + 10 : closing] + lifted.take(closing)).strip()
     return source if source.startswith("data:") else None
+
+
+def decode_render(data: bytes) -> tuple[str, dict[int, str], bool]:
+    """The file's text without the base64 of its `<img src='data:...'>` sources, which is most of its
+    bytes; each base64 payload by the position in that text it was taken from (its closing quote's);
+    and whether the file was valid UTF-8. Decoded with the page text, the base64 would be widened to
+    the page's widest character, then narrowed again to be decoded. Only payloads of ASCII on one
+    line are taken out, so that the text's line numbers stay those of the file."""
+    pieces, payloads, valid, length, start = [], {}, True, 0, 0
+    view = memoryview(data)  # slices of it are decoded without being copied first
+    image = data.find(_IMAGE_SOURCE)
+    while image >= 0:
+        source = image + len(_IMAGE_SOURCE)
+        found = _base64_payload(data, view, source)
+        if found is None:
+            image = data.find(_IMAGE_SOURCE, source)
+            continue
+        begin, closing, payload = found
+        piece, piece_valid = decode_utf8(view[start:begin], at_start=start == 0)
+        pieces.append(piece)
+        valid &= piece_valid
+        length += len(piece)
+        payloads[length] = payload
+        start = closing
+        image = data.find(_IMAGE_SOURCE, closing)
+    piece, piece_valid = decode_utf8(view[start:], at_start=start == 0)
+    pieces.append(piece)
+    return "".join(pieces), payloads, valid and piece_valid
+
+
+def _base64_payload(data: bytes, view: memoryview, source: int) -> tuple[int, int, str] | None:
+    """Where the base64 of the quoted `data:...;base64,` source at `source` begins and ends, and the
+    payload itself, if it is ASCII on one line."""
+    quote = data[source : source + 1]
+    if quote not in (b"'", b'"') or not data.startswith(b"data:", source + 1):
+        return None
+    comma = data.find(b",", source + 1, source + _LONGEST_DATA_HEADER)
+    if comma < 0 or not data[source + 1 : comma].endswith(b";base64") or data.find(quote, source + 1, comma) >= 0:
+        return None
+    closing = data.find(quote, comma + 1)
+    if closing < 0:
+        return None
+    try:
+        payload = str(view[comma + 1 : closing], "ascii")
+    except UnicodeDecodeError:
+        return None
+    if "\n" in payload or "\r" in payload:
+        return None
+    return comma + 1, closing, payload
 
 
 def _header(text: str, first_step: int) -> dict:
@@ -172,8 +249,23 @@ def _positions(text: str, mark: str) -> list[int]:
     return positions
 
 
-def parse_render(text: str, name: str = "") -> Trajectory:
-    """One render file as a `trajectory/v1` Trajectory (screenshots stay `data:` URIs)."""
+def parse_render(text: str, name: str = "", screenshots: dict[int, str] | None = None) -> Trajectory:
+    """One render file as a `trajectory/v1` Trajectory (screenshots stay `data:` URIs). `text` and
+    `screenshots` may be what `decode_render` gives: a payload that turns out not to be a step's
+    screenshot (an image in the page text) is put back and the whole text parsed again."""
+    lifted = _Lifted(screenshots or {})
+    try:
+        trajectory = _parse(text, name, lifted)
+    except TrajectoryFormatError:
+        if not lifted.payloads:
+            raise
+        return _parse(lifted.restored(text), name, _Lifted({}))
+    if lifted.all_taken():
+        return trajectory
+    return _parse(lifted.restored(text), name, _Lifted({}))
+
+
+def _parse(text: str, name: str, lifted: _Lifted) -> Trajectory:
     marks = _positions(text, _STEP_MARK)
     body_end = text.rfind("</body>")
     if body_end < (marks[-1] if marks else 0):
@@ -186,7 +278,7 @@ def parse_render(text: str, name: str = "") -> Trajectory:
     steps: list[Step] = []
     stopped_by_harness = None
     for number, (start, end) in enumerate(bounds, start=1):
-        step = _Block(text, start, end, number).parse()
+        step = _Block(text, start, end, number, lifted).parse()
         stopped_by_harness = forced_stop(step.action)
         if stopped_by_harness is not None:
             break

@@ -35,7 +35,8 @@ from trajectories.formats.browsergym_agentlab import (STUDY_FORMAT, SUMMARY_FILE
 from trajectories.formats.canonical import MAX_DEPTH, TaskRef, Trajectory as ParsedTrajectory, TrajectoryFormatError
 from trajectories.formats.format_traces import FORMAT as TRACE
 from trajectories.formats.harness import parse_harness_config, parse_results
-from trajectories.formats.readers import NOT_UTF8, Record, decode, load_json
+from trajectories.formats.readers import NOT_UTF8, Record, load_json
+from trajectories.formats.text import decode_utf8
 from trajectories.formats.screenshots import REFERENCE_PREFIX
 from trajectories.formats.sources import (
     HARNESS_CONFIG,
@@ -732,7 +733,7 @@ class _RunImport:
         if is_study_results(source.name):
             self._study_results(source)
             return
-        text, valid = decode(source.read())
+        text, valid = decode_utf8(source.read())
         verdicts = parse_results(text)
         entry = FileReport(file=source.name, status=UNCHANGED, kind="results", format="webarena_results",
                            notes=[] if valid else [NOT_UTF8])
@@ -797,7 +798,7 @@ class _RunImport:
         self.report.files.append(entry)
 
     def _log_list(self, source: Source, content=None) -> None:
-        listed = [line.strip() for line in decode(source.read())[0].splitlines() if line.strip()]
+        listed = [line.strip() for line in decode_utf8(source.read())[0].splitlines() if line.strip()]
         present = [name for name in listed if self.catalogue.holds(name)]
         if present:
             reason = (f"an index of harness logs: {len(present)} of the {len(listed)} it lists are in the upload "
@@ -814,7 +815,7 @@ class _RunImport:
                                             kind="run_description", format="trajectory_v1_run"))
 
     def _harness_config(self, source: Source, content=None) -> None:
-        config = parse_harness_config(load_json(decode(source.read())[0]))
+        config = parse_harness_config(load_json(decode_utf8(source.read())[0]))
         changed = record_harness_config(self.run, config)
         self.report.files.append(FileReport(file=source.name, status=IMPORTED if changed else UNCHANGED,
                                             kind="harness_config", format="webarena_config"))

@@ -6,7 +6,8 @@ from django.db import transaction
 
 from trajectories.formats.canonical import RunInfo, TrajectoryFormatError, run_from_dict
 from trajectories.formats.harness import HarnessConfig
-from trajectories.formats.readers import decode, load_json
+from trajectories.formats.readers import load_json
+from trajectories.formats.text import decode_utf8
 from trajectories.models import AgentRun, Paradigm
 
 from .storable import storable_json, storable_text
@@ -77,7 +78,7 @@ def record_harness_config(run: AgentRun, config: HarnessConfig) -> bool:
 
 
 def parse_run_description(data: bytes) -> RunInfo:
-    return run_from_dict(load_json(decode(data)[0]))
+    return run_from_dict(load_json(decode_utf8(data)[0]))
 
 
 def read_run_description(folder: Path) -> dict:

@@ -2,7 +2,8 @@ import pytest
 
 from tests.trajectories.renders import RenderStep, png, render_html
 from trajectories.formats.canonical import TrajectoryFormatError
-from trajectories.formats.webarena_render import parse_header, parse_render
+from trajectories.formats.text import decode_utf8
+from trajectories.formats.webarena_render import decode_render, parse_header, parse_render
 
 
 def _sample(shared_data, name):
@@ -170,3 +171,68 @@ def test_a_step_cut_off_while_being_written_names_its_line():
 def test_not_a_render_file(text):
     with pytest.raises(TrajectoryFormatError, match="not a WebArena render file"):
         parse_render(text, "render_5.html")
+
+
+def _read_as_bytes(data: bytes, name: str = "render_3.html"):
+    text, screenshots, valid = decode_render(data)
+    return parse_render(text, name, screenshots), valid
+
+
+def _read_as_text(data: bytes, name: str = "render_3.html"):
+    text, valid = decode_utf8(data)
+    return parse_render(text, name), valid
+
+
+@pytest.mark.parametrize("folder, name", [
+    ("trajectory-samples", "gpt4turbo_render_0.html"), ("trajectory-samples", "llama3-8b_render_3.html"),
+    ("trajectory-samples", "llama3-8b_render_6.html"), ("results-sample", "render_3.html"),
+    ("results-sample", "render_6.html"),
+])
+def test_screenshots_kept_apart_while_decoding_give_the_same_trajectory(shared_data, folder, name):
+    data = (shared_data / folder / name).read_bytes()
+    text, screenshots, valid = decode_render(data)
+    assert screenshots and valid
+    assert all(value.isascii() and len(value) > 1000 for value in screenshots.values())
+    assert _read_as_bytes(data, name)[0].to_dict() == _read_as_text(data, name)[0].to_dict()
+
+
+def _render_bytes(steps, **kwargs) -> bytes:
+    return render_html(steps=steps, **kwargs).encode("utf-8")
+
+
+@pytest.mark.parametrize("observation", [
+    # an image in the page text: its payload goes back into the observation
+    "Tab 0: page <img src='data:image/png;base64,QUJD'> and text",
+    "<img src=\"data:image/png;base64,QUJD\"></pre><div>\n<img src='data:image/png;base64,QUJD'/>",
+    "text é ✓ 😀 <img src='data:image/gif;base64,R0lGOD",  # never closed
+])
+def test_images_in_page_text_stay_in_the_observation(observation):
+    data = _render_bytes([RenderStep("click [1]", observation=observation, screenshot=png()),
+                          RenderStep("stop [done]", screenshot=png((1, 2, 3)))])
+    trajectory, _ = _read_as_bytes(data)
+    assert trajectory.steps[0].observation == observation
+    assert trajectory.to_dict() == _read_as_text(data)[0].to_dict()
+
+
+@pytest.mark.parametrize("mangle", [
+    lambda data: data.replace(b"base64,iVBOR", b"base64,\xe2\x9c\x93iVBOR", 1),  # not ASCII
+    lambda data: data.replace(b"base64,iVBOR", b"base64,iVB\nOR", 1),  # wrapped: lines must not move
+    lambda data: data.replace(b"base64,iVBOR", b"base64,iVB\r\nOR", 1),
+    lambda data: data.replace(b"src='", b"src=\"", 1).replace(b"' style=", b"\" style=", 1),
+    lambda data: b"\xef\xbb\xbf" + data,  # byte-order mark
+    lambda data: data.replace(b"Tab 0", b"Tab \xff 0", 1),  # not UTF-8 outside the images
+    lambda data: data.replace(b"style='width", b"style='\xffwidth", 1),  # ... and right after one
+    lambda data: data.replace(b"data:image/png;base64,", b"data:image/png,", 1),  # not base64
+    lambda data: data[: data.rindex(b"<div class='parsed_action'")],  # cut off while written
+])
+def test_odd_files_read_alike_with_screenshots_kept_apart_or_not(mangle):
+    data = mangle(_render_bytes([RenderStep("click [1]", screenshot=png()), RenderStep("stop [x]", screenshot=png())]))
+    try:
+        expected = _read_as_text(data)
+    except TrajectoryFormatError as error:
+        with pytest.raises(TrajectoryFormatError) as raised:
+            _read_as_bytes(data)
+        assert (raised.value.message, raised.value.where, raised.value.line) == (error.message, error.where, error.line)
+        return
+    trajectory, valid = _read_as_bytes(data)
+    assert (trajectory.to_dict(), valid) == (expected[0].to_dict(), expected[1])
