@@ -367,6 +367,24 @@ def test_a_trajectory_refused_by_the_database_in_a_batch_fails_alone(webarena_ta
         Screenshot.objects.values_list("image", flat=True)) != []
 
 
+def test_one_parsing_process_reads_two_files_at_once(webarena_tasks, run, samples, settings, monkeypatch):
+    """In process, two threads read: one's file writes and hashing overlap the other's parsing."""
+    import threading
+
+    from trajectories.services import reading
+
+    settings.INGEST_WORKERS = 1
+    both_reading, read_ahead = threading.Barrier(2, timeout=10), reading.read_ahead
+
+    def read_together(source, max_bytes, keep):
+        both_reading.wait()  # broken, and the file failed, unless another file is being read meanwhile
+        return read_ahead(source, max_bytes, keep)
+
+    monkeypatch.setattr(reading, "read_ahead", read_together)
+    report = import_paths(sorted(samples.glob("*.html"))[:2], run)
+    assert report.counts()["imported"] == 2, [entry.reason for entry in report.files]
+
+
 def test_screenshots_are_written_ahead_only_for_trajectories_that_will_be_stored(webarena_tasks, run, samples,
                                                                                  settings, monkeypatch, tmp_path):
     from trajectories.services import reading

@@ -9,6 +9,7 @@ make an entry larger than the check saw.
 
 import posixpath
 import re
+import threading
 import zipfile
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
@@ -51,20 +52,26 @@ class ImportRefused(ValueError):
 
 
 _open_archives: dict[Path, zipfile.ZipFile] = {}
+_opening = threading.Lock()
 
 
 def _archive(path: Path) -> zipfile.ZipFile:
     """The open archive at `path`: one handle per process, so that a worker of a parsing pool
-    reads the central directory of an archive once rather than once per entry."""
-    if path not in _open_archives:
-        _open_archives[path] = zipfile.ZipFile(path)
-    return _open_archives[path]
+    reads the central directory of an archive once rather than once per entry (the reading
+    threads of one process share it: a ZipFile reads its entries under a lock of its own)."""
+    with _opening:
+        if path not in _open_archives:
+            _open_archives[path] = zipfile.ZipFile(path)
+        return _open_archives[path]
 
 
 def forget_archives() -> None:
     """In a forked worker: drop the handles inherited from the parent, whose file offsets the two
-    processes would share, so that the worker opens its own."""
+    processes would share, so that the worker opens its own (and a lock of its own: another
+    thread of the parent may have held it when the worker was forked)."""
+    global _opening
     _open_archives.clear()
+    _opening = threading.Lock()
 
 
 def _close_archive(path: Path) -> None:

@@ -2,12 +2,13 @@
 render file, decoding its screenshots, hashing its content) and writing the screenshot files need
 no database, so they run in a pool of worker processes while this process stores rows, file
 after file. With one worker (`INGEST_WORKERS=1`, or in a daemonic process, which may not have
-children) they run on one thread of this process instead.
+children) they run on two threads of this process instead: while one parses, the other's file
+writes and hashing, which let go of the interpreter lock, use the second core.
 
 Workers are forked from this process (no re-import, a few milliseconds) and never touch the
 database connection they inherit; they end without running its finalizers (multiprocessing ends
 its children with `os._exit`). A few files are read ahead of the one being stored (twice the
-number of workers), so memory stays bounded however large the import. Screenshot files are
+number of workers or threads), so memory stays bounded however large the import. Screenshot files are
 written ahead only for trajectories that `keep` says will be stored; a file read ahead and
 never stored has its screenshot files removed.
 JSONL files, which may be larger than anything a worker should send back at once, are read here
@@ -32,6 +33,7 @@ _BROKEN = ("a parsing process ended abruptly (out of memory?) while this file wa
            "the files after it were read in the importing process")
 
 Keep = Callable[[Record], bool]
+_READING_THREADS = 2
 _keep_in_worker: Keep | None = None
 
 
@@ -68,12 +70,14 @@ def _read_in_worker(source: Source, max_bytes: int) -> list[Record]:
     return read_ahead(source, max_bytes, _keep_in_worker)
 
 
-def _pool(workers: int, keep: Keep) -> tuple[Executor, Callable[[Source, int], list[Record]]]:
+def _pool(workers: int, keep: Keep) -> tuple[Executor, Callable[[Source, int], list[Record]], int]:
+    """The pool, what it runs per file, and how many files it reads at once."""
     if workers < 2:
-        return ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-reading"), partial(read_ahead, keep=keep)
+        return (ThreadPoolExecutor(max_workers=_READING_THREADS, thread_name_prefix="ingest-reading"),
+                partial(read_ahead, keep=keep), _READING_THREADS)
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
                                initializer=_start_worker, initargs=(keep,))
-    return pool, _read_in_worker
+    return pool, _read_in_worker, workers
 
 
 def read_sources(sources: list[Source], max_bytes: int, keep: Keep) -> Iterator[tuple[Source, object]]:
@@ -86,12 +90,12 @@ def read_sources(sources: list[Source], max_bytes: int, keep: Keep) -> Iterator[
         return
     workers = min(ingest_workers(), pooled)
     upcoming = iter(sources)
-    pool, read = _pool(workers, keep)
+    pool, read, readers = _pool(workers, keep)
     with pool:
         ahead: deque[tuple[Source, Future | None]] = deque()
         try:
             while True:
-                while len(ahead) < 2 * workers:
+                while len(ahead) < 2 * readers:
                     source = next(upcoming, None)
                     if source is None:
                         break
