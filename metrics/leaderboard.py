@@ -424,6 +424,29 @@ def judge_marks(board: Leaderboard) -> dict[int, dict[str, str]]:
         for run_id in runs_of.get(job.pk, []) if why else []:
             marks[run_id] = why
     return marks
+
+
+@dataclass
+class JudgeNotes:
+    """A page's judge marks with each sentence said once: a cell's mark refers to its note by number,
+    since the same few sentences would otherwise repeat in most cells of the page."""
+
+    notes: list[str]  # note n is notes[n - 1]
+    numbers: dict[int, dict[str, int]]  # {run id: {metric: its note's number}}
+
+
+def judge_notes(marks: dict[int, dict[str, str]], run_ids, metrics) -> JudgeNotes:
+    """`judge_marks` numbered in reading order: by row (`run_ids`), then by column (`metrics`)."""
+    number_of: dict[str, int] = {}
+    numbers: dict[int, dict[str, int]] = {}
+    for run_id in run_ids:
+        for metric in metrics:
+            why = marks.get(run_id, {}).get(metric)
+            if why:
+                numbers.setdefault(run_id, {})[metric] = number_of.setdefault(why, len(number_of) + 1)
+    return JudgeNotes(notes=list(number_of), numbers=numbers)
+
+
 def chosen_subset(filters: LeaderboardFilters) -> TaskSubset | None:
     if not filters.subset:
         return None

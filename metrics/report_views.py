@@ -84,6 +84,7 @@ def leaderboard_page(request):
         ("sort", ("-" if filters.descending else "") + filters.sort),
     ) if value})
     judge_marks = leaderboard.judge_marks(board)
+    judge_notes = leaderboard.judge_notes(judge_marks, (row.run_id for row in board.rows), LEADERBOARD_ORDER)
     stale = stale_scores(evaluation.job_id for evaluation in board.evaluations.values())
     gold_changed = [(row, stale[row.evaluation.job_id]) for row in board.rows
                     if row.evaluation and stale.get(row.evaluation.job_id)]
@@ -95,6 +96,7 @@ def leaderboard_page(request):
     ], sorted(judge_marks.items()))
     return render(request, "metrics/leaderboard.html", {
         "form": form, "filters": filters, "board": board, "tables_key": tables_key, "judge_marks": judge_marks,
+        "judge_notes": judge_notes,
         "gold_changed": gold_changed, "default_hidden": HIDDEN_BY_DEFAULT,
         "column_choices": [*INFO_COLUMNS[:5], *((metric, labels[metric]) for metric in LEADERBOARD_ORDER),
                            *INFO_COLUMNS[5:]],

@@ -83,21 +83,23 @@ def _summary(summary) -> str:
 
 
 @register.simple_tag
-def metric_cells(summaries: dict, metrics, judge_marks: dict | None = None):
+def metric_cells(summaries: dict, metrics, judge_notes: dict | None = None):
     """The `<td>` of every metric of a leaderboard row; `metrics` are the platform's (key, label) pairs.
-    `judge_marks` ({metric: why}, `leaderboard.judge_marks`) adds a mark whose title, which names
-    the judge, is escaped."""
-    judge_marks = judge_marks or {}
+    `judge_notes` ({metric: note number}, `leaderboard.judge_notes`) adds a mark that links to its note
+    and is described by it: the note's sentence names the judge, so it is written once, under the table."""
+    judge_notes = judge_notes or {}
     return mark_safe("".join(
-        f'<td class="num" data-metric="{key}">{_summary(summaries.get(key))}{_judge_mark(judge_marks.get(key))}</td>'
+        f'<td class="num" data-metric="{key}">{_summary(summaries.get(key))}{_judge_mark(judge_notes.get(key))}</td>'
         for key, _ in metrics
     ))
 
 
-def _judge_mark(why: str | None) -> str:
-    if not why:
+def _judge_mark(note: int | None) -> str:
+    if not note:
         return ""
-    return f' <span class="rp-judge-mark" title="{escape(why)}" aria-label="{escape(why)}">&#9888;</span>'
+    note = int(note)
+    return (f' <a class="rp-judge-mark" href="#judge-note-{note}" aria-describedby="judge-note-{note}">'
+            f'&#9888;<sup>{note}</sup></a>')
 
 
 @register.simple_tag

@@ -215,14 +215,24 @@ def test_the_page_marks_untrusted_numbers_and_explains_the_mark(runs, user_clien
     html = user_client.get(reverse("metrics:leaderboard")).content.decode()
     row = html.split('data-run="alpha"')[1].split("</tr>")[0]
     step_cell = row.split('data-metric="step_success">')[1].split("</td>")[0]
-    assert ('class="rp-judge-mark" title="Judge exact is not trusted yet on &#x27;Agent step vs gold step&#x27;'
-            in step_cell)
+    note = re.search(r'<a class="rp-judge-mark" href="#(judge-note-\d+)" aria-describedby="\1">', step_cell).group(1)
+    sentence = "Judge exact is not trusted yet on &#x27;Agent step vs gold step&#x27; at tau 0.7: 0 human confirmations"
+    assert re.search(rf'<li id="{note}">{sentence}', html)
+    assert html.count(sentence) == 1  # said once, whichever cells it marks
     assert "rp-judge-mark" not in row.split('data-metric="element_accuracy">')[1].split("</td>")[0]
     assert "marks a number whose judge is not trusted yet" in html
     _confirm("exact", "step_match", 60)
     html = user_client.get(reverse("metrics:leaderboard")).content.decode()  # the cached tables are not reused
     row = html.split('data-run="alpha"')[1].split("</tr>")[0]
     assert "rp-judge-mark" not in row.split('data-metric="step_success">')[1].split("</td>")[0]
+
+
+def test_judge_notes_number_each_sentence_once_in_reading_order():
+    steps, repeats = "Judge x is not trusted on steps.", "Judge x is not trusted on repetition."
+    marks = {1: {"step_success": steps, "repetitiveness": repeats}, 2: {"step_success": steps}}
+    notes = lb.judge_notes(marks, [2, 1, 3], ["step_success", "recovery", "repetitiveness"])
+    assert notes.notes == [steps, repeats]
+    assert notes.numbers == {2: {"step_success": 1}, 1: {"step_success": 1, "repetitiveness": 2}}
 
 
 def test_the_page_shows_a_screenful_of_runs_ranked_over_all_of_them(runs, user_client, monkeypatch):
