@@ -24,6 +24,7 @@ from metrics.leaderboard import METRIC_LABELS
 from metrics.models import PlotJob
 from metrics.report_forms import CompareForm, LeaderboardForm, PlotForm
 from metrics.selectors import stale_scores
+from metrics.templatetags.report_tags import LeaderboardRows, route
 from trajectories.models import AgentRun, Task, TaskSubset
 
 PLOT_MAX_AGE = 300
@@ -89,6 +90,7 @@ def leaderboard_page(request):
     gold_changed = [(row, stale[row.evaluation.job_id]) for row in board.rows
                     if row.evaluation and stale.get(row.evaluation.job_id)]
     labels = {**METRIC_LABELS, "success": f"Success ({board.success_label})"}
+    other_metrics = [(metric, labels[metric]) for metric in LEADERBOARD_ORDER if metric != "success"]
     # The tables depend only on the query and on what each row shows, evaluations and judge marks included.
     tables_key = cache_key("leaderboard-tables", request.get_full_path(), [
         (row.run_id, row.name, row.agent, row.model, row.paradigm, row.benchmark, row.created_at, row.trajectories,
@@ -102,17 +104,18 @@ def leaderboard_page(request):
                            *INFO_COLUMNS[5:]],
         "breakdown": SimpleLazyObject(lambda: leaderboard.site_breakdown(board, form.chosen_site_metric)),
         "metrics": [(metric, labels[metric]) for metric in LEADERBOARD_ORDER], "labels": labels,
-        "other_metrics": [(metric, labels[metric]) for metric in LEADERBOARD_ORDER if metric != "success"],
         "success_label": board.success_label,
         "outcome_categories": OUTCOME_CATEGORIES,
         "sort_links": sort_links, "query": _query(request), "page": page, "page_query": _query(request, page=None),
         "site_metric": form.chosen_site_metric, "distribution_metric": form.chosen_distribution,
         "kind": form.chosen_kind,
         "plot_query": plot_query, "max_plotted": plots.MAX_RUNS,
-        "export_urls": [
-            (what, [(fmt.upper(), reverse("metrics:export", args=[what, fmt])) for fmt in exports.FORMATS])
-            for what in exports.RUN_EXPORTS
-        ],
+        "rows": LeaderboardRows(
+            metrics=other_metrics, success_label=board.success_label, judge_notes=judge_notes.numbers,
+            export_urls=[(what, [(fmt.upper(), reverse("metrics:export", args=[what, fmt])) for fmt in exports.FORMATS])
+                         for what in exports.RUN_EXPORTS],
+            subset=filters.subset, run_url=route("metrics:run-detail"), job_url=route("metrics:job"),
+        ),
     })
 
 

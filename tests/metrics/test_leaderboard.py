@@ -158,11 +158,12 @@ def test_page_filters_by_site_and_ignores_unknown_values(runs, user_client):
 
 
 def test_run_names_are_escaped(user_client):
-    run = AgentRunFactory(name="<script>alert(1)</script>", agent="<b>bold</b>")
+    run = AgentRunFactory(name="<script>alert(1)</script>", agent="<b>bold</b>", model="<i>model</i>")
     evaluate(trajectory(run, TaskFactory(), ["click [1]"]).run)
     html = user_client.get(reverse("metrics:leaderboard")).content.decode()
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
-    assert "<b>bold</b>" not in html
+    assert 'data-run="&lt;script&gt;alert(1)&lt;/script&gt;"' in html
+    assert "<b>bold</b>" not in html and "<i>model</i>" not in html and "&lt;i&gt;model&lt;/i&gt;" in html
 
 
 def test_pages_need_a_login(client):
