@@ -396,7 +396,9 @@ def judge_marks(board: Leaderboard) -> dict[int, dict[str, str]]:
     evaluation, at that evaluation's tau, on the kind of question the metric asks, has fewer than
     50 human confirmations or a kappa interval reaching below 0.8 (`judges.calibration.Trust`)."""
     evaluations = board.evaluations
-    jobs = EvaluationJob.objects.filter(pk__in={e.job_id for e in evaluations.values()}).select_related("judge_config")
+    # Only what says which judge at which tau: a job's other fields (its errors, say) can be long.
+    jobs = (EvaluationJob.objects.filter(pk__in={e.job_id for e in evaluations.values()}).order_by()
+            .select_related("judge_config").only("parameters", "judge_config"))
     trust_at: dict[float, dict] = {}
     identities: dict[int, tuple[str, str]] = {}
     runs_of: dict[int, list[int]] = {}
