@@ -19,13 +19,15 @@ median / p95, and the median CPU time of this process (the database's own time i
 `--explain`, the EXPLAIN ANALYZE of the ranking query of the first page (the default order, and by the named judge's
 success, each without and with the subset) is printed at the largest size.
 
-`--skip NAME ...` leaves out the scenarios named (e.g. `--skip "subset filter"`).
+`--skip NAME ...` leaves out the scenarios named (e.g. `--skip "subset filter"`). `--cold` empties the cache
+before each request, so that every page renders its tables again (a new query string, evaluation or judge
+confirmation does that on a server).
 
 `--reuse` keeps the database if it exists and only adds runs up to the sizes asked beyond what it holds (sizes
 below it are skipped): the 5,000-run database takes minutes to generate, its measurement seconds.
 
     .venv/bin/python benchmarks/leaderboard_scale.py [--runs 50 500 5000] [--requests 20] [--explain] [--reuse]
-        [--skip "subset filter"]
+        [--skip "subset filter"] [--cold]
         [--postgres-url postgres://postgres@127.0.0.1:5432/postgres] [--database trajscope_bench_leaderboard]
 
 The recorded runs (BENCHMARKS.md, "Stored verdict counts"), on databases generated once:
@@ -147,14 +149,16 @@ def _add_subset_numbers(subset, shapes) -> None:
             refresh_subset_counts(subset)
 
 
-def _timed(client, url: str, requests: int) -> tuple[float, float, float]:
-    """(median, p95, median CPU time of this process), in ms."""
+def _timed(client, url: str, requests: int, cold: bool = False) -> tuple[float, float, float]:
+    """(median, p95, median CPU time of this process), in ms; `cold`: the cache emptied before each request."""
     from django.core.cache import cache
 
     cache.clear()
     assert client.get(url).status_code == 200, url
     times, cpu = [], []
     for _ in range(requests):
+        if cold:
+            cache.clear()
         started, started_cpu = time.perf_counter(), time.process_time()
         response = client.get(url)
         times.append((time.perf_counter() - started) * 1000)
@@ -191,6 +195,8 @@ def main() -> None:
     parser.add_argument("--explain", action="store_true", help="EXPLAIN ANALYZE the ranking query at the largest size")
     parser.add_argument("--reuse", action="store_true", help="keep the database and the runs it holds")
     parser.add_argument("--skip", nargs="*", default=[], help="scenarios to leave out, by name")
+    parser.add_argument("--cold", action="store_true",
+                        help="empty the cache before each request: the rendered tables are rendered again")
     args = parser.parse_args()
 
     os.environ.update(DATABASE_URL=recreate_database(args.postgres_url, args.database, keep=args.reuse),
@@ -252,7 +258,7 @@ def main() -> None:
         held = size
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
-        cells = [_timed(client, url, args.requests) for url in scenarios.values()]
+        cells = [_timed(client, url, args.requests, args.cold) for url in scenarios.values()]
         print(f"| {size:,} | {size * len(tasks):,} | {generated:.0f} | {counted:.1f} | "
               + " | ".join(f"{median:.0f} / {p95:.0f} ({cpu:.0f})" for median, p95, cpu in cells)
               + f" |  (load {os.getloadavg()[0]:.1f})", flush=True)

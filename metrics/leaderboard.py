@@ -396,7 +396,9 @@ def judge_marks(board: Leaderboard) -> dict[int, dict[str, str]]:
     evaluation, at that evaluation's tau, on the kind of question the metric asks, has fewer than
     50 human confirmations or a kappa interval reaching below 0.8 (`judges.calibration.Trust`)."""
     evaluations = board.evaluations
-    jobs = EvaluationJob.objects.filter(pk__in={e.job_id for e in evaluations.values()}).select_related("judge_config")
+    # Only what says which judge at which tau: a job's other fields (its errors, say) can be long.
+    jobs = (EvaluationJob.objects.filter(pk__in={e.job_id for e in evaluations.values()}).order_by()
+            .select_related("judge_config").only("parameters", "judge_config"))
     trust_at: dict[float, dict] = {}
     identities: dict[int, tuple[str, str]] = {}
     runs_of: dict[int, list[int]] = {}
@@ -424,6 +426,29 @@ def judge_marks(board: Leaderboard) -> dict[int, dict[str, str]]:
         for run_id in runs_of.get(job.pk, []) if why else []:
             marks[run_id] = why
     return marks
+
+
+@dataclass
+class JudgeNotes:
+    """A page's judge marks with each sentence said once: a cell's mark refers to its note by number,
+    since the same few sentences would otherwise repeat in most cells of the page."""
+
+    notes: list[str]  # note n is notes[n - 1]
+    numbers: dict[int, dict[str, int]]  # {run id: {metric: its note's number}}
+
+
+def judge_notes(marks: dict[int, dict[str, str]], run_ids, metrics) -> JudgeNotes:
+    """`judge_marks` numbered in reading order: by row (`run_ids`), then by column (`metrics`)."""
+    number_of: dict[str, int] = {}
+    numbers: dict[int, dict[str, int]] = {}
+    for run_id in run_ids:
+        for metric in metrics:
+            why = marks.get(run_id, {}).get(metric)
+            if why:
+                numbers.setdefault(run_id, {})[metric] = number_of.setdefault(why, len(number_of) + 1)
+    return JudgeNotes(notes=list(number_of), numbers=numbers)
+
+
 def chosen_subset(filters: LeaderboardFilters) -> TaskSubset | None:
     if not filters.subset:
         return None

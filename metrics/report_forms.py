@@ -1,6 +1,9 @@
 """The query-string forms of the leaderboard, comparison and plot pages."""
 
 from django import forms
+from django.forms.utils import flatatt
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
 from metrics import charts, leaderboard, plots
 from metrics.aggregation import METRICS
@@ -11,25 +14,43 @@ from trajectories.verdicts import COMBINED
 METRIC_CHOICES = [(metric, METRIC_LABELS[metric]) for metric in METRICS]
 
 
+class PlainSelect(forms.Select):
+    """A select of flat choices written in Python: Django writes each option through a template, which cost the
+    leaderboard's filters (a few dozen options) more than its cached tables take to send."""
+
+    def render(self, name, value, attrs=None, renderer=None):
+        widget = self.get_context(name, value, attrs)["widget"]
+        options = (format_html('\n  <option value="{}"{}>{}</option>', option["value"], flatatt(option["attrs"]),
+                               option["label"]) for _, group, _ in widget["optgroups"] for option in group)
+        return format_html('<select name="{}"{}>{}\n</select>', widget["name"], flatatt(widget["attrs"]),
+                           mark_safe("".join(options)))
+
+
+class ChoiceField(forms.ChoiceField):
+    """A choice the leaderboard's filters offer, as a `PlainSelect`."""
+
+    widget = PlainSelect
+
+
 def _choices(values, everything: str) -> list[tuple[str, str]]:
     return [("", everything)] + [(value, value) for value in values]
 
 
 class LeaderboardForm(forms.Form):
-    benchmark = forms.ChoiceField(required=False)
-    site = forms.ChoiceField(required=False, help_text="Every number restricted to this site group's tasks.")
-    paradigm = forms.ChoiceField(required=False, choices=[("", "all paradigms")] + list(Paradigm.choices))
-    judge = forms.ChoiceField(required=False, help_text="Latest finished evaluation with this judge.")
-    subset = forms.ChoiceField(required=False, help_text="Every number restricted to this task subset's tasks.")
-    success_source = forms.ChoiceField(
+    benchmark = ChoiceField(required=False)
+    site = ChoiceField(required=False, help_text="Every number restricted to this site group's tasks.")
+    paradigm = ChoiceField(required=False, choices=[("", "all paradigms")] + list(Paradigm.choices))
+    judge = ChoiceField(required=False, help_text="Latest finished evaluation with this judge.")
+    subset = ChoiceField(required=False, help_text="Every number restricted to this task subset's tasks.")
+    success_source = ChoiceField(
         required=False, label="Success from",
         help_text="Which verdict the success column is: METRICS.md's (the harness's, else the offline check's), "
                   "the harness's, the offline check's, the human graders' consensus, or a named source's.")
     sort = forms.CharField(required=False, widget=forms.HiddenInput)
-    site_metric = forms.ChoiceField(required=False, choices=METRIC_CHOICES, label="Metric by site")
-    distribution = forms.ChoiceField(required=False, label="Distribution of",
-                                     choices=[(m, METRIC_LABELS[m]) for m in plots.DISTRIBUTION_METRICS])
-    kind = forms.ChoiceField(required=False, choices=[(kind, kind) for kind in charts.KINDS])
+    site_metric = ChoiceField(required=False, choices=METRIC_CHOICES, label="Metric by site")
+    distribution = ChoiceField(required=False, label="Distribution of",
+                               choices=[(m, METRIC_LABELS[m]) for m in plots.DISTRIBUTION_METRICS])
+    kind = ChoiceField(required=False, choices=[(kind, kind) for kind in charts.KINDS])
 
     DEFAULTS = {"site_metric": "success", "distribution": "step_success", "kind": "box"}
 

@@ -24,6 +24,7 @@ from metrics.leaderboard import METRIC_LABELS
 from metrics.models import PlotJob
 from metrics.report_forms import CompareForm, LeaderboardForm, PlotForm
 from metrics.selectors import stale_scores
+from metrics.templatetags.report_tags import LeaderboardRows, route
 from trajectories.models import AgentRun, Task, TaskSubset
 
 PLOT_MAX_AGE = 300
@@ -84,10 +85,12 @@ def leaderboard_page(request):
         ("sort", ("-" if filters.descending else "") + filters.sort),
     ) if value})
     judge_marks = leaderboard.judge_marks(board)
+    judge_notes = leaderboard.judge_notes(judge_marks, (row.run_id for row in board.rows), LEADERBOARD_ORDER)
     stale = stale_scores(evaluation.job_id for evaluation in board.evaluations.values())
     gold_changed = [(row, stale[row.evaluation.job_id]) for row in board.rows
                     if row.evaluation and stale.get(row.evaluation.job_id)]
     labels = {**METRIC_LABELS, "success": f"Success ({board.success_label})"}
+    other_metrics = [(metric, labels[metric]) for metric in LEADERBOARD_ORDER if metric != "success"]
     # The tables depend only on the query and on what each row shows, evaluations and judge marks included.
     tables_key = cache_key("leaderboard-tables", request.get_full_path(), [
         (row.run_id, row.name, row.agent, row.model, row.paradigm, row.benchmark, row.created_at, row.trajectories,
@@ -95,22 +98,24 @@ def leaderboard_page(request):
     ], sorted(judge_marks.items()))
     return render(request, "metrics/leaderboard.html", {
         "form": form, "filters": filters, "board": board, "tables_key": tables_key, "judge_marks": judge_marks,
+        "judge_notes": judge_notes,
         "gold_changed": gold_changed, "default_hidden": HIDDEN_BY_DEFAULT,
         "column_choices": [*INFO_COLUMNS[:5], *((metric, labels[metric]) for metric in LEADERBOARD_ORDER),
                            *INFO_COLUMNS[5:]],
         "breakdown": SimpleLazyObject(lambda: leaderboard.site_breakdown(board, form.chosen_site_metric)),
         "metrics": [(metric, labels[metric]) for metric in LEADERBOARD_ORDER], "labels": labels,
-        "other_metrics": [(metric, labels[metric]) for metric in LEADERBOARD_ORDER if metric != "success"],
         "success_label": board.success_label,
         "outcome_categories": OUTCOME_CATEGORIES,
         "sort_links": sort_links, "query": _query(request), "page": page, "page_query": _query(request, page=None),
         "site_metric": form.chosen_site_metric, "distribution_metric": form.chosen_distribution,
         "kind": form.chosen_kind,
         "plot_query": plot_query, "max_plotted": plots.MAX_RUNS,
-        "export_urls": [
-            (what, [(fmt.upper(), reverse("metrics:export", args=[what, fmt])) for fmt in exports.FORMATS])
-            for what in exports.RUN_EXPORTS
-        ],
+        "rows": LeaderboardRows(
+            metrics=other_metrics, success_label=board.success_label, judge_notes=judge_notes.numbers,
+            export_urls=[(what, [(fmt.upper(), reverse("metrics:export", args=[what, fmt])) for fmt in exports.FORMATS])
+                         for what in exports.RUN_EXPORTS],
+            subset=filters.subset, run_url=route("metrics:run-detail"), job_url=route("metrics:job"),
+        ),
     })
 
 

@@ -1,5 +1,6 @@
 """Reads of evaluation jobs, scores and aggregates."""
 
+from collections import Counter
 from dataclasses import dataclass
 
 from django.db.models import Count, F, Min, Prefetch, QuerySet
@@ -164,18 +165,14 @@ def stale_scores(job_ids) -> dict[int, int]:
     # From the few golds concerned to their scores (by the gold index), not through every score.
     saved_since = GoldTrajectory.objects.filter(updated_at__gt=earliest).values("pk")
     not_reference = GoldTrajectory.objects.filter(is_reference=False).values("pk")
-    stale = set()
-    for found in (
+    saved, moved, gained = (found.order_by().values_list("job_id", "pk") for found in (
         scores.filter(gold_id__in=saved_since, gold__updated_at__gt=F("job__started_at")),
         reference.filter(gold_id__in=not_reference),
         reference.filter(gold__isnull=True, trajectory__task__gold_trajectories__is_reference=True,
                          trajectory__task__gold_trajectories__cannot_complete=False),
-    ):
-        stale.update(found.values_list("job_id", "pk"))
-    counts: dict[int, int] = {}
-    for job_id, _ in stale:
-        counts[job_id] = counts.get(job_id, 0) + 1
-    return counts
+    ))
+    # One query; UNION counts once a score that more than one of them finds.
+    return dict(Counter(job_id for job_id, _ in saved.union(moved, gained)))
 
 
 def tasks_without_reference(job: EvaluationJob):

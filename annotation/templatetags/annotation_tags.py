@@ -1,4 +1,5 @@
 from django import template
+from django.db.models import prefetch_related_objects
 
 from accounts import roles
 from annotation.models import GoldStatus
@@ -16,5 +17,10 @@ def gold_status_label(value: str | None) -> str:
 
 @register.filter
 def has_role(user, role: str) -> bool:
-    """`{% if user|has_role:"reviewer" %}` in templates (nav links, buttons)."""
-    return bool(getattr(user, "is_authenticated", False)) and roles.has_role(user, role)
+    """`{% if user|has_role:"reviewer" %}` in templates (nav links, buttons). A page asks several times:
+    the user's groups are read once, by the first."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    if "groups" not in getattr(user, "_prefetched_objects_cache", {}):
+        prefetch_related_objects([user], "groups")
+    return roles.has_role(user, role)

@@ -3,12 +3,16 @@
 The dense tables (runs x metrics, runs x sites, runs x outcomes) are built a row at a time in
 Python: with 50 runs, a template include or format_html per cell costs several times the whole
 rest of the page. These row tags put only numbers and the platform's own metric names into the
-markup (never a name or text a user chose), which is why they may mark their output safe.
+markup, which is why they may mark their output safe; the one that also writes a run's names
+(`leaderboard_row`) escapes every text a user chose.
 """
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from urllib.parse import quote
 
 from django import template
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
@@ -82,22 +86,22 @@ def _summary(summary) -> str:
             f'{spread}; {int(summary.null_count)} null (left out)">n={int(summary.count)}{nulls}</span>')
 
 
-@register.simple_tag
-def metric_cells(summaries: dict, metrics, judge_marks: dict | None = None):
+def _metric_cells(summaries: dict, metrics, judge_notes: dict) -> str:
     """The `<td>` of every metric of a leaderboard row; `metrics` are the platform's (key, label) pairs.
-    `judge_marks` ({metric: why}, `leaderboard.judge_marks`) adds a mark whose title, which names
-    the judge, is escaped."""
-    judge_marks = judge_marks or {}
-    return mark_safe("".join(
-        f'<td class="num" data-metric="{key}">{_summary(summaries.get(key))}{_judge_mark(judge_marks.get(key))}</td>'
+    `judge_notes` ({metric: note number}, `leaderboard.judge_notes`) adds a mark that links to its note
+    and is described by it: the note's sentence names the judge, so it is written once, under the table."""
+    return "".join(
+        f'<td class="num" data-metric="{key}">{_summary(summaries.get(key))}{_judge_mark(judge_notes.get(key))}</td>'
         for key, _ in metrics
-    ))
+    )
 
 
-def _judge_mark(why: str | None) -> str:
-    if not why:
+def _judge_mark(note: int | None) -> str:
+    if not note:
         return ""
-    return f' <span class="rp-judge-mark" title="{escape(why)}" aria-label="{escape(why)}">&#9888;</span>'
+    note = int(note)
+    return (f' <a class="rp-judge-mark" href="#judge-note-{note}" aria-describedby="judge-note-{note}">'
+            f'&#9888;<sup>{note}</sup></a>')
 
 
 @register.simple_tag
@@ -133,8 +137,7 @@ def site_comparison_cells(by_site):
     return mark_safe("".join(f'<td class="num">{_site_comparison(comparison)}</td>' for _, comparison in by_site))
 
 
-@register.simple_tag
-def run_downloads(export_urls, run_id: int, job_id: int, subset: str = ""):
+def _run_downloads(export_urls, run_id: int, job_id: int, subset: str = "") -> str:
     """Links to a run's exports from one evaluation (restricted to a task subset when one is named);
     `export_urls` are reversed routes, (what, [(FORMAT, url)])."""
     scope = f"&amp;subset={escape(quote(subset))}" if subset else ""
@@ -143,7 +146,7 @@ def run_downloads(export_urls, run_id: int, job_id: int, subset: str = ""):
                               for fmt, url in formats)
         for what, formats in export_urls
     )
-    return mark_safe("<br>".join(lines))
+    return "<br>".join(lines)
 
 
 def _mean_std(summary: dict) -> str:
@@ -161,7 +164,74 @@ def length_cells(lengths: dict):
     return mark_safe("".join(f'<td class="num">{cell}</td>' for cell in cells))
 
 
+_ID = 2147483647  # an id no row has, to split a reversed route around
+
+
+def route(name: str) -> Callable[[int], str]:
+    """`reverse(name, args=[id])` for many ids, the route resolved once."""
+    before, after = reverse(name, args=[_ID]).split(str(_ID), 1)
+    return lambda pk: f"{before}{int(pk)}{after}"
+
+
+@dataclass(frozen=True)
+class LeaderboardRows:
+    """What the rows of one leaderboard page share, prepared once for all of them."""
+
+    metrics: list[tuple[str, str]]  # the metric columns after success, (key, label)
+    success_label: str
+    judge_notes: dict[int, dict[str, int]]  # `leaderboard.JudgeNotes.numbers`
+    export_urls: list  # (what, [(FORMAT, url)]), for `_run_downloads`
+    subset: str
+    run_url: Callable[[int], str]  # `route`s
+    job_url: Callable[[int], str]
+
+
 @register.simple_tag
-def summary_cells_inline(summary):
-    """One summary's mean and counts, for a cell that adds more beside them."""
-    return mark_safe(_summary(summary))
+def leaderboard_row(row, rows: LeaderboardRows):
+    """The `<tr>` of a leaderboard row (a `leaderboard.LeaderboardRow`). Its run's name, agent, model and
+    benchmark, the judge's name and the verdict sources' labels are a user's text, escaped here."""
+    name, agent, model = escape(row.name), escape(row.agent or DASH), escape(row.model or DASH)
+    results_only = row.results_only
+    unavailable = '<span class="muted">not available</span>'
+    success = row.success
+    if success is not None and success.mean is None:
+        shown = f'<span class="muted rp-no-verdicts">no {escape(rows.success_label)} verdicts</span>'
+    else:
+        shown = _summary(success)
+    others = "".join(f'<span class="rp-n rp-other-source" data-source="{escape(source)}">{escape(label)} '
+                     f'{summary.mean:.3f}</span>' for source, label, summary in row.success_others)
+    if results_only:
+        metrics = "".join(f'<td class="num muted" data-metric="{key}">not available</td>' for key, _ in rows.metrics)
+    else:
+        metrics = _metric_cells(row.metrics, rows.metrics, rows.judge_notes.get(row.run_id, {}))
+    evaluation = row.evaluation
+    if evaluation:
+        job = int(evaluation.job_id)
+        made = (f'<a href="{rows.job_url(job)}">#{job}</a> <span class="muted">{escape(evaluation.judge)} · '
+                f'{moment(evaluation.finished_at, True)}</span>')
+        downloads = _run_downloads(rows.export_urls, row.run_id, job, rows.subset)
+    else:
+        made = ('<span class="tj-badge rp-results-only" title="Per-task verdicts only: no agent steps, so no other '
+                'metric">results only</span> <span class="muted">imported verdicts</span>' if results_only
+                else '<span class="muted">not evaluated</span>')
+        downloads = ""
+    uniform = (f'<span class="tj-warning rp-uniform" role="note">every verdict {"PASS" if row.uniform else "FAIL"}: '
+               "check the file was read right</span>" if row.uniform is not None else "")
+    scored = DASH if row.scored is None else int(row.scored)
+    return mark_safe(
+        f'<tr data-run="{name}">\n'
+        f'      <td class="rp-run-col"><a href="{rows.run_url(row.run_id)}" title="{name} · agent {agent} · model '
+        f'{model}">{name}</a>\n'
+        f'        <span class="rp-n rp-run-details">{agent} · {model}</span></td>\n'
+        f'      <td data-col="paradigm">{escape(label(row.paradigm))}</td>\n'
+        f'      <td data-col="benchmark">{escape(row.benchmark)}</td>\n'
+        f'      <td data-col="created">{moment(row.created_at)}</td>\n'
+        f'      <td class="num" data-col="trajectories">{unavailable if results_only else row.trajectories}</td>\n'
+        f'      <td class="num" data-col="scored">{unavailable if results_only else scored}</td>\n'
+        f'      <td class="num" data-metric="success">{shown}{others}</td>\n'
+        f'      {metrics}\n'
+        f'      <td data-col="evaluation">{made}\n'
+        f'        {uniform}</td>\n'
+        f'      <td class="rp-row-downloads" data-col="downloads">{downloads}</td>\n'
+        "    </tr>"
+    )

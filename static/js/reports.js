@@ -50,3 +50,16 @@
   });
   apply(stored() || defaults);
 })();
+
+// A judge mark's note is written once, under the leaderboard; hovering a mark shows it too.
+(function () {
+  "use strict";
+  var table = document.getElementById("leaderboard");
+  if (!table) return;
+  table.addEventListener("mouseover", function (event) {
+    var mark = event.target.closest(".rp-judge-mark[aria-describedby]");
+    if (!mark || mark.title) return;
+    var note = document.getElementById(mark.getAttribute("aria-describedby"));
+    if (note) mark.title = note.textContent;
+  });
+})();

@@ -158,11 +158,12 @@ def test_page_filters_by_site_and_ignores_unknown_values(runs, user_client):
 
 
 def test_run_names_are_escaped(user_client):
-    run = AgentRunFactory(name="<script>alert(1)</script>", agent="<b>bold</b>")
+    run = AgentRunFactory(name="<script>alert(1)</script>", agent="<b>bold</b>", model="<i>model</i>")
     evaluate(trajectory(run, TaskFactory(), ["click [1]"]).run)
     html = user_client.get(reverse("metrics:leaderboard")).content.decode()
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
-    assert "<b>bold</b>" not in html
+    assert 'data-run="&lt;script&gt;alert(1)&lt;/script&gt;"' in html
+    assert "<b>bold</b>" not in html and "<i>model</i>" not in html and "&lt;i&gt;model&lt;/i&gt;" in html
 
 
 def test_pages_need_a_login(client):
@@ -215,14 +216,24 @@ def test_the_page_marks_untrusted_numbers_and_explains_the_mark(runs, user_clien
     html = user_client.get(reverse("metrics:leaderboard")).content.decode()
     row = html.split('data-run="alpha"')[1].split("</tr>")[0]
     step_cell = row.split('data-metric="step_success">')[1].split("</td>")[0]
-    assert ('class="rp-judge-mark" title="Judge exact is not trusted yet on &#x27;Agent step vs gold step&#x27;'
-            in step_cell)
+    note = re.search(r'<a class="rp-judge-mark" href="#(judge-note-\d+)" aria-describedby="\1">', step_cell).group(1)
+    sentence = "Judge exact is not trusted yet on &#x27;Agent step vs gold step&#x27; at tau 0.7: 0 human confirmations"
+    assert re.search(rf'<li id="{note}">{sentence}', html)
+    assert html.count(sentence) == 1  # said once, whichever cells it marks
     assert "rp-judge-mark" not in row.split('data-metric="element_accuracy">')[1].split("</td>")[0]
     assert "marks a number whose judge is not trusted yet" in html
     _confirm("exact", "step_match", 60)
     html = user_client.get(reverse("metrics:leaderboard")).content.decode()  # the cached tables are not reused
     row = html.split('data-run="alpha"')[1].split("</tr>")[0]
     assert "rp-judge-mark" not in row.split('data-metric="step_success">')[1].split("</td>")[0]
+
+
+def test_judge_notes_number_each_sentence_once_in_reading_order():
+    steps, repeats = "Judge x is not trusted on steps.", "Judge x is not trusted on repetition."
+    marks = {1: {"step_success": steps, "repetitiveness": repeats}, 2: {"step_success": steps}}
+    notes = lb.judge_notes(marks, [2, 1, 3], ["step_success", "recovery", "repetitiveness"])
+    assert notes.notes == [steps, repeats]
+    assert notes.numbers == {2: {"step_success": 1}, 1: {"step_success": 1, "repetitiveness": 2}}
 
 
 def test_the_page_shows_a_screenful_of_runs_ranked_over_all_of_them(runs, user_client, monkeypatch):

@@ -1,5 +1,7 @@
 """The leaderboard, the evaluation pages and the evaluate form in Debian's Chromium, 1366 and 800 px wide."""
 
+import re
+
 import pytest
 from django.core.cache import cache
 from playwright.sync_api import expect
@@ -50,6 +52,21 @@ def test_the_run_name_stays_in_view_while_the_leaderboard_scrolls_sideways(admin
         const box = cell.getBoundingClientRect();
         return document.elementFromPoint(box.left + 5, box.top + box.height / 2).closest("td") === cell;
     }""")
+
+
+def test_a_judge_mark_is_described_by_its_note_said_once_under_the_table(admin, live_server, runs, width):
+    page = admin
+    page.goto(live_server.url + "/leaderboard/")
+    mark = page.locator("tr[data-run='alpha'] td[data-metric='step_success'] .rp-judge-mark")
+    note = page.locator("#" + mark.get_attribute("aria-describedby"))
+    sentence = "Judge exact is not trusted yet on 'Agent step vs gold step' at tau 0.7"
+    expect(note).to_contain_text(sentence)
+    expect(mark).to_have_accessible_description(re.compile(re.escape(sentence)))
+    mark.hover()  # a mouse finds it in the tooltip
+    expect(mark).to_have_attribute("title", note.text_content())
+    mark.focus()  # a keyboard follows the mark to its note
+    page.keyboard.press("Enter")
+    page.wait_for_url("**#" + note.get_attribute("id"))
 
 
 def test_the_success_recovery_plot_is_drawn(admin, live_server, runs, width):
