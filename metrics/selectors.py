@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from django.db.models import Count, F, Min, Prefetch, QuerySet
+from django.db.models import Count, Exists, F, Min, OuterRef, Prefetch, QuerySet
 from django.utils import timezone
 
 from annotation.permissions import visible_gold
@@ -80,16 +80,18 @@ def trajectory_evaluation(trajectory: Trajectory, job_id=None, *, viewer, steps=
     gold text (the gold steps, decisions holding them) only when `viewer` may read that gold. What the metrics
     said of each agent step is built for the step numbers `steps` alone (the page shown), so that a page of a
     long trajectory costs what its steps do."""
-    scores = (
+    # Every score of the trajectory (a few: one per evaluation and gold) in one query, with whether the viewer
+    # may read its gold; the one shown is picked among them.
+    scores = list(
         TrajectoryScore.objects.filter(trajectory=trajectory)
         .select_related("job__judge_config", "gold__annotator")
+        .annotate(gold_readable=Exists(visible_gold(viewer).filter(pk=OuterRef("gold_id"))))
         .order_by("-job__created_at", "gold_id")
     )
-    score = None
-    if job_id and str(job_id).isdigit():
-        score = scores.filter(job_id=int(job_id)).first()
-    if score is None:
-        score = scores.filter(job__status=EvaluationJob.Status.DONE).first() or scores.first()
+    asked = int(job_id) if job_id and str(job_id).isdigit() else None
+    score = (next((score for score in scores if score.job_id == asked), None)
+             or next((score for score in scores if score.job.status == EvaluationJob.Status.DONE), None)
+             or next(iter(scores), None))
     if score is None:
         return None
     details = score.details or {}
@@ -101,8 +103,9 @@ def trajectory_evaluation(trajectory: Trajectory, job_id=None, *, viewer, steps=
         pair["gold_step"]: (pair["agent_step"], pair["score"])
         for pair in (details.get("step_success") or {}).get("matched", ())
     }
-    readable = score.gold is not None and visible_gold(viewer).filter(pk=score.gold_id).exists()
-    decisions = score.decisions.select_related("reviewed_by").order_by("kind", "pk")
+    readable = score.gold is not None and score.gold_readable
+    # The page shows neither a decision's inputs nor its raw output.
+    decisions = score.decisions.select_related("reviewed_by").defer("inputs", "output").order_by("kind", "pk")
     if not readable:  # else each was used on gold the viewer may read: this score's
         decisions = visible_decisions(viewer, decisions)
     shown = set(steps)
