@@ -203,8 +203,9 @@ def one_run(run: AgentRun, **kwargs) -> RunVerdicts:
 
 
 def trajectory_verdicts(trajectory: Trajectory, job_id: int | None = None) -> TaskVerdicts:
-    """The verdicts on one trajectory's task, from the evaluation the page shows when given."""
-    table = run_verdicts([trajectory.run_id], job_ids={trajectory.run_id: job_id} if job_id else None,
+    """The verdicts on one trajectory's task, from the evaluation the page shows when given (without one, the
+    trajectory has no score in any evaluation, so no other evaluation is looked up)."""
+    table = run_verdicts([trajectory.run_id], evaluations={}, job_ids={trajectory.run_id: job_id} if job_id else None,
                          task_pks=[trajectory.task_id])
     return table[trajectory.run_id].tasks.get(trajectory.task_id) or TaskVerdicts(
         trajectory.task_id, trajectory.task.task_id, trajectory.task.number,
