@@ -192,16 +192,22 @@ def run_usage(run: AgentRun) -> dict:
             for field in USAGE_FIELDS if found[f"{field}_known"]}
 
 
-def neighbours(trajectory: Trajectory) -> tuple[Trajectory | None, Trajectory | None]:
-    """The run's trajectories just before and after this one, in task order."""
-    ordered = list(
-        trajectory.run.trajectories.order_by("task__number", "task__task_id").values_list("pk", flat=True)
-    )
-    position = ordered.index(trajectory.pk)
-    previous = ordered[position - 1] if position > 0 else None
-    following = ordered[position + 1] if position + 1 < len(ordered) else None
-    found = Trajectory.objects.select_related("task").in_bulk([pk for pk in (previous, following) if pk])
-    return found.get(previous), found.get(following)
+@dataclass(frozen=True)
+class Neighbour:
+    """A trajectory next to another in its run, as the link to it names it."""
+
+    pk: int
+    task_name: str  # the benchmark's id of its task
+
+
+def neighbours(trajectory: Trajectory) -> tuple[Neighbour | None, Neighbour | None]:
+    """The run's trajectories just before and after this one, in task order (one query)."""
+    ordered = list(trajectory.run.trajectories.order_by("task__number", "task__task_id")
+                   .values_list("pk", "task__task_id"))
+    position = next(index for index, (pk, _) in enumerate(ordered) if pk == trajectory.pk)
+    previous = Neighbour(*ordered[position - 1]) if position > 0 else None
+    following = Neighbour(*ordered[position + 1]) if position + 1 < len(ordered) else None
+    return previous, following
 
 
 def task_benchmarks() -> list[str]:
