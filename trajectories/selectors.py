@@ -4,7 +4,10 @@ import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from django.conf import settings
+from django.core.paginator import Page, Paginator
 from django.db.models import Avg, Count, Exists, OuterRef, Q, QuerySet, Sum
+from django.urls import reverse
 
 from accounts.roles import ANNOTATOR, has_role
 
@@ -90,14 +93,32 @@ class StepView:
 
     step: Step
     planned_matches: bool | None  # None: the reasoning states no action
+    screenshot_url: str = ""  # of the screenshot taken before the step, when it has one
 
     @property
     def is_stop(self) -> bool:
         return self.step.action_type == "stop"
 
+    @property
+    def plan_agreement(self) -> str:
+        """Whether the step did what its reasoning planned: "match", "mismatch" or "no-plan"."""
+        if self.planned_matches is None:
+            return "no-plan"
+        return "match" if self.planned_matches else "mismatch"
 
-def trajectory_steps(trajectory: Trajectory) -> QuerySet[Step]:
-    return trajectory.steps.select_related("screenshot").order_by("index")
+
+class _CountedPaginator(Paginator):
+    """Pages of a list whose length a query has read already."""
+
+    def __init__(self, object_list, per_page, count: int):
+        super().__init__(object_list, per_page)
+        self.count = count
+
+
+def steps_page(trajectory: Trajectory, count: int, number) -> Page:
+    """Page `number` of the trajectory's `count` steps (`steps_show` counts them)."""
+    steps = trajectory.steps.select_related("screenshot").order_by("index")
+    return _CountedPaginator(steps, settings.TRAJECTORY_STEPS_PER_PAGE, count).get_page(number)
 
 
 def step_views(steps) -> list[StepView]:
@@ -106,24 +127,27 @@ def step_views(steps) -> list[StepView]:
         matches = None
         if step.planned_action:
             matches = parse_action(step.action, executed=True).executes(parse_action(step.planned_action))
-        views.append(StepView(step=step, planned_matches=matches))
+        shot = reverse("trajectories:screenshot", args=[step.screenshot.sha256]) if step.screenshot else ""
+        views.append(StepView(step=step, planned_matches=matches, screenshot_url=shot))
     return views
 
 
 @dataclass(frozen=True)
 class StepsShow:
-    """Which kinds of what the agent saw its steps hold, so that a page says once what the file
-    does not record instead of showing an empty pane per step."""
+    """How many steps a trajectory has and which kinds of what the agent saw they hold, so that a page
+    says once what the file does not record instead of showing an empty pane per step."""
 
+    count: int
     screenshots: bool
     observations: bool
 
 
 def steps_show(trajectory: Trajectory) -> StepsShow:
-    """What any of the trajectory's steps records, whichever page of them is shown."""
-    steps = trajectory.steps.all()
-    return StepsShow(screenshots=steps.filter(screenshot__isnull=False).exists(),
-                     observations=steps.exclude(observation="").exists())
+    """What any of the trajectory's steps records, whichever page of them is shown (one query)."""
+    found = trajectory.steps.aggregate(count=Count("pk"), screenshots=Count("pk", filter=Q(screenshot__isnull=False)),
+                                       observations=Count("pk", filter=~Q(observation="")))
+    return StepsShow(count=found["count"], screenshots=bool(found["screenshots"]),
+                     observations=bool(found["observations"]))
 
 
 def task_verdicts_by_source(run_id: int, task_id: int) -> list[Verdict]:
