@@ -59,6 +59,29 @@ class StepVerdicts:
     repeated: bool
     element_miss: str
 
+    @property
+    def badges(self) -> list[tuple[str, str]]:
+        """(kind, sentence) of each badge of the step: a match, a deviation, a recovery or an element miss.
+        Built here rather than by the page's template, which would pay for every test once per step."""
+        mark, found = self.mark, []
+        if mark.path_gold_step:
+            found.append(("match", f"on the gold path: gold step {mark.path_gold_step}"))
+        if mark.ssr_gold_step and mark.ssr_gold_step != mark.path_gold_step:
+            found.append(("match", f"step success: gold step {mark.ssr_gold_step}"))
+        if mark.left_path:
+            found.append(("deviation", f"leaves the gold path (expected gold step {mark.left_path})"))
+        elif mark.off_path and not mark.came_back:
+            found.append(("deviation", "off the gold path"))
+        if mark.came_back:
+            cost = mark.recovery_cost
+            after = f" after {cost} step{'' if cost == 1 else 's'}" if cost else ""
+            found.append(("recovery", f"back on the path at gold step {mark.came_back}{after}"))
+        if self.repeated:
+            found.append(("deviation", "repeats the previous step"))
+        if self.element_miss:
+            found.append(("miss", f"element accuracy miss: {self.element_miss}"))
+        return found
+
 
 # Judge decisions listed on the trajectory page; a long trajectory's repetition checks alone are one per step.
 DECISIONS_SHOWN = 100
