@@ -140,8 +140,11 @@ def trajectory_detail(request, pk: int):
               "trajectory": trajectory}
     if request.GET.get("fragment") == "steps":
         return render(request, "metrics/_trajectory_steps.html", paging)
-    task_verdicts = trajectory_verdicts(trajectory, evaluation.score.job_id if evaluation else None)
-    grading = selectors.trajectory_grading(trajectory, request.user)
+    grades = selectors.task_grades(trajectory)
+    source_verdicts = selectors.task_verdicts_by_source(trajectory.run_id, trajectory.task_id)
+    task_verdicts = trajectory_verdicts(trajectory, evaluation.score if evaluation else None, grades=grades,
+                                        verdicts=source_verdicts)
+    grading = selectors.trajectory_grading(trajectory, request.user, grades)
     disagreements = [pair for pair in task_verdicts.verdicts.disagreements()
                      if not (grading.blind and HUMAN in pair)]
     return render(
@@ -151,6 +154,6 @@ def trajectory_detail(request, pk: int):
          "previous": previous, "next": following,
          "answer_check": task_answer_check(trajectory.task.eval_config, trajectory.final_answer),
          "task_verdicts": task_verdicts, "grading": grading, "disagreements": disagreements,
-         "source_verdicts": selectors.task_verdicts_by_source(trajectory.run_id, trajectory.task_id),
+         "source_verdicts": source_verdicts,
          "shows": shows},
     )

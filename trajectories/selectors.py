@@ -297,9 +297,15 @@ class Grading:
         return self.hidden > 0
 
 
-def trajectory_grading(trajectory: Trajectory, user) -> Grading:
-    grades = list(OutcomeGrade.objects.filter(run_id=trajectory.run_id, task_id=trajectory.task_id)
-                  .select_related("grader").order_by("created_at", "pk"))
+def task_grades(trajectory: Trajectory) -> list[OutcomeGrade]:
+    """Every human grade of the trajectory's task in its run, oldest first, hidden or not."""
+    return list(OutcomeGrade.objects.filter(run_id=trajectory.run_id, task_id=trajectory.task_id)
+                .select_related("grader").order_by("created_at", "pk"))
+
+
+def trajectory_grading(trajectory: Trajectory, user, grades: list[OutcomeGrade] | None = None) -> Grading:
+    """The grades `user` may see; `grades`: `task_grades` of the trajectory, when read already."""
+    grades = task_grades(trajectory) if grades is None else grades
     can_grade = has_role(user, ANNOTATOR)
     mine = next((grade for grade in grades if grade.grader_id == user.pk), None) if user.is_authenticated else None
     if can_grade and mine is None:
