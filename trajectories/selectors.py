@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.paginator import Page, Paginator
-from django.db.models import Avg, Count, Exists, OuterRef, Q, QuerySet, Sum
+from django.db.models import Avg, Count, Exists, F, OuterRef, Q, QuerySet, Sum
 from django.urls import reverse
 
 from accounts.roles import ANNOTATOR, has_role
@@ -117,17 +117,18 @@ class _CountedPaginator(Paginator):
 
 def steps_page(trajectory: Trajectory, count: int, number) -> Page:
     """Page `number` of the trajectory's `count` steps (`steps_show` counts them)."""
-    steps = trajectory.steps.select_related("screenshot").order_by("index")
+    steps = trajectory.steps.annotate(screenshot_sha256=F("screenshot__sha256")).order_by("index")
     return _CountedPaginator(steps, settings.TRAJECTORY_STEPS_PER_PAGE, count).get_page(number)
 
 
 def step_views(steps) -> list[StepView]:
+    """The steps of `steps_page`, as the viewer shows them."""
     views = []
     for step in steps:
         matches = None
         if step.planned_action:
             matches = parse_action(step.action, executed=True).executes(parse_action(step.planned_action))
-        shot = reverse("trajectories:screenshot", args=[step.screenshot.sha256]) if step.screenshot else ""
+        shot = reverse("trajectories:screenshot", args=[step.screenshot_sha256]) if step.screenshot_sha256 else ""
         views.append(StepView(step=step, planned_matches=matches, screenshot_url=shot))
     return views
 
