@@ -104,10 +104,11 @@ def trajectory_evaluation(trajectory: Trajectory, job_id=None, *, viewer, steps=
     said of each agent step is built for the step numbers `steps` alone (the page shown), so that a page of a
     long trajectory costs what its steps do."""
     # Every score of the trajectory (a few: one per evaluation and gold) in one query, with whether the viewer
-    # may read its gold; the one shown is picked among them.
+    # may read its gold; the one shown is picked among them. An evaluation's errors (one per trajectory it could
+    # not score) are not shown here.
     scores = list(
         TrajectoryScore.objects.filter(trajectory=trajectory)
-        .select_related("job__judge_config", "gold__annotator")
+        .select_related("job__judge_config", "gold__annotator").defer("job__errors")
         .annotate(gold_readable=Exists(visible_gold(viewer).filter(pk=OuterRef("gold_id"))))
         .order_by("-job__created_at", "gold_id")
     )
