@@ -24,7 +24,7 @@ a pair never asked before (cache empty: the paired statistics are computed).
     .venv/bin/python benchmarks/web_load.py --runs 50     # generate, serve, measure: about 2 min
     .venv/bin/python benchmarks/web_load.py --runs 500    # about 2 min to generate, 4-8 min in all
     .venv/bin/python benchmarks/web_load.py [--runs 50] [--requests 50] [--concurrency 1 2] [--workers 2]
-        [--cold-pairs 24] [--reuse] [--database trajscope_bench_web]
+        [--cold-pairs 24] [--reuse] [--database trajscope_bench_web] [--scenarios trajectory ...]
         [--postgres-url postgres://postgres@127.0.0.1:5432/postgres]
 """
 
@@ -238,6 +238,8 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="Keep the database of a previous run.")
     parser.add_argument("--postgres-url", default="postgres://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--database", default="trajscope_bench_web", help="Name of the database to (re)create.")
+    parser.add_argument("--scenarios", nargs="+", choices=["leaderboard", "trajectory", "comparison"],
+                        default=["leaderboard", "trajectory", "comparison"], help="Which pages to measure.")
     args = parser.parse_args()
 
     media = tempfile.mkdtemp(prefix="trajscope-bench-web-")
@@ -261,13 +263,15 @@ def main() -> None:
     pairs = [(a, b) for a in runs for b in runs if a < b and (a, b) != (runs[0], runs[1])]
     rng.shuffle(pairs)
     compare = {"baseline": runs[0], "candidate": runs[1]}
-    paths = {
-        "leaderboard page": "/leaderboard/",
-        "leaderboard API": "/api/leaderboard/",
-        "30-step trajectory page": f"/trajectories/{found['long_trajectory']}/",
-        "comparison page": "/compare/?" + urlencode(compare),
-        "comparison API": "/api/comparisons/?" + urlencode(compare),
+    scenarios = {
+        "leaderboard page": ("leaderboard", "/leaderboard/"),
+        "leaderboard API": ("leaderboard", "/api/leaderboard/"),
+        "30-step trajectory page": ("trajectory", f"/trajectories/{found['long_trajectory']}/"),
+        "comparison page": ("comparison", "/compare/?" + urlencode(compare)),
+        "comparison API": ("comparison", "/api/comparisons/?" + urlencode(compare)),
     }
+    paths = {label: path for label, (scenario, path) in scenarios.items() if scenario in args.scenarios}
+    comparing = "comparison" in args.scenarios
     headers = {"Cookie": found["cookie"], "Authorization": f"Token {found['token']}"}
 
     server, port = _serve(args.workers, env)
@@ -278,14 +282,17 @@ def main() -> None:
         warm_pairs = pairs[: 4 * args.workers]
         cold = iter(pairs[4 * args.workers:])
         # Every worker imports its modules (scipy for comparisons) and fills its caches first.
-        load.run([f"/compare/?{urlencode({'baseline': a, 'candidate': b})}" for a, b in warm_pairs], args.workers)
+        if comparing:
+            load.run([f"/compare/?{urlencode({'baseline': a, 'candidate': b})}" for a, b in warm_pairs],
+                     args.workers)
         for concurrency in args.concurrency:
             for label, path in paths.items():
                 load.run([path] * 4 * args.workers, args.workers)
                 times, seconds = load.run([path] * args.requests, concurrency)
                 results.append((label, concurrency, times, seconds))
-            for label, template in (("comparison page, never asked pair", "/compare/?{}"),
-                                    ("comparison API, never asked pair", "/api/comparisons/?{}")):
+            cold_scenarios = (("comparison page, never asked pair", "/compare/?{}"),
+                              ("comparison API, never asked pair", "/api/comparisons/?{}"))
+            for label, template in cold_scenarios if comparing else ():
                 chosen = [next(cold) for _ in range(args.cold_pairs)]
                 cold_paths = [template.format(urlencode({"baseline": a, "candidate": b})) for a, b in chosen]
                 times, seconds = load.run(cold_paths, concurrency)

@@ -2,7 +2,6 @@
 their evaluations, scores and verdicts, so they belong to metrics, the app on top, rather than to
 trajectories (which they read)."""
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -128,8 +127,8 @@ def trajectory_detail(request, pk: int):
     prefetch_related_objects([request.user], "groups")  # the page asks the viewer's roles many times: once
     previous, following = selectors.neighbours(trajectory)
     # The first steps; the rest a page at a time, fetched as the reader scrolls (fragment=steps).
-    steps_page = Paginator(selectors.trajectory_steps(trajectory), settings.TRAJECTORY_STEPS_PER_PAGE).get_page(
-        request.GET.get("steps_page"))
+    shows = selectors.steps_show(trajectory)
+    steps_page = selectors.steps_page(trajectory, shows.count, request.GET.get("steps_page"))
     views = selectors.step_views(steps_page.object_list)
     evaluation = trajectory_evaluation(trajectory, request.GET.get("job"), viewer=request.user,
                                        steps=[view.step.index for view in views])
@@ -141,8 +140,11 @@ def trajectory_detail(request, pk: int):
               "trajectory": trajectory}
     if request.GET.get("fragment") == "steps":
         return render(request, "metrics/_trajectory_steps.html", paging)
-    task_verdicts = trajectory_verdicts(trajectory, evaluation.score.job_id if evaluation else None)
-    grading = selectors.trajectory_grading(trajectory, request.user)
+    grades = selectors.task_grades(trajectory)
+    source_verdicts = selectors.task_verdicts_by_source(trajectory.run_id, trajectory.task_id)
+    task_verdicts = trajectory_verdicts(trajectory, evaluation.score if evaluation else None, grades=grades,
+                                        verdicts=source_verdicts)
+    grading = selectors.trajectory_grading(trajectory, request.user, grades)
     disagreements = [pair for pair in task_verdicts.verdicts.disagreements()
                      if not (grading.blind and HUMAN in pair)]
     return render(
@@ -152,6 +154,6 @@ def trajectory_detail(request, pk: int):
          "previous": previous, "next": following,
          "answer_check": task_answer_check(trajectory.task.eval_config, trajectory.final_answer),
          "task_verdicts": task_verdicts, "grading": grading, "disagreements": disagreements,
-         "source_verdicts": selectors.task_verdicts_by_source(trajectory.run_id, trajectory.task_id),
-         "shows": selectors.steps_show(trajectory)},
+         "source_verdicts": source_verdicts,
+         "shows": shows},
     )

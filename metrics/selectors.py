@@ -3,7 +3,7 @@
 from collections import Counter
 from dataclasses import dataclass
 
-from django.db.models import Count, F, Min, Prefetch, QuerySet
+from django.db.models import Count, Exists, F, Min, OuterRef, Prefetch, QuerySet
 from django.utils import timezone
 
 from annotation.permissions import visible_gold
@@ -60,6 +60,29 @@ class StepVerdicts:
     repeated: bool
     element_miss: str
 
+    @property
+    def badges(self) -> list[tuple[str, str]]:
+        """(kind, sentence) of each badge of the step: a match, a deviation, a recovery or an element miss.
+        Built here rather than by the page's template, which would pay for every test once per step."""
+        mark, found = self.mark, []
+        if mark.path_gold_step:
+            found.append(("match", f"on the gold path: gold step {mark.path_gold_step}"))
+        if mark.ssr_gold_step and mark.ssr_gold_step != mark.path_gold_step:
+            found.append(("match", f"step success: gold step {mark.ssr_gold_step}"))
+        if mark.left_path:
+            found.append(("deviation", f"leaves the gold path (expected gold step {mark.left_path})"))
+        elif mark.off_path and not mark.came_back:
+            found.append(("deviation", "off the gold path"))
+        if mark.came_back:
+            cost = mark.recovery_cost
+            after = f" after {cost} step{'' if cost == 1 else 's'}" if cost else ""
+            found.append(("recovery", f"back on the path at gold step {mark.came_back}{after}"))
+        if self.repeated:
+            found.append(("deviation", "repeats the previous step"))
+        if self.element_miss:
+            found.append(("miss", f"element accuracy miss: {self.element_miss}"))
+        return found
+
 
 # Judge decisions listed on the trajectory page; a long trajectory's repetition checks alone are one per step.
 DECISIONS_SHOWN = 100
@@ -81,16 +104,19 @@ def trajectory_evaluation(trajectory: Trajectory, job_id=None, *, viewer, steps=
     gold text (the gold steps, decisions holding them) only when `viewer` may read that gold. What the metrics
     said of each agent step is built for the step numbers `steps` alone (the page shown), so that a page of a
     long trajectory costs what its steps do."""
-    scores = (
+    # Every score of the trajectory (a few: one per evaluation and gold) in one query, with whether the viewer
+    # may read its gold; the one shown is picked among them. An evaluation's errors (one per trajectory it could
+    # not score) are not shown here.
+    scores = list(
         TrajectoryScore.objects.filter(trajectory=trajectory)
-        .select_related("job__judge_config", "gold__annotator")
+        .select_related("job__judge_config", "gold__annotator").defer("job__errors")
+        .annotate(gold_readable=Exists(visible_gold(viewer).filter(pk=OuterRef("gold_id"))))
         .order_by("-job__created_at", "gold_id")
     )
-    score = None
-    if job_id and str(job_id).isdigit():
-        score = scores.filter(job_id=int(job_id)).first()
-    if score is None:
-        score = scores.filter(job__status=EvaluationJob.Status.DONE).first() or scores.first()
+    asked = int(job_id) if job_id and str(job_id).isdigit() else None
+    score = (next((score for score in scores if score.job_id == asked), None)
+             or next((score for score in scores if score.job.status == EvaluationJob.Status.DONE), None)
+             or next(iter(scores), None))
     if score is None:
         return None
     details = score.details or {}
@@ -102,8 +128,9 @@ def trajectory_evaluation(trajectory: Trajectory, job_id=None, *, viewer, steps=
         pair["gold_step"]: (pair["agent_step"], pair["score"])
         for pair in (details.get("step_success") or {}).get("matched", ())
     }
-    readable = score.gold is not None and visible_gold(viewer).filter(pk=score.gold_id).exists()
-    decisions = score.decisions.select_related("reviewed_by").order_by("kind", "pk")
+    readable = score.gold is not None and score.gold_readable
+    # The page shows neither a decision's inputs nor its raw output.
+    decisions = score.decisions.select_related("reviewed_by").defer("inputs", "output").order_by("kind", "pk")
     if not readable:  # else each was used on gold the viewer may read: this score's
         decisions = visible_decisions(viewer, decisions)
     shown = set(steps)

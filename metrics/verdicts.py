@@ -46,6 +46,20 @@ class TaskVerdicts:
     grades: dict[str, float] = field(default_factory=dict)  # {grader: value}
     named: dict[str, bool] = field(default_factory=dict)  # {named source's key: its yes or no}
 
+    def take_harness(self, success: bool | None, source_name: str) -> None:
+        """The harness verdict: the trajectory's, else the run's task result's, whichever is known first."""
+        if self.harness is None and success is not None:
+            self.harness, self.harness_source = success, source_name
+
+    def take_score(self, check: bool | None, check_source: str, correct: bool | None, backend: str) -> bool:
+        """The offline check's verdict from an error-free score, and the LLM judge's on the final answer when
+        its evaluation had one (an OpenAI judge): whether it had."""
+        self.check, self.check_source = check, check_source or ""
+        if backend == "openai":
+            self.judge = correct
+            return True
+        return False
+
     @property
     def verdicts(self) -> Verdicts:
         return Verdicts(harness=self.harness, check=self.check, human=consensus(self.grades.values()),
@@ -162,11 +176,10 @@ def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = N
         task_info.setdefault(row[1], row[4:])
     for run_id, task_pk, pk, success, source_name, *_ in trajectories:
         task = entry(run_id, task_pk)
-        task.trajectory_id, task.harness, task.harness_source = pk, success, source_name if success is not None else ""
+        task.trajectory_id = pk
+        task.take_harness(success, source_name)
     for run_id, task_pk, success, source_name, *_ in results:
-        task = entry(run_id, task_pk)
-        if task.harness is None:
-            task.harness, task.harness_source = success, source_name
+        entry(run_id, task_pk).take_harness(success, source_name)
     for run_id, task_pk, grader, value, *_ in grades:
         entry(run_id, task_pk).grades[grader] = value
     for run_id, task_pk, source_id, success, *_ in named:
@@ -181,10 +194,7 @@ def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = N
         for job_id, run_id, task_pk, check, check_source, correct, judge_name, backend in scores:
             if chosen.get(run_id) != job_id or task_pk not in tables[run_id]:
                 continue
-            task = tables[run_id][task_pk]
-            task.check, task.check_source = check, check_source or ""
-            if backend == "openai":  # the LLM judge's verdict on the final answer
-                task.judge = correct
+            if tables[run_id][task_pk].take_score(check, check_source, correct, backend):
                 judge_names[run_id] = judge_name
     # Trajectories without steps (a final answer and verdicts only) make a results-only run too.
     with_steps = {row[0] for row in trajectories if row[5]}
@@ -202,13 +212,27 @@ def one_run(run: AgentRun, **kwargs) -> RunVerdicts:
     return run_verdicts([run.pk], **kwargs)[run.pk]
 
 
-def trajectory_verdicts(trajectory: Trajectory, job_id: int | None = None) -> TaskVerdicts:
-    """The verdicts on one trajectory's task, from the evaluation the page shows when given."""
-    table = run_verdicts([trajectory.run_id], job_ids={trajectory.run_id: job_id} if job_id else None,
-                         task_pks=[trajectory.task_id])
-    return table[trajectory.run_id].tasks.get(trajectory.task_id) or TaskVerdicts(
-        trajectory.task_id, trajectory.task.task_id, trajectory.task.number,
-        site_group({"sites": trajectory.task.sites}), trajectory_id=trajectory.pk)
+def trajectory_verdicts(trajectory: Trajectory, score: TrajectoryScore | None, *, grades, verdicts) -> TaskVerdicts:
+    """The verdicts on one trajectory's task from what its page has read already: the score it shows (with
+    its job's judge config), every human grade and every named source's verdict on the task; the run's task
+    result is read only when the trajectory holds no harness verdict."""
+    task = trajectory.task
+    found = TaskVerdicts(task.pk, task.task_id, task.number, site_group({"sites": task.sites}),
+                         trajectory_id=trajectory.pk)
+    found.take_harness(trajectory.success, trajectory.success_source or trajectory.source_name)
+    if found.harness is None:
+        result = (TaskResult.objects.filter(run_id=trajectory.run_id, task_id=trajectory.task_id,
+                                            success__isnull=False).values_list("success", "source_name").first())
+        if result is not None:
+            found.take_harness(*result)
+    for grade in grades:
+        found.grades[grade.grader_name] = grade.value
+    for verdict in verdicts:
+        if verdict.success is not None:
+            found.named[named_source(verdict.source_id)] = verdict.success
+    if score is not None and not score.error:
+        found.take_score(score.check_success, score.check_source, score.correct, score.job.judge_config.backend)
+    return found
 
 
 # Agreement of graders and automatic verdicts -------------------------------------------------

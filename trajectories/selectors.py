@@ -4,7 +4,10 @@ import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from django.db.models import Avg, Count, Exists, OuterRef, Q, QuerySet, Sum
+from django.conf import settings
+from django.core.paginator import Page, Paginator
+from django.db.models import Avg, Count, Exists, F, OuterRef, Q, QuerySet, Sum
+from django.urls import reverse
 
 from accounts.roles import ANNOTATOR, has_role
 
@@ -90,40 +93,62 @@ class StepView:
 
     step: Step
     planned_matches: bool | None  # None: the reasoning states no action
+    screenshot_url: str = ""  # of the screenshot taken before the step, when it has one
 
     @property
     def is_stop(self) -> bool:
         return self.step.action_type == "stop"
 
+    @property
+    def plan_agreement(self) -> str:
+        """Whether the step did what its reasoning planned: "match", "mismatch" or "no-plan"."""
+        if self.planned_matches is None:
+            return "no-plan"
+        return "match" if self.planned_matches else "mismatch"
 
-def trajectory_steps(trajectory: Trajectory) -> QuerySet[Step]:
-    return trajectory.steps.select_related("screenshot").order_by("index")
+
+class _CountedPaginator(Paginator):
+    """Pages of a list whose length a query has read already."""
+
+    def __init__(self, object_list, per_page, count: int):
+        super().__init__(object_list, per_page)
+        self.count = count
+
+
+def steps_page(trajectory: Trajectory, count: int, number) -> Page:
+    """Page `number` of the trajectory's `count` steps (`steps_show` counts them)."""
+    steps = trajectory.steps.annotate(screenshot_sha256=F("screenshot__sha256")).order_by("index")
+    return _CountedPaginator(steps, settings.TRAJECTORY_STEPS_PER_PAGE, count).get_page(number)
 
 
 def step_views(steps) -> list[StepView]:
+    """The steps of `steps_page`, as the viewer shows them."""
     views = []
     for step in steps:
         matches = None
         if step.planned_action:
             matches = parse_action(step.action, executed=True).executes(parse_action(step.planned_action))
-        views.append(StepView(step=step, planned_matches=matches))
+        shot = reverse("trajectories:screenshot", args=[step.screenshot_sha256]) if step.screenshot_sha256 else ""
+        views.append(StepView(step=step, planned_matches=matches, screenshot_url=shot))
     return views
 
 
 @dataclass(frozen=True)
 class StepsShow:
-    """Which kinds of what the agent saw its steps hold, so that a page says once what the file
-    does not record instead of showing an empty pane per step."""
+    """How many steps a trajectory has and which kinds of what the agent saw they hold, so that a page
+    says once what the file does not record instead of showing an empty pane per step."""
 
+    count: int
     screenshots: bool
     observations: bool
 
 
 def steps_show(trajectory: Trajectory) -> StepsShow:
-    """What any of the trajectory's steps records, whichever page of them is shown."""
-    steps = trajectory.steps.all()
-    return StepsShow(screenshots=steps.filter(screenshot__isnull=False).exists(),
-                     observations=steps.exclude(observation="").exists())
+    """What any of the trajectory's steps records, whichever page of them is shown (one query)."""
+    found = trajectory.steps.aggregate(count=Count("pk"), screenshots=Count("pk", filter=Q(screenshot__isnull=False)),
+                                       observations=Count("pk", filter=~Q(observation="")))
+    return StepsShow(count=found["count"], screenshots=bool(found["screenshots"]),
+                     observations=bool(found["observations"]))
 
 
 def task_verdicts_by_source(run_id: int, task_id: int) -> list[Verdict]:
@@ -192,16 +217,22 @@ def run_usage(run: AgentRun) -> dict:
             for field in USAGE_FIELDS if found[f"{field}_known"]}
 
 
-def neighbours(trajectory: Trajectory) -> tuple[Trajectory | None, Trajectory | None]:
-    """The run's trajectories just before and after this one, in task order."""
-    ordered = list(
-        trajectory.run.trajectories.order_by("task__number", "task__task_id").values_list("pk", flat=True)
-    )
-    position = ordered.index(trajectory.pk)
-    previous = ordered[position - 1] if position > 0 else None
-    following = ordered[position + 1] if position + 1 < len(ordered) else None
-    found = Trajectory.objects.select_related("task").in_bulk([pk for pk in (previous, following) if pk])
-    return found.get(previous), found.get(following)
+@dataclass(frozen=True)
+class Neighbour:
+    """A trajectory next to another in its run, as the link to it names it."""
+
+    pk: int
+    task_name: str  # the benchmark's id of its task
+
+
+def neighbours(trajectory: Trajectory) -> tuple[Neighbour | None, Neighbour | None]:
+    """The run's trajectories just before and after this one, in task order (one query)."""
+    ordered = list(trajectory.run.trajectories.order_by("task__number", "task__task_id")
+                   .values_list("pk", "task__task_id"))
+    position = next(index for index, (pk, _) in enumerate(ordered) if pk == trajectory.pk)
+    previous = Neighbour(*ordered[position - 1]) if position > 0 else None
+    following = Neighbour(*ordered[position + 1]) if position + 1 < len(ordered) else None
+    return previous, following
 
 
 def task_benchmarks() -> list[str]:
@@ -267,9 +298,15 @@ class Grading:
         return self.hidden > 0
 
 
-def trajectory_grading(trajectory: Trajectory, user) -> Grading:
-    grades = list(OutcomeGrade.objects.filter(run_id=trajectory.run_id, task_id=trajectory.task_id)
-                  .select_related("grader").order_by("created_at", "pk"))
+def task_grades(trajectory: Trajectory) -> list[OutcomeGrade]:
+    """Every human grade of the trajectory's task in its run, oldest first, hidden or not."""
+    return list(OutcomeGrade.objects.filter(run_id=trajectory.run_id, task_id=trajectory.task_id)
+                .select_related("grader").order_by("created_at", "pk"))
+
+
+def trajectory_grading(trajectory: Trajectory, user, grades: list[OutcomeGrade] | None = None) -> Grading:
+    """The grades `user` may see; `grades`: `task_grades` of the trajectory, when read already."""
+    grades = task_grades(trajectory) if grades is None else grades
     can_grade = has_role(user, ANNOTATOR)
     mine = next((grade for grade in grades if grade.grader_id == user.pk), None) if user.is_authenticated else None
     if can_grade and mine is None:

@@ -6,8 +6,11 @@ import re
 import pytest
 from django.urls import reverse
 
+from metrics.selectors import trajectory_evaluation
+from metrics.verdicts import one_run, trajectory_verdicts
 from tests.factories import UserFactory
-from trajectories.models import AgentRun, Verdict, VerdictKind, VerdictSource
+from trajectories.models import AgentRun, TaskResult, Verdict, VerdictKind, VerdictSource
+from trajectories.selectors import task_grades, task_verdicts_by_source
 from tests.metrics.verdict_data import grader, three_voices
 
 pytestmark = pytest.mark.django_db
@@ -247,3 +250,23 @@ def test_alpha_not_defined_says_what_it_needs(client):
     page = text(client.get(reverse("metrics:verdict-agreement", args=[trajectory.run.pk])))
     assert "1 of 1 task graded by 1 grader (olga)" in page
     assert "not defined: it needs marks from at least two graders, and only olga has graded so far" in page
+
+
+def test_a_trajectory_page_says_what_the_run_page_says_of_its_task(voices):
+    """The trajectory page builds its task's verdicts from what it has read (its score, grades and named
+    verdicts); the run's table reads them all again: they agree, down to a task result standing in for a
+    trajectory without a harness verdict."""
+    run, agreed = voices["run"], voices["agreed"]
+    agreed.success = None
+    agreed.save(update_fields=["success"])
+    TaskResult.objects.create(run=run, task=agreed.task, success=True, source_name="results.json")
+    source = VerdictSource.objects.create(kind=VerdictKind.LLM_JUDGE, name="WebJudge", model="o4-mini")
+    Verdict.objects.create(run=run, task=voices["disputed"].task, trajectory=voices["disputed"], source=source,
+                           success=True)
+    table = one_run(run)
+    for trajectory in (voices["disputed"], agreed):
+        evaluation = trajectory_evaluation(trajectory, viewer=voices["hugo"])
+        shown = trajectory_verdicts(trajectory, evaluation.score, grades=task_grades(trajectory),
+                                    verdicts=task_verdicts_by_source(trajectory.run_id, trajectory.task_id))
+        assert shown == table.tasks[trajectory.task_id]
+    assert table.tasks[agreed.task_id].harness_source == "results.json"
