@@ -298,11 +298,9 @@ class Ranking:
         return self._labels if self._labels is not None else success_sources()
 
     def __getitem__(self, index: slice) -> list[LeaderboardRow]:
-        if not isinstance(index, slice):
-            raise TypeError("a leaderboard is read a slice of runs at a time")
-        self._refresh()
-        if index.step is not None:
+        if not isinstance(index, slice) or index.step is not None:
             raise TypeError("a leaderboard is read a slice of runs at a time, without steps")
+        self._refresh()
         ids = ranked_run_ids(self._runs, self.filters, index.start or 0, index.stop)
         runs = {run["pk"]: run for run in AgentRun.objects.filter(pk__in=ids).values(*RUN_COLUMNS)}
         return _rows([runs[run_id] for run_id in ids], self.filters, self.subset, self.source_labels)

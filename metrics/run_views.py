@@ -125,7 +125,6 @@ def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = N
 def trajectory_detail(request, pk: int):
     trajectory = get_object_or_404(selectors.viewer_trajectories(), pk=pk)
     prefetch_related_objects([request.user], "groups")  # the page asks the viewer's roles many times: once
-    previous, following = selectors.neighbours(trajectory)
     # The first steps; the rest a page at a time, fetched as the reader scrolls (fragment=steps).
     shows = selectors.steps_show(trajectory)
     steps_page = selectors.steps_page(trajectory, shows.count, request.GET.get("steps_page"))
@@ -140,6 +139,7 @@ def trajectory_detail(request, pk: int):
               "trajectory": trajectory}
     if request.GET.get("fragment") == "steps":
         return render(request, "metrics/_trajectory_steps.html", paging)
+    previous, following = selectors.neighbours(trajectory)
     grades = selectors.task_grades(trajectory)
     source_verdicts = selectors.task_verdicts_by_source(trajectory.run_id, trajectory.task_id)
     task_verdicts = trajectory_verdicts(trajectory, evaluation.score if evaluation else None, grades=grades,
