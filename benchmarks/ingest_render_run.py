@@ -19,13 +19,20 @@ and no database) runs with as many processes, and the import's time and CPU are 
 ratio to it. Each measurement starts with nothing left for the kernel to write back, a minute
 after the files of the one before were deleted.
 
+With --fresh-filesystem (root, loop devices), the floor and the import each write their files
+into a new ext4 file system (mkfs.ext4's defaults, journal included; a sparse image in the
+scratch folder on a loop device with direct I/O, mounted for that one measurement), so both
+start from the same empty disk whatever the machine's own file system went through before (see
+`_settle`).
+
     .venv/bin/python benchmarks/ingest_render_run.py [--files 812] [--databases sqlite postgres]
         [--workers N] [--postgres-url postgres://postgres@127.0.0.1:5432/postgres]
-        [--database trajscope_bench_ingest] [--seed 0] [--settle 61]
+        [--database trajscope_bench_ingest] [--seed 0] [--settle 61] [--fresh-filesystem]
 """
 
 import argparse
 import base64
+import contextlib
 import json
 import os
 import platform
@@ -190,9 +197,36 @@ def _postgres_database(admin_url: str, name: str, create: bool) -> str:
     return admin_url.rsplit("/", 1)[0] + f"/{name}"
 
 
-def _floor(scratch: Path, workers: int) -> dict:
+@contextlib.contextmanager
+def _written_to(scratch: Path, fresh: bool):
+    """Where one measurement writes its files: the scratch folder, or a new ext4 file system of
+    its own, unmounted and deleted afterwards."""
+    if not fresh:
+        yield scratch
+        return
+    image, mount = scratch / "written.img", scratch / "written"
+    run_bytes = sum(path.stat().st_size for path in (scratch / "run").iterdir())
+    with image.open("wb") as file:
+        file.truncate(max(4 << 30, 3 * run_bytes))
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True)
+    # Direct I/O: the image's blocks are not cached a second time in the page cache under it.
+    device = subprocess.run(["losetup", "--direct-io=on", "--find", "--show", str(image)],
+                            check=True, capture_output=True, text=True).stdout.strip()
+    mount.mkdir(exist_ok=True)
+    try:
+        subprocess.run(["mount", device, str(mount)], check=True)
+        try:
+            yield mount
+        finally:
+            subprocess.run(["umount", str(mount)], check=True)
+    finally:
+        subprocess.run(["losetup", "--detach", device], check=True)
+        image.unlink()
+
+
+def _floor(scratch: Path, written: Path, workers: int) -> dict:
     """The I/O floor (`render_io_floor.py`) in a fresh process, with as many processes as the import."""
-    output = scratch / "floor"
+    output = written / "floor"
     command = [sys.executable, str(Path(__file__).with_name("render_io_floor.py")), str(scratch / "run"), str(output),
                "--workers", str(workers)]
     try:
@@ -202,8 +236,8 @@ def _floor(scratch: Path, workers: int) -> dict:
     return json.loads(result.strip().splitlines()[-1])
 
 
-def _measure(url: str, scratch: Path, workers: int) -> dict:
-    media = scratch / "media"
+def _measure(url: str, scratch: Path, written: Path, workers: int) -> dict:
+    media = written / "media"
     environment = {**os.environ, "DATABASE_URL": url, "MEDIA_ROOT": str(media), "INGEST_WORKERS": str(workers),
                    "INGEST_MAX_FILES": "100000", "INGEST_MAX_UNCOMPRESSED_BYTES": str(1 << 40)}
     command = [sys.executable, __file__, "--child", str(scratch / "run"), str(scratch / "tasks.json")]
@@ -222,6 +256,8 @@ def main() -> None:
     parser.add_argument("--database", default="trajscope_bench_ingest", help="The PostgreSQL database it creates and drops")
     parser.add_argument("--settle", type=int, default=61,
                         help="Seconds to wait after generating the run and after each measurement, for deleted files to stop costing")
+    parser.add_argument("--fresh-filesystem", action="store_true",
+                        help="Write each measurement's files into a new ext4 file system (needs root and loop devices)")
     parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -233,9 +269,12 @@ def main() -> None:
 
 
 def _settle(seconds: int) -> None:
-    """Wait for the disk to settle after files were deleted: ext4 steps around the inodes freed in
-    the last minute, so creating thousands of files just after deleting thousands costs the
-    kernel several times the CPU of creating them on a quiet disk. Deleting them instead of
+    """Wait for the disk to settle after files were deleted: ext4 without a journal (as this
+    machine's root file system) steps around recently freed inodes, so creating thousands of files
+    just after deleting thousands costs the kernel several times the CPU of creating them on a
+    quiet disk. An inode counts as recent for a minute, and for minutes more while its inode-table
+    block has unwritten changes, which the next measurement's own new files cause: a minute is
+    often not enough, and --fresh-filesystem compares like with like. Deleting the files instead of
     keeping them keeps the page cache from filling up (reclaiming it costs CPU too)."""
     os.sync()  # nothing left for the kernel to write back: that work would land on the same cores
     if seconds:
@@ -255,7 +294,8 @@ def _run(args: argparse.Namespace, scratch: Path) -> None:
     for database in args.databases:
         results = {}
         for workers in (1, args.workers):
-            floor = _floor(scratch, workers)
+            with _written_to(scratch, args.fresh_filesystem) as written:
+                floor = _floor(scratch, written, workers)
             print(f"I/O floor, {workers} process(es): read {floor['files']} files ({floor['bytes_read'] / 1e6:.0f} MB), "
                   f"wrote {floor['screenshots']} screenshots ({floor['bytes_written'] / 1e6:.0f} MB) in "
                   f"{floor['seconds']:.1f} s (CPU {floor['cpu_seconds']:.1f} s, {floor['cpu_kernel_seconds']:.1f} s "
@@ -266,13 +306,16 @@ def _run(args: argparse.Namespace, scratch: Path) -> None:
             else:
                 url = _postgres_database(args.postgres_url, args.database, create=True)
             try:
-                results[workers] = result = _measure(url, scratch, workers)
+                with _written_to(scratch, args.fresh_filesystem) as written:
+                    try:
+                        results[workers] = result = _measure(url, scratch, written, workers)
+                    finally:
+                        shutil.rmtree(written / "media", ignore_errors=True)
             finally:
                 if database == "sqlite":
                     Path(url.removeprefix("sqlite:///")).unlink(missing_ok=True)
                 else:
                     _postgres_database(args.postgres_url, args.database, create=False)
-                shutil.rmtree(scratch / "media", ignore_errors=True)
             print(
                 f"{result['vendor']:10} {result['workers']} parsing process(es): {result['files']} files in "
                 f"{result['seconds']:.1f} s = {result['files_per_second']:.0f} files/s (CPU: importing process "

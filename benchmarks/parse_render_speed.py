@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ingest_render_run import SAMPLES, generate_run  # noqa: E402
+from ingest_render_run import SAMPLES, generate_run, generate_tasks  # noqa: E402
 
 from trajectories.formats.webarena_render import parse_render  # noqa: E402
 
@@ -59,8 +59,9 @@ def main() -> None:
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="trajscope-parse-") as scratch:
-        generate_run(Path(scratch), args.files, args.seed)
-        paths = sorted(SAMPLES.glob("*.html")) + sorted(Path(scratch).glob("*.html"))
+        tasks = generate_tasks(Path(scratch) / "tasks.json", args.files)
+        generate_run(Path(scratch) / "run", tasks, args.seed)
+        paths = sorted(SAMPLES.glob("*.html")) + sorted((Path(scratch) / "run").glob("*.html"))
         texts = [path.read_text(encoding="utf-8") for path in paths]
     size = sum(len(text.encode("utf-8")) for text in texts)
 

@@ -73,7 +73,7 @@ def profile(folder: Path, tasks: Path, output: Path) -> None:
     call_command("migrate", verbosity=0)
     import_task_file(tasks)
     run = get_or_create_run("profiled-run", agent="generated", model="samples")
-    reading._pool = lambda workers, keep: (_InThisThread(), partial(reading.read_ahead, keep=keep))
+    reading._pool = lambda workers, keep: (_InThisThread(), partial(reading.read_ahead, keep=keep), 1)
     profiler = cProfile.Profile()
     profiler.runcall(import_paths, [folder], run)
     profiler.dump_stats(output)
