@@ -208,6 +208,25 @@ def test_one_parsing_process_or_a_pool_import_the_same(webarena_tasks, results, 
     assert stored == sorted(Screenshot.objects.values_list("image", flat=True))
 
 
+def test_files_are_read_ahead_up_to_eight_per_reader_while_under_the_byte_budget():
+    """Enough files ahead that the readers need not wait while the importing process commits,
+    but never more than the budget holds, and never fewer than two per reader."""
+    from collections import deque
+
+    from trajectories.formats.sources import TRAJECTORIES, Source
+    from trajectories.services.reading import _room_ahead
+
+    def ahead(count, size):
+        return deque((Source(name=f"render_{number}.html", kind=TRAJECTORIES, size=size), None)
+                     for number in range(count))
+
+    assert _room_ahead(ahead(15, 1_000_000), readers=2)
+    assert not _room_ahead(ahead(16, 1_000_000), readers=2)
+    assert not _room_ahead(ahead(5, 16 * 1024**2), readers=2)
+    assert _room_ahead(ahead(3, 64 * 1024**2), readers=2)
+    assert not _room_ahead(ahead(4, 64 * 1024**2), readers=2)
+
+
 def test_a_daemonic_process_parses_in_process(settings, monkeypatch):
     """Celery's prefork children are daemonic and may not start a pool of their own."""
     import multiprocessing
@@ -225,8 +244,10 @@ def test_a_killed_parsing_process_fails_the_files_it_held_and_the_rest_import(we
     import os
 
     from trajectories.formats import readers
+    from trajectories.services import reading
 
     settings.INGEST_WORKERS = 2
+    monkeypatch.setattr(reading, "_AHEAD_PER_READER", 2)
     original = readers.prepared_records
 
     def prepared_records(source, max_bytes):
@@ -246,8 +267,8 @@ def test_a_killed_parsing_process_fails_the_files_it_held_and_the_rest_import(we
 
     report = import_paths([folder], run)
 
-    # The four files read ahead (twice the workers) were with the pool when it broke; the fifth is
-    # read in the importing process.
+    # The four files read ahead (two per worker here) were with the pool when it broke; the fifth
+    # is read in the importing process.
     assert [(entry.file.rsplit("/", 1)[-1], entry.status) for entry in report.files] == [
         ("render_3.html", "failed"), ("render_6.html", "failed"), ("z_gpt4turbo_render_0.html", "failed"),
         ("z_llama3-8b_render_3.html", "failed"), ("z_llama3-8b_render_6.html", "imported")]

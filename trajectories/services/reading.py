@@ -7,8 +7,10 @@ writes and hashing, which let go of the interpreter lock, use the second core.
 
 Workers are forked from this process (no re-import, a few milliseconds) and never touch the
 database connection they inherit; they end without running its finalizers (multiprocessing ends
-its children with `os._exit`). A few files are read ahead of the one being stored (twice the
-number of workers or threads), so memory stays bounded however large the import. Screenshot files are
+its children with `os._exit`). A few files are read ahead of the one being stored, so that
+the readers do not wait while this process commits: up to eight per worker or thread while they
+are under 64 MB together, and at least two per worker or thread, so memory stays bounded however
+large the import. Screenshot files are
 written ahead only for trajectories that `keep` says will be stored; a file read ahead and
 never stored has its screenshot files removed.
 JSONL files, which may be larger than anything a worker should send back at once, are read here
@@ -34,6 +36,8 @@ _BROKEN = ("a parsing process ended abruptly (out of memory?) while this file wa
 
 Keep = Callable[[Record], bool]
 _READING_THREADS = 2
+_AHEAD_PER_READER = 8
+_AHEAD_BYTES = 64 * 1024**2
 _keep_in_worker: Keep | None = None
 
 
@@ -95,7 +99,7 @@ def read_sources(sources: list[Source], max_bytes: int, keep: Keep) -> Iterator[
         ahead: deque[tuple[Source, Future | None]] = deque()
         try:
             while True:
-                while len(ahead) < 2 * readers:
+                while _room_ahead(ahead, readers):
                     source = next(upcoming, None)
                     if source is None:
                         break
@@ -126,6 +130,12 @@ def read_sources(sources: list[Source], max_bytes: int, keep: Keep) -> Iterator[
                     _abandon(future)
     for source in upcoming:
         yield source, _read_here(source, max_bytes)
+
+
+def _room_ahead(ahead: deque[tuple[Source, Future | None]], readers: int) -> bool:
+    if len(ahead) < 2 * readers:
+        return True
+    return len(ahead) < _AHEAD_PER_READER * readers and sum(source.size for source, _ in ahead) < _AHEAD_BYTES
 
 
 def _abandon(future: Future) -> None:
