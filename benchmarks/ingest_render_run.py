@@ -199,29 +199,29 @@ def _postgres_database(admin_url: str, name: str, create: bool) -> str:
 
 @contextlib.contextmanager
 def _written_to(scratch: Path, fresh: bool):
-    """Where one measurement writes its files: the scratch folder, or a new ext4 file system of
-    its own, unmounted and deleted afterwards."""
-    if not fresh:
-        yield scratch
-        return
-    image, mount = scratch / "written.img", scratch / "written"
-    run_bytes = sum(path.stat().st_size for path in (scratch / "run").iterdir())
-    with image.open("wb") as file:
-        file.truncate(max(4 << 30, 3 * run_bytes))
-    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True)
-    # Direct I/O: the image's blocks are not cached a second time in the page cache under it.
-    device = subprocess.run(["losetup", "--direct-io=on", "--find", "--show", str(image)],
-                            check=True, capture_output=True, text=True).stdout.strip()
-    mount.mkdir(exist_ok=True)
-    try:
+    """Where one measurement writes its files, all gone afterwards: a folder in the scratch folder,
+    or a new ext4 file system of its own."""
+    with contextlib.ExitStack() as cleanup:
+        if not fresh:
+            folder = scratch / "written"
+            folder.mkdir()
+            cleanup.callback(shutil.rmtree, folder, ignore_errors=True)
+            yield folder
+            return
+        image, mount = scratch / "written.img", scratch / "written"
+        run_bytes = sum(path.stat().st_size for path in (scratch / "run").iterdir())
+        with image.open("wb") as file:
+            file.truncate(max(4 << 30, 3 * run_bytes))
+        cleanup.callback(image.unlink)
+        subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True)
+        # Direct I/O: the image's blocks are not cached a second time in the page cache under it.
+        device = subprocess.run(["losetup", "--direct-io=on", "--find", "--show", str(image)],
+                                check=True, capture_output=True, text=True).stdout.strip()
+        cleanup.callback(subprocess.run, ["losetup", "--detach", device], check=True)
+        mount.mkdir(exist_ok=True)
         subprocess.run(["mount", device, str(mount)], check=True)
-        try:
-            yield mount
-        finally:
-            subprocess.run(["umount", str(mount)], check=True)
-    finally:
-        subprocess.run(["losetup", "--detach", device], check=True)
-        image.unlink()
+        cleanup.callback(subprocess.run, ["umount", str(mount)], check=True)
+        yield mount
 
 
 def _floor(scratch: Path, written: Path, workers: int) -> dict:
@@ -229,10 +229,7 @@ def _floor(scratch: Path, written: Path, workers: int) -> dict:
     output = written / "floor"
     command = [sys.executable, str(Path(__file__).with_name("render_io_floor.py")), str(scratch / "run"), str(output),
                "--workers", str(workers)]
-    try:
-        result = subprocess.run(command, check=True, capture_output=True, text=True, cwd=ROOT).stdout
-    finally:
-        shutil.rmtree(output, ignore_errors=True)
+    result = subprocess.run(command, check=True, capture_output=True, text=True, cwd=ROOT).stdout
     return json.loads(result.strip().splitlines()[-1])
 
 
@@ -307,10 +304,7 @@ def _run(args: argparse.Namespace, scratch: Path) -> None:
                 url = _postgres_database(args.postgres_url, args.database, create=True)
             try:
                 with _written_to(scratch, args.fresh_filesystem) as written:
-                    try:
-                        results[workers] = result = _measure(url, scratch, written, workers)
-                    finally:
-                        shutil.rmtree(written / "media", ignore_errors=True)
+                    results[workers] = result = _measure(url, scratch, written, workers)
             finally:
                 if database == "sqlite":
                     Path(url.removeprefix("sqlite:///")).unlink(missing_ok=True)

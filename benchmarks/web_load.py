@@ -62,7 +62,9 @@ LARGE_RUNS, LARGE_TARGETS_MS = 500, {"leaderboard page": 100, "leaderboard API":
 
 def _target(label: str, runs: int) -> int | None:
     request = label.split(",")[0]
-    return (LARGE_TARGETS_MS.get(request) if runs > LARGE_RUNS else None) or TARGETS_MS.get(request)
+    if runs > LARGE_RUNS and request in LARGE_TARGETS_MS:
+        return LARGE_TARGETS_MS[request]
+    return TARGETS_MS.get(request)
 
 
 def _database_url(admin_url: str, name: str, recreate: bool) -> str:

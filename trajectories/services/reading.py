@@ -36,7 +36,7 @@ _BROKEN = ("a parsing process ended abruptly (out of memory?) while this file wa
 
 Keep = Callable[[Record], bool]
 _READING_THREADS = 2
-_AHEAD_PER_READER = 8
+_AHEAD_MIN_PER_READER, _AHEAD_PER_READER = 2, 8
 _AHEAD_BYTES = 64 * 1024**2
 _keep_in_worker: Keep | None = None
 
@@ -133,7 +133,7 @@ def read_sources(sources: list[Source], max_bytes: int, keep: Keep) -> Iterator[
 
 
 def _room_ahead(ahead: deque[tuple[Source, Future | None]], readers: int) -> bool:
-    if len(ahead) < 2 * readers:
+    if len(ahead) < _AHEAD_MIN_PER_READER * readers:
         return True
     return len(ahead) < _AHEAD_PER_READER * readers and sum(source.size for source, _ in ahead) < _AHEAD_BYTES
 
