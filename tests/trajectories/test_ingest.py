@@ -1,4 +1,5 @@
 import base64
+import hashlib
 import json
 import zipfile
 from pathlib import Path
@@ -411,6 +412,53 @@ def test_screenshots_are_written_ahead_only_for_trajectories_that_will_be_stored
     assert import_paths([tmp_path], run, replace=True).counts()["replaced"] == 1
     assert written == ["3"]
     assert len(_stored_files()) == Screenshot.objects.count()
+
+
+def test_a_trajectory_stored_after_all_has_the_screenshots_its_worker_left_behind(webarena_tasks, run, samples,
+                                                                                   settings, monkeypatch):
+    """A parsing worker sends back no screenshot bytes of a trajectory it saw would not be stored; if
+    it is stored after all, its file is read again for them."""
+    from trajectories.services import reading
+
+    settings.INGEST_WORKERS = 2
+    monkeypatch.setattr(ingest._RunImport, "will_store", lambda self, record: False)  # forked with the workers
+    left_behind, read_again = [], reading.read_images_again
+
+    def watched(source, record, max_bytes):
+        left_behind.append((record.images_left_behind, all(not image.data for image in record.images.values())))
+        read_again(source, record, max_bytes)
+
+    monkeypatch.setattr(ingest, "read_images_again", watched)
+    report = import_paths(sorted(samples.glob("*.html")), run)
+
+    assert report.counts()["imported"] == 3, [entry.reason for entry in report.files]
+    assert left_behind == [(True, True)] * 3
+    assert_samples_imported(run)
+    assert len(_stored_files()) == Screenshot.objects.count()
+    for shot in Screenshot.objects.all():
+        with shot.image.open("rb") as image:
+            assert hashlib.sha256(image.read()).hexdigest() == shot.sha256
+
+
+def test_screenshots_left_behind_are_not_taken_from_a_file_changed_since(samples, tmp_path):
+    from trajectories.formats.readers import read_file
+    from trajectories.formats.sources import TRAJECTORIES, Source
+    from trajectories.services.reading import read_images_again
+    from trajectories.services.screenshots import leave_behind
+
+    path = tmp_path / "render_3.html"
+    path.write_bytes((samples / "llama3-8b_render_3.html").read_bytes())
+    source = Source(name=path.name, kind=TRAJECTORIES, size=path.stat().st_size, path=path, root=tmp_path)
+    [record] = read_file(source, 1 << 30)
+    images = {sha: image.data for sha, image in record.images.items()}
+    leave_behind(record)
+    read_images_again(source, record, 1 << 30)
+    assert not record.images_left_behind and {sha: image.data for sha, image in record.images.items()} == images
+
+    leave_behind(record)
+    path.write_text(render_html(steps=[RenderStep(action="scroll [down]", screenshot=png((5, 5, 5)))]))
+    with pytest.raises(OSError, match="the file changed while it was being imported"):
+        read_images_again(source, record, 1 << 30)
 
 
 def test_agent_step_rows_are_written_with_every_column():

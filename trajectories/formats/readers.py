@@ -43,6 +43,9 @@ class Record:
     content_hash: str = ""
     # Screenshot files already written for this record where it was read, by image hash.
     files: dict[str, str] = field(default_factory=dict)
+    # Whether `images` were sent without their bytes from where the file was read (a parsing worker,
+    # for a trajectory that it saw would not be stored): storing it after all reads them again.
+    images_left_behind: bool = False
     # Why the file is not a trajectory of its own: a harness result read with the history beside it,
     # a benchmark's task list or verdict file.
     skipped: str = ""

@@ -24,13 +24,17 @@ _REPR_KEYS = frozenset(
     {"sites", "task_id", "require_login", "require_reset", "instantiation_dict", "eval", "geolocation",
      "intent_template_id"}
 )
+# What a trajectory takes from the header: its task's id (a repr) and intent (text). Reading the other
+# reprs, the evaluation config above all, cost as much as finding the steps.
+_TRAJECTORY_REPRS = frozenset({"task_id"})
 _TASK_ID_IN_NAME = re.compile(r"render_(\w+)\.html?\Z", re.I)
 _IMAGE_SOURCE = b"<img src="
 _LONGEST_DATA_HEADER = 100  # `data:image/png;base64` and its like
 
 
-def parse_header(block: str) -> dict:
-    """The task config at the top of the file: `key: value` lines, values as Python reprs."""
+def parse_header(block: str, reprs: frozenset[str] = _REPR_KEYS) -> dict:
+    """The task config at the top of the file: `key: value` lines, the values of `reprs` read as
+    Python reprs, the others left as text."""
     config: dict = {}
     key = None
     for line in block.split("\n"):
@@ -40,7 +44,7 @@ def parse_header(block: str) -> dict:
             config[key] = match.group(2)
         elif key is not None:
             config[key] += "\n" + line
-    for key in _REPR_KEYS & config.keys():
+    for key in reprs & config.keys():
         try:
             config[key] = ast.literal_eval(config[key].strip())
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -135,26 +139,26 @@ class _Block:
 
 
 class _Lifted:
-    """The screenshots' base64 that `decode_render` kept out of the text, and which of them the
-    parse put back as a step's screenshot."""
+    """The screenshots' `data:` URIs that `decode_render` kept out of the text, and which of them
+    the parse put back as a step's screenshot."""
 
-    def __init__(self, payloads: dict[int, str]):
-        self.payloads, self.taken = payloads, set()
+    def __init__(self, uris: dict[int, str]):
+        self.uris, self.taken = uris, set()
 
     def take(self, position: int) -> str:
-        payload = self.payloads.get(position, "")
-        if payload:
+        uri = self.uris.get(position, "")
+        if uri:
             self.taken.add(position)
-        return payload
+        return uri
 
     def all_taken(self) -> bool:
-        return len(self.taken) == len(self.payloads)
+        return len(self.taken) == len(self.uris)
 
     def restored(self, text: str) -> str:
-        """The text with every payload back in its place."""
+        """The text with every URI back in its place."""
         pieces, start = [], 0
-        for position in sorted(self.payloads):
-            pieces += (text[start:position], self.payloads[position])
+        for position in sorted(self.uris):
+            pieces += (text[start:position], self.uris[position])
             start = position
         return "".join(pieces) + text[start:]
 
@@ -170,36 +174,37 @@ def _screenshot(text: str, image: int, end: int, lifted: _Lifted) -> str | None:
 
 
 def decode_render(data: bytes) -> tuple[str, dict[int, str], bool]:
-    """The file's text without the base64 of its `<img src='data:...'>` sources, which is most of its
-    bytes; each base64 payload by the position in that text it was taken from (its closing quote's);
-    and whether the file was valid UTF-8. Decoded with the page text, the base64 would be widened to
-    the page's widest character, then narrowed again to be decoded. Only payloads of ASCII on one
-    line are taken out, so that the text's line numbers stay those of the file."""
-    pieces, payloads, valid, length, start = [], {}, True, 0, 0
+    """The file's text without its `<img src='data:...;base64,...'>` sources, whose base64 is most of
+    its bytes; each such `data:` URI by the position in that text it was taken from (its closing
+    quote's); and whether the file was valid UTF-8. Decoded with the page text, the base64 would be
+    widened to the page's widest character, then narrowed again to be decoded. Only URIs of ASCII on
+    one line are taken out, so that the text's line numbers stay those of the file. A URI is taken
+    out whole, so that the step it is the screenshot of takes it as it is, without a copy."""
+    pieces, uris, valid, length, start = [], {}, True, 0, 0
     view = memoryview(data)  # slices of it are decoded without being copied first
     image = data.find(_IMAGE_SOURCE)
     while image >= 0:
         source = image + len(_IMAGE_SOURCE)
-        found = _base64_payload(data, view, source)
+        found = _data_uri(data, view, source)
         if found is None:
             image = data.find(_IMAGE_SOURCE, source)
             continue
-        begin, closing, payload = found
+        begin, closing, uri = found
         piece, piece_valid = decode_utf8(view[start:begin], at_start=start == 0)
         pieces.append(piece)
         valid &= piece_valid
         length += len(piece)
-        payloads[length] = payload
+        uris[length] = uri
         start = closing
         image = data.find(_IMAGE_SOURCE, closing)
     piece, piece_valid = decode_utf8(view[start:], at_start=start == 0)
     pieces.append(piece)
-    return "".join(pieces), payloads, valid and piece_valid
+    return "".join(pieces), uris, valid and piece_valid
 
 
-def _base64_payload(data: bytes, view: memoryview, source: int) -> tuple[int, int, str] | None:
-    """Where the base64 of the quoted `data:...;base64,` source at `source` begins and ends, and the
-    payload itself, if it is ASCII on one line."""
+def _data_uri(data: bytes, view: memoryview, source: int) -> tuple[int, int, str] | None:
+    """Where the quoted `data:...;base64,` source at `source` begins and ends (inside its quotes), and
+    the URI itself, if it is ASCII on one line."""
     quote = data[source : source + 1]
     if quote not in (b"'", b'"') or not data.startswith(b"data:", source + 1):
         return None
@@ -210,12 +215,12 @@ def _base64_payload(data: bytes, view: memoryview, source: int) -> tuple[int, in
     if closing < 0:
         return None
     try:
-        payload = str(view[comma + 1 : closing], "ascii")
+        uri = str(view[source + 1 : closing], "ascii")
     except UnicodeDecodeError:
         return None
-    if "\n" in payload or "\r" in payload:
+    if "\n" in uri or "\r" in uri:
         return None
-    return comma + 1, closing, payload
+    return source + 1, closing, uri
 
 
 def _header(text: str, first_step: int) -> dict:
@@ -223,7 +228,7 @@ def _header(text: str, first_step: int) -> dict:
     if opening < 0:
         return {}
     closing = text.find("</pre>", opening, first_step)
-    return parse_header(text[opening + 5 : closing if closing >= 0 else first_step])
+    return parse_header(text[opening + 5 : closing if closing >= 0 else first_step], _TRAJECTORY_REPRS)
 
 
 def _task_id(config: dict, name: str) -> str:
@@ -238,26 +243,23 @@ def _task_id(config: dict, name: str) -> str:
 
 
 def _positions(text: str, mark: str) -> list[int]:
-    """Where `mark` (a tag) occurs. Stepping from '<' to '<' is a memchr scan that crosses the
-    base64 screenshots, most of a file's bytes, several times faster than searching for the
-    whole mark."""
-    positions, found = [], text.find("<")
+    """Where `mark` occurs."""
+    positions, found = [], text.find(mark)
     while found >= 0:
-        if text.startswith(mark, found):
-            positions.append(found)
-        found = text.find("<", found + 1)
+        positions.append(found)
+        found = text.find(mark, found + len(mark))
     return positions
 
 
 def parse_render(text: str, name: str = "", screenshots: dict[int, str] | None = None) -> Trajectory:
     """One render file as a `trajectory/v1` Trajectory (screenshots stay `data:` URIs). `text` and
-    `screenshots` may be what `decode_render` gives: a payload that turns out not to be a step's
+    `screenshots` may be what `decode_render` gives: a URI that turns out not to be a step's
     screenshot (an image in the page text) is put back and the whole text parsed again."""
     lifted = _Lifted(screenshots or {})
     try:
         trajectory = _parse(text, name, lifted)
     except TrajectoryFormatError:
-        if not lifted.payloads:
+        if not lifted.uris:
             raise
         return _parse(lifted.restored(text), name, _Lifted({}))
     if lifted.all_taken():

@@ -52,7 +52,7 @@ from trajectories.formats.sources import (
 )
 from trajectories.models import AgentRun, RunTally, Step, Task, TaskResult, Trajectory, Verdict, VerdictSource
 
-from .reading import read_sources
+from .reading import read_images_again, read_sources
 from .runs import describe_run, parse_run_description, record_harness_config, run_changes
 from .storable import storable_text as _text
 from .tallies import refresh_tallies
@@ -489,6 +489,7 @@ class _RunImport:
             entry.reason = self._refusal(task)
             return entry
         try:
+            read_images_again(source, record, self.max_bytes)
             files = take_files(record)
         except OSError as error:
             entry.reason = f"screenshots could not be stored: {error}"

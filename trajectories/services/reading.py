@@ -12,7 +12,8 @@ the readers do not wait while this process commits: up to eight per worker or th
 are under 64 MB together, and at least two per worker or thread, so memory stays bounded however
 large the import. Screenshot files are
 written ahead only for trajectories that `keep` says will be stored; a file read ahead and
-never stored has its screenshot files removed.
+never stored has its screenshot files removed. A worker sends back no screenshot bytes of the
+others: one that is stored after all has its file read again.
 JSONL files, which may be larger than anything a worker should send back at once, are read here
 one line at a time.
 """
@@ -29,7 +30,7 @@ from django.conf import settings
 from trajectories.formats.readers import Record, prepared_records, read_file
 from trajectories.formats.sources import TRAJECTORIES, Source, forget_archives
 
-from .screenshots import discard_written_ahead, forget_storage, write_ahead
+from .screenshots import discard_written_ahead, forget_storage, leave_behind, write_ahead
 
 _BROKEN = ("a parsing process ended abruptly (out of memory?) while this file was being read; "
            "the files after it were read in the importing process")
@@ -71,7 +72,22 @@ def _start_worker(keep: Keep) -> None:
 
 
 def _read_in_worker(source: Source, max_bytes: int) -> list[Record]:
-    return read_ahead(source, max_bytes, _keep_in_worker)
+    records = read_ahead(source, max_bytes, _keep_in_worker)
+    for record in records:
+        leave_behind(record)
+    return records
+
+
+def read_images_again(source: Source, record: Record, max_bytes: int) -> None:
+    """The screenshots a parsing worker left behind, read again from the file, for a trajectory that
+    is stored after all (what the run holds changed while the file was being read)."""
+    if not record.images_left_behind:
+        return
+    for again in read_file(source, max_bytes):
+        if again.key == record.key and again.content_hash == record.content_hash and again.trajectory is not None:
+            record.images, record.images_left_behind = again.images, False
+            return
+    raise OSError("the file changed while it was being imported")
 
 
 def _pool(workers: int, keep: Keep) -> tuple[Executor, Callable[[Source, int], list[Record]], int]:

@@ -7,6 +7,7 @@ failed import leaves neither rows nor files behind.
 """
 
 import contextlib
+import json
 import os
 import posixpath
 from dataclasses import replace
@@ -71,6 +72,15 @@ def write_ahead(record: Record) -> None:
     record.images = {sha: replace(image, data=b"") for sha, image in record.images.items()}
 
 
+def leave_behind(record: Record) -> None:
+    """In a parsing worker, for a trajectory that will not be stored (its files were not written
+    ahead): let go of its screenshots' bytes rather than send them to the importing process, which
+    would only drop them. A re-import of a whole run sends back the screenshots of none of it."""
+    if record.images and not record.files:
+        record.images = {sha: replace(image, data=b"") for sha, image in record.images.items()}
+        record.images_left_behind = True
+
+
 def take_files(record: Record) -> dict[str, str]:
     """The record's screenshot files, written now unless they were written ahead; the record no
     longer holds them, so the caller owns (and on failure discards) them."""
@@ -133,23 +143,25 @@ _TABLE = Screenshot._meta.db_table
 def _insert_rows(images: dict[str, Image], written: dict[str, str]) -> list[tuple[str, int, str]]:
     """PostgreSQL: insert the new rows and read the existing ones in one round trip. Both parts see
     the database as the statement began, so an image stored by a concurrent import after that is
-    in neither and is read afterwards."""
+    in neither and is read afterwards. The rows travel as one JSON document: as arrays, each of
+    their values was checked for quoting one by one, which cost more than the statement."""
     column = {name: connection.ops.quote_name(Screenshot._meta.get_field(name).column)
               for name in ("id", "sha256", "image", "content_type", "size", "created_at")}
     table = connection.ops.quote_name(_TABLE)
-    shas = list(images)
+    rows = json.dumps([{"sha": sha, "name": written[sha], "kind": image.content_type, "size": image.size}
+                       for sha, image in images.items()])
     with connection.cursor() as cursor:
         cursor.execute(
-            f"WITH new AS (INSERT INTO {table} ({column['sha256']}, {column['image']}, {column['content_type']}, "
+            "WITH given AS (SELECT * FROM jsonb_to_recordset(%s::jsonb) AS given(sha text, name text, kind text, "
+            "size integer)), "
+            f"new AS (INSERT INTO {table} ({column['sha256']}, {column['image']}, {column['content_type']}, "
             f"{column['size']}, {column['created_at']}) "
-            "SELECT sha, name, kind, size, now() FROM unnest(%s::text[], %s::text[], %s::text[], %s::integer[]) "
-            "AS new_row(sha, name, kind, size) "
+            "SELECT sha, name, kind, size, now() FROM given "
             f"ON CONFLICT ({column['sha256']}) DO NOTHING "
             f"RETURNING {column['sha256']}, {column['id']}, {column['image']}) "
             f"SELECT * FROM new UNION ALL SELECT {column['sha256']}, {column['id']}, {column['image']} FROM {table} "
-            f"WHERE {column['sha256']} = ANY(%s::text[])",
-            [shas, [written[sha] for sha in shas], [images[sha].content_type for sha in shas],
-             [images[sha].size for sha in shas], shas],
+            f"WHERE {column['sha256']} = ANY(ARRAY(SELECT sha FROM given))",
+            [rows],
         )
         return list(cursor.fetchall())
 
