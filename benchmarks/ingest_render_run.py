@@ -16,8 +16,11 @@ peak resident set size (`resource.getrusage(RUSAGE_SELF).ru_maxrss`), i.e. Pytho
 the import together; the largest parsing worker's is reported beside it. Before each import,
 the I/O floor (`render_io_floor.py`: read every file, write its decoded screenshots, no parsing
 and no database) runs with as many processes, and the import's time and CPU are reported as a
-ratio to it. Each measurement starts with nothing left for the kernel to write back, a minute
-after the files of the one before were deleted.
+ratio to it, beside the database server's CPU during the import and the least time the import's
+CPU and the server's could take with every core busy (their sum over the cores), which says how
+far any scheduling of the same work could bring the ratio down. Each measurement starts with
+nothing left for the kernel to write back, a minute after the files of the one before were
+deleted.
 
 With --fresh-filesystem (root, loop devices), the floor and the import each write their files
 into a new ext4 file system (mkfs.ext4's defaults, journal included; a sparse image in the
