@@ -84,7 +84,7 @@ def read_images_again(source: Source, record: Record, max_bytes: int) -> None:
     if not record.images_left_behind:
         return
     for again in read_file(source, max_bytes):
-        if again.key == record.key and again.content_hash == record.content_hash and again.trajectory is not None:
+        if again.key == record.key and again.content_hash == record.content_hash:
             record.images, record.images_left_behind = again.images, False
             return
     raise OSError("the file changed while it was being imported")
