@@ -341,12 +341,12 @@ def _run(args: argparse.Namespace, scratch: Path) -> None:
                 f"{result['reimport_seconds']:.1f} s {result['reimport_counts']}; counts {result['counts']}"
             )
             cpu = result["cpu_seconds"] + result["worker_cpu_seconds"]
-            busiest = (cpu + result["server_cpu_seconds"]) / os.cpu_count()
+            least = (cpu + result["server_cpu_seconds"]) / os.cpu_count()
             print(f"{result['vendor']:10} {result['workers']} parsing process(es) against the I/O floor: "
                   f"{result['seconds']:.1f} s / {floor['seconds']:.1f} s = {result['seconds'] / floor['seconds']:.2f}x "
                   f"wall; CPU {cpu:.1f} s / {floor['cpu_seconds']:.1f} s = {cpu / floor['cpu_seconds']:.2f}x, and "
                   f"{result['server_cpu_seconds']:.1f} s of the database server's; with all {os.cpu_count()} cores busy "
-                  f"the import could take no less than {busiest:.1f} s = {busiest / floor['seconds']:.2f}x the floor; "
+                  f"the import could take no less than {least:.1f} s = {least / floor['seconds']:.2f}x the floor; "
                   f"load average {' '.join(f'{load:.1f}' for load in os.getloadavg())}")
             _settle(args.settle)
         single, pooled = results[1]["seconds"], results[args.workers]["seconds"]

@@ -442,13 +442,14 @@ def test_a_trajectory_stored_after_all_has_the_screenshots_its_worker_left_behin
 
 def test_screenshots_left_behind_are_not_taken_from_a_file_changed_since(samples, tmp_path):
     from trajectories.formats.readers import read_file
-    from trajectories.formats.sources import TRAJECTORIES, Source
+    from trajectories.formats.sources import Catalogue
+    from trajectories.services.ingest import ingest_limits
     from trajectories.services.reading import read_images_again
     from trajectories.services.screenshots import leave_behind
 
     path = tmp_path / "render_3.html"
     path.write_bytes((samples / "llama3-8b_render_3.html").read_bytes())
-    source = Source(name=path.name, kind=TRAJECTORIES, size=path.stat().st_size, path=path, root=tmp_path)
+    [source] = Catalogue([path], ingest_limits()).sources
     [record] = read_file(source, 1 << 30)
     images = {sha: image.data for sha, image in record.images.items()}
     leave_behind(record)

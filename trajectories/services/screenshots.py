@@ -69,7 +69,7 @@ def write_ahead(record: Record) -> None:
     """Write the record's screenshot files and let go of their bytes: what travels on to the
     importing process is the names, not the images."""
     record.files = write_files(record.images)
-    record.images = {sha: replace(image, data=b"") for sha, image in record.images.items()}
+    _let_go_of_bytes(record)
 
 
 def leave_behind(record: Record) -> None:
@@ -77,8 +77,13 @@ def leave_behind(record: Record) -> None:
     ahead): let go of its screenshots' bytes rather than send them to the importing process, which
     would only drop them. A re-import of a whole run sends back the screenshots of none of it."""
     if record.images and not record.files:
-        record.images = {sha: replace(image, data=b"") for sha, image in record.images.items()}
+        _let_go_of_bytes(record)
         record.images_left_behind = True
+
+
+def _let_go_of_bytes(record: Record) -> None:
+    """The record's images as their hash, type and size only."""
+    record.images = {sha: replace(image, data=b"") for sha, image in record.images.items()}
 
 
 def take_files(record: Record) -> dict[str, str]:
