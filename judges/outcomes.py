@@ -110,7 +110,7 @@ def start_outcome_job(run: AgentRun, config: JudgeConfig, *, user) -> OutcomeJob
     unfinished job of the same run and judge, which would ask the same questions at the same time.
     ValueError saying why not."""
     with transaction.atomic():
-        AgentRun.objects.select_for_update().filter(pk=run.pk).exists()
+        list(AgentRun.objects.select_for_update().filter(pk=run.pk).values_list("pk"))  # one start at a time
         running = OutcomeJob.objects.filter(run=run, judge_config=config,
                                             status__in=OutcomeJob.unfinished_statuses).first()
         if running is not None:
@@ -220,9 +220,10 @@ def _image_sizes(trajectory: Trajectory) -> tuple[dict[str, tuple[int, int] | No
 
 
 def _size(image) -> tuple[int, int] | None:
+    """Read from the header alone; None for what the imaging library does not take for an image."""
     try:
         return Image.open(image).size
-    except (UnidentifiedImageError, ValueError):
+    except (UnidentifiedImageError, Image.DecompressionBombError, ValueError):
         return None
 
 

@@ -10,8 +10,9 @@ from rest_framework.views import APIView
 
 from infrastructure.api_schema import ErrorSerializer
 from judges.models import OutcomeJob
-from judges.outcomes import NO_OUTCOME_JUDGE, OutcomeJobEstimate, estimate_outcome_job, outcome_judges, \
-    start_outcome_job
+from judges.outcomes import (
+    NO_OUTCOME_JUDGE, OutcomeJobEstimate, estimate_outcome_job, outcome_judges, start_outcome_job,
+)
 from judges.selectors import UnknownJudge
 from judges.services import judge_config_for
 from metrics.permissions import can_evaluate

@@ -155,7 +155,8 @@ class JudgesQuerySerializer(serializers.Serializer):
                                       help_text="The runs' benchmark; the run's, else the first benchmark with "
                                                 "runs, when empty.")
     run = serializers.CharField(required=False, allow_blank=True, default="",
-                                help_text="One run's name: `runs` holds that run alone, and `empty_reasons` speak of it.")
+                                help_text="One run's name: `runs` holds that run alone, and `empty_reasons` "
+                                          "speak of it.")
     human = serializers.CharField(required=False, allow_blank=True, default="",
                                   help_text="Read against this human source's key (from `human_sources`) instead "
                                             "of the consensus of every human source.")

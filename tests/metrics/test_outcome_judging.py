@@ -8,14 +8,22 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
+from judges.local_llm import LocalLLMServer
 from judges.models import OutcomeJob
 from tests.api.conftest import client_for, make_users
-from tests.factories import AgentRunFactory, JudgeConfigFactory, ScreenshotFactory, StepFactory, TaskFactory, \
-    TrajectoryFactory
-from tests.judges.conftest import FAST_RETRIES, llm_server  # noqa: F401 - a fixture
+from tests.factories import (
+    AgentRunFactory, JudgeConfigFactory, ScreenshotFactory, StepFactory, TaskFactory, TrajectoryFactory,
+)
+from tests.judges.conftest import FAST_RETRIES
 from trajectories.models import Verdict
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def llm():
+    with LocalLLMServer() as server:
+        yield server
 
 
 @pytest.fixture
@@ -25,9 +33,9 @@ def users(settings):
 
 
 @pytest.fixture
-def config(llm_server, settings):  # noqa: F811 - the fixture imported above
+def config(llm, settings):
     settings.JUDGE_PRICES = {"gpt-4o-mini": {"input": 0.15, "output": 0.60}}
-    return JudgeConfigFactory(name="outcome", backend="openai", model="gpt-4o-mini", base_url=llm_server.base_url,
+    return JudgeConfigFactory(name="outcome", backend="openai", model="gpt-4o-mini", base_url=llm.base_url,
                               options=FAST_RETRIES)
 
 
@@ -78,10 +86,10 @@ def test_without_an_openai_judge_the_run_page_says_why(client, users, run):
             "POST /api/judge-configs/.") in body
 
 
-def test_the_estimate_page_shows_requests_and_cost_before_anything_is_asked(client, users, run, config, llm_server):  # noqa: F811
+def test_the_estimate_page_shows_requests_and_cost_before_anything_is_asked(client, users, run, config, llm):
     page = page_client(client, users["reviewer"]).get(reverse("metrics:judge-outcomes", args=[run.pk]),
                                                       {"judge": "outcome"})
-    assert page.status_code == 200 and llm_server.requests == []
+    assert page.status_code == 200 and llm.requests == []
     body = page.content.decode()
     cells = dict(re.findall(r'data-estimate="(\w+)">(.*?)</td>', body))
     # Key points: two texts; screenshot: the cart once for the coffee text; verdicts: three trajectories.
@@ -97,7 +105,7 @@ def test_the_estimate_page_shows_requests_and_cost_before_anything_is_asked(clie
     assert 'name="judge" value="outcome"' in body and "Start outcome judging" in body
 
 
-def test_starting_from_the_page_runs_the_job_and_shows_its_progress(client, users, run, config, llm_server,  # noqa: F811
+def test_starting_from_the_page_runs_the_job_and_shows_its_progress(client, users, run, config, llm,
                                                                     django_capture_on_commit_callbacks):
     client = page_client(client, users["reader"])  # the run's uploader, without a role
     with django_capture_on_commit_callbacks(execute=True):
@@ -105,7 +113,7 @@ def test_starting_from_the_page_runs_the_job_and_shows_its_progress(client, user
     job = OutcomeJob.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("metrics:outcome-job", args=[job.pk])
     assert (job.created_by, job.status, job.judged, job.passed) == (users["reader"], "done", 3, 3)
-    assert len(llm_server.requests) == 6  # as estimated
+    assert len(llm.requests) == 6  # as estimated
     page = client.get(response["Location"])
     body = page.content.decode()
     assert f'data-url="{reverse("api-outcome-job", args=[job.pk])}" data-status="done"' in body
@@ -161,9 +169,9 @@ def judge_outcomes(user, run, **body):
     return client_for(user).post(reverse("api-judge-outcomes", args=[run.pk]), body, format="json")
 
 
-def test_the_api_estimates_with_dry_run(users, run, config, llm_server):  # noqa: F811
+def test_the_api_estimates_with_dry_run(users, run, config, llm):
     answer = judge_outcomes(users["reviewer"], run, judge="outcome", dry_run=True)
-    assert answer.status_code == 200 and llm_server.requests == []
+    assert answer.status_code == 200 and llm.requests == []
     body = answer.json()
     assert (body["run"], body["judge"], body["model"], body["trajectories"]) == ("shopper", "outcome", "gpt-4o-mini",
                                                                                  3)
@@ -176,7 +184,7 @@ def test_the_api_estimates_with_dry_run(users, run, config, llm_server):  # noqa
     assert not OutcomeJob.objects.exists()
 
 
-def test_the_api_starts_the_job_and_follows_it(users, run, config, llm_server,  # noqa: F811
+def test_the_api_starts_the_job_and_follows_it(users, run, config, llm,
                                                django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         answer = judge_outcomes(users["reader"], run, judge="outcome")

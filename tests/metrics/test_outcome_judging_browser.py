@@ -1,5 +1,6 @@
 """The outcome judge started from a run's page in Debian's Chromium: the judge chosen, the requests and
-cost read before anything is asked, then the job's progress, against the local OpenAI-compatible server."""
+cost read before anything is asked, then the job's progress, against the local OpenAI-compatible server;
+both pages fit a window 800 px wide."""
 
 import re
 
@@ -7,19 +8,27 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
+from judges.local_llm import LocalLLMServer
 from judges.models import OutcomeJob
 from tests.browser_helpers import log_in, page_width
-from tests.factories import AgentRunFactory, JudgeConfigFactory, ScreenshotFactory, StepFactory, TaskFactory, \
-    TrajectoryFactory, UserFactory
-from tests.judges.conftest import FAST_RETRIES, llm_server  # noqa: F401 - a fixture
+from tests.factories import (
+    AgentRunFactory, JudgeConfigFactory, ScreenshotFactory, StepFactory, TaskFactory, TrajectoryFactory, UserFactory,
+)
+from tests.judges.conftest import FAST_RETRIES
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+@pytest.fixture
+def llm():
+    with LocalLLMServer() as server:
+        yield server
+
+
 def test_the_outcome_judge_from_the_run_page_shows_its_estimate_then_its_progress(browser, live_server,
-                                                                                  llm_server, settings):  # noqa: F811
+                                                                                  llm, settings):
     settings.JUDGE_PRICES = {"gpt-4o-mini": {"input": 0.15, "output": 0.60}}
-    JudgeConfigFactory(name="outcome", backend="openai", model="gpt-4o-mini", base_url=llm_server.base_url,
+    JudgeConfigFactory(name="outcome", backend="openai", model="gpt-4o-mini", base_url=llm.base_url,
                        options=FAST_RETRIES)
     owner = UserFactory()
     run = AgentRunFactory(name="shopper", uploaded_by=owner)
@@ -46,7 +55,9 @@ def test_the_outcome_judge_from_the_run_page_shows_its_estimate_then_its_progres
     expect(estimate.locator('[data-estimate="requests"]')).to_have_text("6")
     expect(estimate.locator('[data-estimate="cost"]')).to_have_text(re.compile(r"^\$0\.\d{6}$"))
     expect(page.locator("#estimate-basis")).to_contain_text("An estimate: Requests are counted from the decisions")
-    assert llm_server.requests == [] and page_width(page) <= 1366
+    assert llm.requests == [] and page_width(page) <= 1366
+    page.set_viewport_size({"width": 800, "height": 900})
+    assert page_width(page) <= 800
 
     page.get_by_role("button", name="Start outcome judging").click()
     page.wait_for_url(re.compile(r"/outcome-jobs/\d+/$"))
@@ -57,7 +68,7 @@ def test_the_outcome_judge_from_the_run_page_shows_its_estimate_then_its_progres
     expect(progress.locator('[data-field="total"]')).to_have_text("2")
     expect(progress.locator("progress")).to_have_attribute("value", re.compile(r"^100"))
     expect(page.locator("#outcome-result")).to_contain_text("2 of 2 judged trajectories successful · 6 requests")
-    assert len(llm_server.requests) == 6 and job.created_by == owner
+    assert len(llm.requests) == 6 and job.created_by == owner and page_width(page) <= 800
 
     page.get_by_role("link", name="judges vs humans").click()
     expect(page.locator("h1")).to_have_text("Judges vs humans: run shopper")

@@ -53,8 +53,8 @@ def save_level_subsets(benchmark: str, source: str) -> list[dict]:
     the list a file brings, and of the earlier id of an updated task (`<id>` of `<id>_110325`, the id
     the published human labels and runs name) unless the list gives that id a level of its own.
     Returns {name, tasks, outcome} of each, as a task file's report lists its subsets."""
-    levels = dict(Task.objects.filter(benchmark=benchmark, from_task_list=True, config__level__in=online_mind2web.LEVELS)
-                  .values_list("task_id", "config__level"))
+    listed = Task.objects.filter(benchmark=benchmark, from_task_list=True, config__level__in=online_mind2web.LEVELS)
+    levels = dict(listed.values_list("task_id", "config__level"))
     if not levels:
         return []
     ids = {level: set() for level in online_mind2web.LEVELS}
