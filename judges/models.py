@@ -140,3 +140,12 @@ class OutcomeJob(BackgroundJob):
 
     def __str__(self):
         return f"outcome judging #{self.pk} of {self.run} ({self.status})"
+
+    @property
+    def done(self) -> int:
+        """Progress counted as an evaluation's: trajectories judged, and those left without a verdict."""
+        return self.judged
+
+    @property
+    def failed(self) -> int:
+        return len(self.errors)

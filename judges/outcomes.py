@@ -15,17 +15,19 @@ from decimal import Decimal
 from django.db import transaction
 from django.db.models import Prefetch, Sum
 from django.utils import timezone
+from PIL import Image, UnidentifiedImageError
 
-from infrastructure.jobs import JobStatus, enqueue, heartbeat
+from infrastructure.jobs import JobStatus, check_job_limit, enqueue, heartbeat
 
 from trajectories.models import AgentRun, Step, Trajectory, Verdict, VerdictKind, VerdictSource
 
-from . import outcome
+from . import outcome, outcome_estimate
 from .outcome import OutcomeOptions
 from .models import JudgeBackend, JudgeConfig, JudgeDecision, OutcomeJob
 from .services import Judge, get_judge
 
 CHUNK = 10
+ESTIMATE_CHUNK = 200
 ACTION_CHARS = 500
 
 
@@ -94,6 +96,137 @@ def outcome_jobs_of_evaluation(runs, config: JudgeConfig, *, created_by=None) ->
     return [create_outcome_job(run, config, created_by=created_by, quiet=True) for run in runs]
 
 
+def outcome_judges():
+    """The judge configurations that can run the outcome judge: those of the `openai` backend."""
+    return JudgeConfig.objects.filter(backend=JudgeBackend.OPENAI).order_by("name")
+
+
+NO_OUTCOME_JUDGE = ("no judge configuration can run the outcome judge: it needs an OpenAI-compatible one "
+                    "(backend openai), which an admin adds in /admin/ (Judge configs) or with POST /api/judge-configs/")
+
+
+def start_outcome_job(run: AgentRun, config: JudgeConfig, *, user) -> OutcomeJob:
+    """Start a job for a user (a page, the API): within the account's job limit, and not beside an
+    unfinished job of the same run and judge, which would ask the same questions at the same time.
+    ValueError saying why not."""
+    with transaction.atomic():
+        list(AgentRun.objects.select_for_update().filter(pk=run.pk).values_list("pk"))  # one start at a time
+        running = OutcomeJob.objects.filter(run=run, judge_config=config,
+                                            status__in=OutcomeJob.unfinished_statuses).first()
+        if running is not None:
+            raise ValueError(f"outcome judging #{running.pk} of run {run.name} with judge {config.name} is still "
+                             f"{running.status}: follow it rather than start another")
+        if not run.trajectories.exists():
+            raise ValueError(f"run {run.name} holds no trajectories: there is nothing to judge")
+        check_job_limit(OutcomeJob, user)
+        return create_outcome_job(run, config, created_by=user)
+
+
+@dataclass(frozen=True)
+class OutcomeJobEstimate:
+    """What judging a run will ask and cost, told before it starts (`judges.outcome_estimate`)."""
+
+    run: AgentRun
+    config: JudgeConfig
+    trajectories: int
+    requests: outcome_estimate.Estimate
+    cost: Decimal | None  # None: the model has no price in the price table
+    unreadable: list[dict]  # {"task", "error"}: trajectories that will get no verdict
+    basis: str  # how the estimate is made, in words
+
+
+def estimate_outcome_job(run: AgentRun, config: JudgeConfig) -> OutcomeJobEstimate:
+    """Requests (exact, from the decisions stored now), tokens and cost (estimated) of judging the
+    run with the config; ValueError when the config cannot judge outcomes."""
+    options = check_outcome_judge(config)
+    judge = get_judge(config)
+    ids = list(run.trajectories.order_by("pk").values_list("pk", flat=True))
+    planned, unreadable = [], []
+    for start in range(0, len(ids), ESTIMATE_CHUNK):
+        chunk, failed = _planned_chunk(judge, options, ids[start:start + ESTIMATE_CHUNK])
+        planned += chunk
+        unreadable += failed
+    price = judge.backend.options["prices"].get(config.model)
+    image_rule = (price or {}).get("image_tokens")
+    requests = outcome_estimate.estimate(planned, options, image_rule)
+    basis = outcome_estimate.estimate_basis(options, image_rule)
+    if price:
+        cost = judge.backend.cost({"prompt_tokens": requests.prompt_tokens,
+                                   "completion_tokens": requests.completion_tokens})
+        basis += (f" Priced at ${price['input']} per million prompt tokens and ${price['output']} per million answer "
+                  f"tokens ({config.model} in the price table, JUDGE_PRICES).")
+    else:
+        cost = None
+        basis += (f" {config.model} has no price in the price table (JUDGE_PRICES): its requests are recorded "
+                  "at no cost.")
+    return OutcomeJobEstimate(run, config, len(ids), requests, cost, unreadable, basis)
+
+
+def _planned_chunk(judge: Judge, options: OutcomeOptions,
+                   ids: list[int]) -> tuple[list[outcome_estimate.PlannedTrajectory], list[dict]]:
+    """The chunk's trajectories with what the cache decides of them, and those whose screenshots
+    cannot be read (a pass fails them before asking anything)."""
+    cases = [_Case(trajectory, [outcome.Shot(step.index, step.screenshot.sha256, "")
+                                for step in _distinct_screenshots(trajectory)])
+             for trajectory in _chunk_trajectories(ids)]
+    intents = list({case.trajectory.task.intent for case in cases})
+    decided = dict(zip(intents, judge.answered([outcome.key_points_question(intent) for intent in intents])))
+    for case in cases:
+        decision = decided[case.trajectory.task.intent]
+        case.key_points = decision.output["key_points"] if decision else []
+    known = [case for case in cases if decided[case.trajectory.task.intent]]
+    asked = {(case.trajectory.task.intent, shot.sha256): outcome.screenshot_question(
+        case.trajectory.task.intent, case.key_points, shot) for case in known for shot in case.shots}
+    relevance = {key: outcome.relevance_of(decision.effective_score)
+                 for key, decision in zip(asked, judge.answered(list(asked.values()))) if decision}
+    for case in known:
+        case.scored = [(shot, relevance[(case.trajectory.task.intent, shot.sha256)], "") for shot in case.shots
+                       if (case.trajectory.task.intent, shot.sha256) in relevance]
+    whole = [case for case in known if len(case.scored) == len(case.shots)]
+    verdicts = judge.answered([_verdict_question(case, options) for case in whole])
+    verdict_decided = {case.trajectory.pk for case, decision in zip(whole, verdicts) if decision}
+
+    planned, unreadable = [], []
+    for case in cases:
+        trajectory = case.trajectory
+        if trajectory.pk in verdict_decided:
+            continue  # asks nothing
+        sizes, error = _image_sizes(trajectory)
+        if error:
+            unreadable.append({"task": trajectory.task.task_id, "error": error})
+            continue
+        intent = trajectory.task.intent
+        planned.append(outcome_estimate.PlannedTrajectory(
+            intent=intent, answer=trajectory.final_answer,
+            actions=tuple(_action(step) for step in trajectory.steps.all()),
+            shots=tuple(outcome_estimate.PlannedShot(shot.step, shot.sha256, sizes[shot.sha256],
+                                                     relevance.get((intent, shot.sha256))) for shot in case.shots),
+            key_points=tuple(case.key_points) if decided[intent] else None,
+        ))
+    return planned, unreadable
+
+
+def _image_sizes(trajectory: Trajectory) -> tuple[dict[str, tuple[int, int] | None], str]:
+    """Each distinct screenshot's size in pixels (None where its header is not an image's), or why
+    one cannot be read, as a pass says it."""
+    sizes = {}
+    for step in _distinct_screenshots(trajectory):
+        try:
+            with step.screenshot.image.open("rb") as image:
+                sizes[step.screenshot.sha256] = _size(image)
+        except OSError as error:
+            return {}, f"screenshot of step {step.index} could not be read: {error}"
+    return sizes, ""
+
+
+def _size(image) -> tuple[int, int] | None:
+    """Read from the header alone; None for what the imaging library does not take for an image."""
+    try:
+        return Image.open(image).size
+    except (UnidentifiedImageError, Image.DecompressionBombError, ValueError):
+        return None
+
+
 def run_outcome_job(job_id: int) -> OutcomeJob:
     """Run a pending or interrupted job (a message sent twice finds it finished and does nothing)."""
     job = OutcomeJob.objects.select_related("run", "judge_config").get(pk=job_id)
@@ -102,7 +235,7 @@ def run_outcome_job(job_id: int) -> OutcomeJob:
     OutcomeJob.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, started_at=timezone.now())
 
     def progress(report: OutcomeReport) -> None:
-        OutcomeJob.objects.filter(pk=job.pk).update(judged=report.judged, passed=report.passed)
+        OutcomeJob.objects.filter(pk=job.pk).update(judged=report.judged, passed=report.passed, errors=report.errors)
         heartbeat(OutcomeJob, job.pk)
 
     fields = ["status", "error", "finished_at"]
@@ -131,14 +264,17 @@ class _Case:
     error: str = ""
 
 
-def _judge_chunk(judge: Judge, run: AgentRun, source: VerdictSource, options: OutcomeOptions, ids: list[int],
-                 report: OutcomeReport, given_by: str) -> None:
+def _chunk_trajectories(ids: list[int]):
     steps = Step.objects.select_related("screenshot").only(
         "trajectory_id", "index", "action", "element_label", "screenshot__sha256", "screenshot__image",
         "screenshot__content_type").order_by("index")
-    trajectories = (Trajectory.objects.filter(pk__in=ids).select_related("task")
-                    .prefetch_related(Prefetch("steps", queryset=steps)).order_by("pk"))
-    cases = [_case(trajectory) for trajectory in trajectories]
+    return (Trajectory.objects.filter(pk__in=ids).select_related("task")
+            .prefetch_related(Prefetch("steps", queryset=steps)).order_by("pk"))
+
+
+def _judge_chunk(judge: Judge, run: AgentRun, source: VerdictSource, options: OutcomeOptions, ids: list[int],
+                 report: OutcomeReport, given_by: str) -> None:
+    cases = [_case(trajectory) for trajectory in _chunk_trajectories(ids)]
     used: set[int] = set()
 
     intents = {case.trajectory.task.intent for case in cases if not case.error}
@@ -187,14 +323,21 @@ def _open(cases: list[_Case]) -> list[_Case]:
     return [case for case in cases if not case.error]
 
 
+def _distinct_screenshots(trajectory: Trajectory) -> list[Step]:
+    """The steps that show each distinct screenshot first."""
+    steps, seen = [], set()
+    for step in trajectory.steps.all():
+        if step.screenshot is not None and step.screenshot.sha256 not in seen:
+            seen.add(step.screenshot.sha256)
+            steps.append(step)
+    return steps
+
+
 def _case(trajectory: Trajectory) -> _Case:
     """The trajectory with each distinct screenshot at the first step that shows it."""
-    shots, seen = [], set()
-    for step in trajectory.steps.all():
+    shots = []
+    for step in _distinct_screenshots(trajectory):
         screenshot = step.screenshot
-        if screenshot is None or screenshot.sha256 in seen:
-            continue
-        seen.add(screenshot.sha256)
         try:
             with screenshot.image.open("rb") as image:
                 data = base64.b64encode(image.read()).decode("ascii")

@@ -198,26 +198,43 @@ class Judge:
         """For each question, this judge's decision and the latest human verdict, if any."""
         return self._lookup([self._key(question) for question in questions])
 
+    def answered(self, questions: list[q.Question]) -> list[JudgeDecision | None]:
+        """The decision each question would be answered with now without asking the backend (a
+        human verdict first, as `verdicts`), None where the backend would be asked: what asking
+        them will cost, told before it is asked."""
+        asked = [self._key(question) for question in questions]
+        stored, reviewed = self._known(asked)
+        return [None if self._unanswered(item, stored, reviewed)
+                else reviewed.get(item.question.inputs_hash) or stored[item.cache_key] for item in asked]
+
     def _lookup(self, asked: list[_Asked]) -> list[tuple[JudgeDecision | None, JudgeDecision | None]]:
-        """The backend is asked only for questions with no usable decision of its own and no human
-        verdict; a whole-trajectory question is always answered, its matrix being needed. A
-        settled question is not asked again, even when it failed: the next batch retries it.
-        """
-        keys = {a.cache_key for a in asked}
-        stored = {key: self._settled[key] for key in keys & self._settled.keys()}
-        if len(stored) < len(keys):
-            stored.update(_in_chunks(_decision_rows(), "cache_key", keys - stored.keys()))
-        reviewed = self._humans if self._humans is not None else _reviewed([a.question.inputs_hash for a in asked])
+        stored, reviewed = self._known(asked)
         missing = {}
         for item in asked:
-            decision = stored.get(item.cache_key)
-            settled = item.question.inputs_hash in reviewed and item.question.kind != q.TRAJECTORY_MATCH
-            if not settled and item.cache_key not in self._settled and (decision is None or decision.error):
+            if self._unanswered(item, stored, reviewed):
                 missing.setdefault(item.cache_key, item)
         if missing:
             answers = self.backend.answer([item.question for item in missing.values()])
             stored.update(self._store(list(missing.values()), answers, stored))
         return [(stored.get(item.cache_key), reviewed.get(item.question.inputs_hash)) for item in asked]
+
+    def _known(self, asked: list[_Asked]) -> tuple[dict[str, JudgeDecision], dict[str, JudgeDecision]]:
+        """This judge's stored decisions by cache key, and the latest human verdicts by inputs hash."""
+        keys = {a.cache_key for a in asked}
+        stored = {key: self._settled[key] for key in keys & self._settled.keys()}
+        if len(stored) < len(keys):
+            stored.update(_in_chunks(_decision_rows(), "cache_key", keys - stored.keys()))
+        reviewed = self._humans if self._humans is not None else _reviewed([a.question.inputs_hash for a in asked])
+        return stored, reviewed
+
+    def _unanswered(self, item: _Asked, stored: dict[str, JudgeDecision], reviewed: dict[str, JudgeDecision]) -> bool:
+        """The backend is asked only for questions with no usable decision of its own and no human
+        verdict; a whole-trajectory question is always answered, its matrix being needed. A
+        settled question is not asked again, even when it failed: the next batch retries it.
+        """
+        decision = stored.get(item.cache_key)
+        settled = item.question.inputs_hash in reviewed and item.question.kind != q.TRAJECTORY_MATCH
+        return not settled and item.cache_key not in self._settled and (decision is None or bool(decision.error))
 
     def _cell_verdicts(self, question: q.Question, gold_count: int, agent_count: int):
         """Human verdicts on single pairs of a whole-trajectory question, by (gold, agent) index."""

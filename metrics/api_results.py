@@ -567,9 +567,10 @@ class JudgesExportView(DownloadView):
     """The judges-vs-humans table with the same query as GET /api/verdicts/judges/."""
 
     def get(self, request, fmt: str):
-        benchmark, report = judges_query(request)
-        return _download(exports.to_bytes(exports.judges_frame(benchmark, report), fmt), exports.FORMATS[fmt],
-                         exports.export_filename("judges", fmt, [benchmark]))
+        benchmark, run, report = judges_query(request)
+        only = run.name if run else ""
+        return _download(exports.to_bytes(exports.judges_frame(benchmark, report, only), fmt), exports.FORMATS[fmt],
+                         exports.export_filename("judges", fmt, [only or benchmark]))
 
 
 @extend_schema(

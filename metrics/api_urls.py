@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 from rest_framework.routers import SimpleRouter
 
-from . import api_decisions, api_results, api_verdicts, api_views
+from . import api_decisions, api_outcomes, api_results, api_verdicts, api_views
 
 router = SimpleRouter(use_regex_path=False)
 router.register("judge-decisions", api_decisions.JudgeDecisionViewSet, basename="api-judge-decision")
@@ -21,6 +21,8 @@ urlpatterns = [
     path("runs/<int:pk>/agreement/", api_verdicts.VerdictAgreementView.as_view(), name="api-run-agreement"),
     path("runs/<int:pk>/grades/import/", api_verdicts.GradesImportView.as_view(), name="api-run-grades-import"),
     path("trajectories/<int:pk>/grades/", api_verdicts.TrajectoryGradesView.as_view(), name="api-trajectory-grades"),
+    path("runs/<int:pk>/judge-outcomes/", api_outcomes.OutcomeJudgingView.as_view(), name="api-judge-outcomes"),
+    path("outcome-jobs/<int:pk>/", api_outcomes.OutcomeJobDetail.as_view(), name="api-outcome-job"),
     path("verdicts/judges/", api_verdicts.JudgesVsHumansView.as_view(), name="api-judges-vs-humans"),
     path("outcomes/import/", api_verdicts.OutcomesImportView.as_view(), name="api-outcomes-import"),
     path("verdicts/import/", api_verdicts.VerdictsImportView.as_view(), name="api-verdicts-import"),

@@ -20,8 +20,8 @@ from infrastructure.api_schema import ErrorSerializer
 from metrics.aggregation import site_group
 from metrics.verdict_sources import verdicts_of
 from metrics.verdict_views import MAX_GRADES_FILE_BYTES, can_import_grades
-from metrics.verdict_sources import judges_report
-from metrics.verdicts import agreement_report, benchmarks_with_runs, one_run
+from metrics.verdict_sources import judges_report, judges_scope, missing_verdicts
+from metrics.verdicts import agreement_report, one_run
 from trajectories.formats.verdict_files import VerdictFileError
 from trajectories.models import AgentRun, ResultOrigin, Task, Trajectory, VerdictKind
 from trajectories.parsers import JSONParser
@@ -152,19 +152,27 @@ class VerdictAgreementView(APIView):
 
 class JudgesQuerySerializer(serializers.Serializer):
     benchmark = serializers.CharField(required=False, allow_blank=True, default="",
-                                      help_text="The runs' benchmark; the first benchmark with runs when empty.")
+                                      help_text="The runs' benchmark; the run's, else the first benchmark with "
+                                                "runs, when empty.")
+    run = serializers.CharField(required=False, allow_blank=True, default="",
+                                help_text="One run's name: `runs` holds that run alone, and `empty_reasons` "
+                                          "speak of it.")
     human = serializers.CharField(required=False, allow_blank=True, default="",
                                   help_text="Read against this human source's key (from `human_sources`) instead "
                                             "of the consensus of every human source.")
 
 
-def judges_query(request) -> tuple[str, object]:
-    """(benchmark, report) of the page's query; a 400 naming the field when the human source is unknown."""
+def judges_query(request) -> tuple[str, AgentRun | None, object]:
+    """(benchmark, run, report) of the page's query; a 400 naming the field when the run or the human
+    source is unknown."""
     query = JudgesQuerySerializer(data=request.query_params)
     query.is_valid(raise_exception=True)
-    benchmark = query.validated_data["benchmark"] or next(iter(benchmarks_with_runs()), "")
     try:
-        return benchmark, judges_report(benchmark, query.validated_data["human"])
+        benchmark, run = judges_scope(query.validated_data["benchmark"], query.validated_data["run"])
+    except ValueError as error:
+        raise ValidationError({"run": str(error)}) from error
+    try:
+        return benchmark, run, judges_report(benchmark, query.validated_data["human"])
     except ValueError as error:
         raise ValidationError({"human": str(error)}) from error
 
@@ -182,18 +190,27 @@ def _judge_rows(rows) -> list[dict]:
         "overall": serializers.ListField(child=serializers.DictField(), help_text=(
             "Over all runs, the human ceiling first: [{source, label, kind, n, unsure, accuracy, precision, "
             "recall, f1, npv, tnr, kappa, kappa_low, kappa_high, true_positive, ..., sparse}]")),
-        "runs": serializers.ListField(child=serializers.DictField(), help_text="[{run, rows: [as overall]}]"),
+        "runs": serializers.ListField(child=serializers.DictField(), help_text=(
+            "[{run, rows: [as overall]}]: each run whose tasks some source met the humans on; the chosen run alone "
+            "with `run`.")),
+        "empty_reasons": serializers.ListField(child=serializers.CharField(), help_text=(
+            "Empty when some automatic source met a human verdict (on the chosen run, or on any); else why not, "
+            "in words, and what to import next: no human verdict, no automatic verdict, or which tasks each "
+            "covers when they never meet.")),
     }))
 class JudgesVsHumansView(APIView):
     """Every automatic verdict source of a benchmark's runs against the human verdicts, per run and overall."""
 
     def get(self, request):
-        benchmark, report = judges_query(request)
+        benchmark, run, report = judges_query(request)
+        missing = missing_verdicts(benchmark, report, run.name if run else "")
         return Response({
             "benchmark": benchmark, "reference": report.reference, "reference_label": report.reference_label,
             "human_sources": [{"key": key, "label": label} for key, label in report.human_sources],
             "overall": _judge_rows(report.rows()),
-            "runs": [{"run": run, "rows": _judge_rows(rows)} for run in report.runs if (rows := report.rows(run))],
+            "runs": [{"run": name, "rows": _judge_rows(rows)} for name in ([run.name] if run else report.runs)
+                     if (rows := report.rows(name))],
+            "empty_reasons": missing.words if missing else [],
         })
 
 

@@ -646,10 +646,11 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
     return frame_of(rows, LEADERBOARD_COLUMNS)
 
 
-def judges_frame(benchmark: str, report: JudgesVsHumans) -> pd.DataFrame:
-    """One row per source (the human ceiling first) and run, then per source over all runs."""
+def judges_frame(benchmark: str, report: JudgesVsHumans, only_run: str = "") -> pd.DataFrame:
+    """One row per source (the human ceiling first) and run, then per source over all runs; `only_run`:
+    that run's rows alone."""
     rows = []
-    for run in (*report.runs, ""):
+    for run in (only_run,) if only_run else (*report.runs, ""):
         for row, cell in report.rows(run):
             rows.append({"benchmark": benchmark, "reference": report.reference_label, "run": run,
                          "source": row.source, "source_label": row.label, "kind": row.kind, **cell.to_dict()})

@@ -2,6 +2,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from judges.calibration import DEFAULT_THRESHOLD, parse_threshold
+from judges.outcomes import outcome_judges
 from judges.selectors import UnknownJudge, judge_config_required, judge_names
 from metrics.models import GoldPolicy, parse_gold_policy
 from metrics.permissions import may_use_gold_policy
@@ -79,3 +80,10 @@ class EvaluationForm(forms.Form):
 
     def parameters(self) -> dict:
         return {key: self.cleaned_data[key] for key in ("tau", "window", "ordered")}
+
+
+class OutcomeJudgeForm(forms.Form):
+    """The judge configuration to judge a run's outcomes with: only those of the openai backend can."""
+
+    judge = forms.ModelChoiceField(queryset=outcome_judges(), to_field_name="name", empty_label=None, label="Judge",
+                                   help_text="an OpenAI-compatible judge configuration")

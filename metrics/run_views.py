@@ -12,7 +12,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.roles import ANNOTATOR, has_role
 from metrics.definitions.agent_response import task_answer_check
-from metrics.forms import EvaluationForm
+from judges.outcomes import NO_OUTCOME_JUDGE
+from metrics.forms import EvaluationForm, OutcomeJudgeForm
 from metrics.evaluations import latest_evaluations
 from metrics.leaderboard import success_sources
 from metrics.models import EvaluationJob
@@ -97,8 +98,8 @@ def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = N
     latest = latest_evaluations([run.pk]).get(run.pk)
     latest_job = EvaluationJob.objects.get(pk=latest.job_id) if latest else None
     stale = stale_scores([latest.job_id]).get(latest.job_id, 0) if latest else 0
-    if evaluate_form is None and run.trajectory_count and can_evaluate(request.user, [run]) \
-            and not verdicts.results_only:
+    may_evaluate = bool(run.trajectory_count) and can_evaluate(request.user, [run])
+    if evaluate_form is None and may_evaluate and not verdicts.results_only:
         evaluate_form = EvaluationForm(user=request.user)
     return render(
         request,
@@ -115,7 +116,9 @@ def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = N
          "latest_job": latest_job, "stale": stale,
          "can_rerun": latest_job is not None and can_change_evaluation(request.user, latest_job),
          "source_labels": success_sources(),
-         "evaluate_form": evaluate_form},
+         "evaluate_form": evaluate_form,
+         "outcome_jobs": run.outcome_jobs.select_related("judge_config")[:10],
+         "outcome_form": OutcomeJudgeForm() if may_evaluate else None, "no_outcome_judge": NO_OUTCOME_JUDGE},
         status=status,
     )
 

@@ -7,7 +7,7 @@ from django.db.models import Count, Exists, F, Min, OuterRef, Prefetch, QuerySet
 from django.utils import timezone
 
 from annotation.permissions import visible_gold
-from judges.models import JudgeDecision
+from judges.models import JudgeDecision, OutcomeJob
 from metrics.alignment import AgentStepMark, align_side
 from annotation.models import GoldStatus, GoldTrajectory
 from annotation.selectors import AuditItem
@@ -19,8 +19,8 @@ from metrics.permissions import visible_decisions
 from trajectories.models import Task, Trajectory
 
 
-def job_progress(job: EvaluationJob) -> dict:
-    """Progress as shown on the job page, in the API and by `evaluate --wait`."""
+def job_progress(job: EvaluationJob | OutcomeJob) -> dict:
+    """Progress as shown on the job page, in the API and by `evaluate --wait`; an outcome job's likewise."""
     finished = job.done + job.failed
     elapsed = None
     if job.started_at:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import audit_views, report_views, run_views, verdict_views, views
+from . import audit_views, outcome_views, report_views, run_views, verdict_views, views
 
 app_name = "metrics"
 
@@ -15,6 +15,9 @@ urlpatterns = [
     path("evaluations/<int:pk>/cancel/", views.change, {"action": "cancel"}, name="cancel"),
     path("evaluations/<int:pk>/rerun/", views.change, {"action": "rerun"}, name="rerun"),
     path("runs/<int:run_pk>/evaluate/", views.start, name="start"),
+    path("runs/<int:run_pk>/judge-outcomes/", outcome_views.judge_outcomes, name="judge-outcomes"),
+    path("outcome-jobs/<int:pk>/", outcome_views.outcome_job, name="outcome-job"),
+    path("outcome-jobs/<int:pk>/retry/", outcome_views.outcome_job_retry, name="outcome-job-retry"),
     path("runs/<int:run_pk>/agreement/", verdict_views.agreement, name="verdict-agreement"),
     path("verdicts/judges/", verdict_views.judges_vs_humans, name="judges-vs-humans"),
     path("verdicts/judges.<str:fmt>", verdict_views.judges_vs_humans_export, name="judges-vs-humans-export"),

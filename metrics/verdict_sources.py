@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from judges.models import JudgeConfig
 from metrics.definitions.judges_vs_humans import JudgesVsHumans, SourceVerdict as JudgedVerdict, judges_vs_humans
 from metrics.evaluations import Evaluation
-from metrics.verdicts import run_verdicts
+from metrics.verdicts import benchmarks_with_runs, run_verdicts
 from trajectories.formats.published_verdicts import NOT_EXECUTABLE
-from trajectories.models import AgentRun, Verdict, VerdictSource
+from trajectories.formats.wording import count_of
+from trajectories.models import AgentRun, Task, Verdict, VerdictSource
 from trajectories.services.verdict_sources import (
     CHECK_SOURCE, HARNESS_SOURCE, HUMAN_GRADERS_SOURCE, built_in_sources, judge_source_key,
 )
@@ -103,3 +104,69 @@ def judges_report(benchmark: str, reference: str = "") -> JudgesVsHumans:
                       label=verdict.label, grader=verdict.grader)
         for verdict in verdicts_of(runs)
     ], reference=reference)
+
+
+def judges_scope(benchmark: str, run: str) -> tuple[str, AgentRun | None]:
+    """The benchmark and run the judges-vs-humans report is read for: the named run's benchmark, else
+    the benchmark named, else the first with runs. ValueError (for the field `run`) when the run is
+    unknown or of another benchmark."""
+    if not run:
+        return benchmark or next(iter(benchmarks_with_runs()), ""), None
+    found = AgentRun.objects.filter(name=run).first()
+    if found is None:
+        raise ValueError(f"no run is named {run!r}")
+    if benchmark and benchmark != found.benchmark:
+        raise ValueError(f"run {run} is a run of {found.benchmark}, not of {benchmark}")
+    return found.benchmark, found
+
+
+NAMED_TASKS = 10
+
+
+@dataclass(frozen=True)
+class MissingVerdicts:
+    """Why no automatic source can be read against human verdicts on a run or a benchmark, and so what
+    to import next: `reasons` are (kind, words), kind one of no_runs, no_human, no_automatic, no_overlap."""
+
+    reasons: tuple[tuple[str, str], ...]
+
+    @property
+    def kinds(self) -> set[str]:
+        return {kind for kind, _ in self.reasons}
+
+    @property
+    def words(self) -> list[str]:
+        return [words for _, words in self.reasons]
+
+
+def missing_verdicts(benchmark: str, report: JudgesVsHumans, run: str = "") -> MissingVerdicts | None:
+    """None when some automatic source met a human verdict on the run (or on any run of the benchmark)."""
+    met = any(run in row.runs for row in report.sources) if run else bool(report.sources)
+    if met:
+        return None
+    if not AgentRun.objects.filter(benchmark=benchmark).exists():
+        return MissingVerdicts((("no_runs", f"No run of {benchmark or 'any benchmark'} yet: import a run first."),))
+    scope = f"run {run}" if run else benchmark
+    human, automatic = report.coverage(run)
+    reasons = []
+    if not human:
+        reasons.append(("no_human", f"No human verdict on {scope} yet: import human labels (a file of them, on the "
+                                    "verdict import page or with manage.py import_verdicts) or grade trajectories "
+                                    "on their pages."))
+    if not automatic:
+        reasons.append(("no_automatic", f"No automatic verdict on {scope} yet: run the outcome judge from a run's "
+                                        "page, or import a judge's outputs (on the verdict import page or with "
+                                        "manage.py import_verdicts)."))
+    if human and automatic:
+        reasons.append(("no_overlap", f"Human verdicts cover {_named_tasks(human)} of {scope}, automatic verdicts "
+                                      f"{_named_tasks(automatic)}, never the same task of one run, so no source "
+                                      "can be read against the humans: import the humans' labels into the run the "
+                                      "judges judged, or judge the run the humans graded."))
+    return MissingVerdicts(tuple(reasons))
+
+
+def _named_tasks(pks: set) -> str:
+    """'2 tasks (101, 102)': their ids, the first NAMED_TASKS of them."""
+    ids = list(Task.objects.filter(pk__in=pks).order_by("number", "task_id").values_list("task_id", flat=True))
+    named = ", ".join(ids[:NAMED_TASKS]) + (f" and {len(ids) - NAMED_TASKS} more" if len(ids) > NAMED_TASKS else "")
+    return f"{count_of(len(ids), 'task')} ({named})"

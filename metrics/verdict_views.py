@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.roles import REVIEWER, has_role
 from metrics import exports
 from metrics.definitions.judges_vs_humans import MIN_ITEMS
-from metrics.verdict_sources import judges_report
+from metrics.verdict_sources import judges_report, judges_scope, missing_verdicts
 from metrics.verdicts import agreement_report, benchmarks_with_runs
 from trajectories.formats.verdict_files import VerdictFileError
 from trajectories.models import AgentRun
@@ -58,23 +58,36 @@ def upload_grades(request, run_pk: int):
 
 
 def _judges(request):
-    """(benchmarks, chosen benchmark, report) from `?benchmark=` (else the first) and `?human=`."""
-    benchmarks = benchmarks_with_runs()
-    benchmark = request.GET.get("benchmark") or (benchmarks[0] if benchmarks else "")
-    return benchmarks, benchmark, judges_report(benchmark, request.GET.get("human", ""))
+    """(benchmarks, chosen benchmark, chosen run or None, report) from `?benchmark=`, `?run=` and `?human=`;
+    ValueError naming the field that is wrong."""
+    try:
+        benchmark, run = judges_scope(request.GET.get("benchmark", ""), request.GET.get("run", ""))
+    except ValueError as error:
+        raise ValueError(f"run: {error}") from None
+    try:
+        report = judges_report(benchmark, request.GET.get("human", ""))
+    except ValueError as error:
+        raise ValueError(f"human: {error}") from None
+    return benchmarks_with_runs(), benchmark, run, report
 
 
 @login_required
 @require_GET
 def judges_vs_humans(request):
+    """Per run and over all runs of a benchmark; with `?run=`, that run's rows alone, and with no source
+    to read against the humans, what to import next."""
     try:
-        benchmarks, benchmark, report = _judges(request)
+        benchmarks, benchmark, run, report = _judges(request)
     except ValueError as error:
-        return HttpResponseBadRequest(f"human: {error}", content_type="text/plain; charset=utf-8")
-    tables = [(run, rows) for run in report.runs if (rows := report.rows(run))]
+        return HttpResponseBadRequest(str(error), content_type="text/plain; charset=utf-8")
+    shown = [run.name] if run else report.runs
+    tables = [(name, rows) for name in shown if (rows := report.rows(name))]
+    overall = report.rows()
     return render(request, "metrics/judges_vs_humans.html", {
-        "benchmarks": benchmarks, "benchmark": benchmark, "report": report, "overall": report.rows(),
+        "benchmarks": benchmarks, "benchmark": benchmark, "run": run, "report": report, "overall": overall,
         "tables": tables, "min_items": MIN_ITEMS,
+        "any_rows": bool(tables) if run else len(overall) > 1 or bool(overall[0][1].items),
+        "missing": missing_verdicts(benchmark, report, run.name if run else ""),
     })
 
 
@@ -85,10 +98,12 @@ def judges_vs_humans_export(request, fmt: str):
         return HttpResponseBadRequest(f"format: {fmt!r} is not one of {', '.join(exports.FORMATS)}",
                                       content_type="text/plain; charset=utf-8")
     try:
-        _, benchmark, report = _judges(request)
+        _, benchmark, run, report = _judges(request)
     except ValueError as error:
-        return HttpResponseBadRequest(f"human: {error}", content_type="text/plain; charset=utf-8")
-    response = HttpResponse(exports.to_bytes(exports.judges_frame(benchmark, report), fmt),
+        return HttpResponseBadRequest(str(error), content_type="text/plain; charset=utf-8")
+    only = run.name if run else ""
+    response = HttpResponse(exports.to_bytes(exports.judges_frame(benchmark, report, only), fmt),
                             content_type=exports.FORMATS[fmt])
-    response["Content-Disposition"] = f'attachment; filename="{exports.export_filename("judges", fmt, [benchmark])}"'
+    filename = exports.export_filename("judges", fmt, [only or benchmark])
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response

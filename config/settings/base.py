@@ -278,6 +278,7 @@ METRICS_BROKER_CACHE = env.float("METRICS_BROKER_CACHE", default=15.0)
 JOB_LIMITS_PER_ACCOUNT = {
     "import": env.int("MAX_IMPORTS_PER_ACCOUNT", default=5),
     "evaluation": env.int("MAX_EVALUATIONS_PER_ACCOUNT", default=3),
+    "outcome judging": env.int("MAX_OUTCOME_JOBS_PER_ACCOUNT", default=3),
 }
 # Jobs whose queue message is missing are sent again by a sweeper in every worker (config/jobs.py).
 JOB_SWEEP_INTERVAL = env.float("JOB_SWEEP_INTERVAL", default=15.0)  # seconds; 0 turns the sweeper off
@@ -296,10 +297,12 @@ JUDGE_MAX_RETRIES = env.int("JUDGE_MAX_RETRIES", default=4)
 JUDGE_CONCURRENCY = env.int("JUDGE_CONCURRENCY", default=8)
 JUDGE_REQUESTS_PER_MINUTE = env.int("JUDGE_REQUESTS_PER_MINUTE", default=500)  # all workers together; 0 = no limit
 # USD per million tokens, by model; a model not listed (e.g. self-hosted) is recorded at cost 0.
+# `image_tokens`: how the model counts an image's prompt tokens ({"base", "tile"} of OpenAI's tile rule;
+# 85 and 170 when not given), for the outcome judge's cost estimate.
 JUDGE_PRICES = env.json(
     "JUDGE_PRICES",
     default={
-        "gpt-4o-mini": {"input": 0.15, "output": 0.60},
+        "gpt-4o-mini": {"input": 0.15, "output": 0.60, "image_tokens": {"base": 2833, "tile": 5667}},
         "gpt-4o": {"input": 2.50, "output": 10.00},
         "gpt-4.1-mini": {"input": 0.40, "output": 1.60},
         "gpt-4.1": {"input": 2.00, "output": 8.00},

@@ -13,7 +13,7 @@ scored the same way: the human ceiling each judge is read against.
 import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from judges.calibration import confusion_kappa_interval
 from trajectories.verdicts import BinaryAgreement, binary_agreement
@@ -120,6 +120,17 @@ class JudgesVsHumans:
     runs: tuple[str, ...]
     ceiling: SourceRow
     sources: tuple[SourceRow, ...]
+    # (run, task) items the reference voted on, and those an automatic source spoke on
+    human_items: frozenset = field(default_factory=frozenset)
+    automatic_items: frozenset = field(default_factory=frozenset)
+
+    def coverage(self, run: str = "") -> tuple[set, set]:
+        """The tasks (of one run, or of all) with a reference verdict, and those with an automatic one:
+        where they never meet, no source can be read against the humans."""
+        def tasks(items):
+            return {task for item_run, task in items if not run or item_run == run}
+
+        return tasks(self.human_items), tasks(self.automatic_items)
 
     def rows(self, run: str = "") -> list[tuple[SourceRow, AgreementCell]]:
         """The ceiling and each source with its cell for one run (those that met the reference there),
@@ -178,4 +189,5 @@ def judges_vs_humans(verdicts: Iterable[SourceVerdict], *, reference: str = "", 
     return JudgesVsHumans(
         reference=reference, reference_label=humans.get(reference, "human consensus"),
         human_sources=tuple(sorted(humans.items(), key=lambda item: item[1].lower())),
-        runs=tuple(sorted({verdict.run for verdict in verdicts})), ceiling=ceiling, sources=tuple(rows))
+        runs=tuple(sorted({verdict.run for verdict in verdicts})), ceiling=ceiling, sources=tuple(rows),
+        human_items=frozenset(votes), automatic_items=frozenset(item for items in said.values() for item in items))

@@ -1,4 +1,4 @@
-// Live progress of an evaluation job: polls the API until the job ends, then reloads the page.
+// Live progress of a job (an evaluation, outcome judging): polls the API until the job ends, then reloads the page.
 (function () {
   const box = document.getElementById("progress");
   if (!box || !["pending", "running"].includes(box.dataset.status)) return;

@@ -16,6 +16,7 @@ from rest_framework.test import APIClient
 
 from accounts.services import create_api_token
 from annotation.models import GoldCheckJob, GoldFlag
+from judges.models import OutcomeJob
 from config.celery import app as celery_app
 from config.settings.base import BASE_DIR
 from tests import factories
@@ -114,6 +115,8 @@ def platform(django_db_setup, django_db_blocker, tmp_path_factory):
             media=media, run=run, other_run=other_run, task=data["tasks"][0], trajectory=trajectory, shot=shot,
             gold=gold, check=check, flag=flag, job=data["jobs"]["agent-b"], decision=factories.JudgeDecisionFactory(),
             import_job=factories.ImportJobFactory(run=run, created_by=owner),
+            outcome_job=OutcomeJob.objects.create(run=run, created_by=owner, judge_config=factories.JudgeConfigFactory(
+                name="outcome", backend="openai", model="gpt-4o-mini")),
             token=create_api_token(owner, name="owner's")[0],
         )
     yield data
@@ -152,6 +155,11 @@ def kwargs_for(name: str, data) -> dict:
         "metrics:cancel": {"pk": data["job"].pk},
         "metrics:rerun": {"pk": data["job"].pk},
         "metrics:start": {"run_pk": data["run"].pk},
+        "metrics:judge-outcomes": {"run_pk": data["run"].pk},
+        "metrics:outcome-job": {"pk": data["outcome_job"].pk},
+        "metrics:outcome-job-retry": {"pk": data["outcome_job"].pk},
+        "api-judge-outcomes": {"pk": data["run"].pk},
+        "api-outcome-job": {"pk": data["outcome_job"].pk},
         "metrics:compare-task": {"baseline": data["run"].pk, "candidate": data["other_run"].pk,
                                  "task": data["task"].pk},
         "metrics:verdict-agreement": {"run_pk": data["run"].pk},

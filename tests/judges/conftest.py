@@ -1,12 +1,15 @@
+import json
 import socket
 import subprocess
 import time
 
 import pytest
 import redis
+from django.core.management import call_command
 
 from judges.local_llm import LocalLLMServer
 from tests.factories import JudgeConfigFactory
+from trajectories.models import AgentRun
 
 FAST_RETRIES = {"backoff_base": 0.001, "backoff_cap": 0.01, "timeout": 0.5, "max_retries": 3,
                 "requests_per_minute": 0, "concurrency": 4}
@@ -16,6 +19,18 @@ FAST_RETRIES = {"backoff_base": 0.001, "backoff_cap": 0.01, "timeout": 0.5, "max
 def llm_server():
     with LocalLLMServer() as server:
         yield server
+
+
+@pytest.fixture
+def om2w(shared_data):
+    return shared_data / "agent-outputs" / "online-mind2web"
+
+
+def import_run(path, run: str, capsys) -> AgentRun:
+    """A folder or file imported as `run` by `import_trajectories`, as a user would."""
+    call_command("import_trajectories", str(path), "--run", run, "--json", verbosity=0)
+    assert json.loads(capsys.readouterr().out)["ok"] is True
+    return AgentRun.objects.get(name=run)
 
 
 @pytest.fixture

@@ -2,20 +2,18 @@
 
 import base64
 import html
-import json
 import re
 
 import pytest
-from django.core.management import call_command
 from django.urls import reverse
 
 from judges.local_llm import Reply, well_formed_reply
 from judges.outcomes import judge_outcomes
 from tests.factories import JudgeConfigFactory, UserFactory
 from tests.trajectories.renders import png
-from trajectories.models import AgentRun, Verdict
+from trajectories.models import Verdict
 
-from .conftest import FAST_RETRIES
+from .conftest import FAST_RETRIES, import_run
 
 pytestmark = pytest.mark.django_db
 
@@ -23,20 +21,9 @@ QATAR = "005be9dd91c95669d6ddde9ae667125c"
 
 
 @pytest.fixture
-def om2w(shared_data):
-    return shared_data / "agent-outputs" / "online-mind2web"
-
-
-@pytest.fixture
 def config(llm_server):
     return JudgeConfigFactory(name="outcome", backend="openai", model="gpt-4o-mini", base_url=llm_server.base_url,
                               options=FAST_RETRIES)
-
-
-def _import(path, run: str, capsys) -> AgentRun:
-    call_command("import_trajectories", str(path), "--run", run, "--json", verbosity=0)
-    assert json.loads(capsys.readouterr().out)["ok"] is True
-    return AgentRun.objects.get(name=run)
 
 
 def _user_text(request: dict) -> str:
@@ -50,7 +37,7 @@ def test_a_result_with_its_screenshot_is_judged_from_its_actions_answer_and_imag
     (folder / "trajectory").mkdir(parents=True)
     (folder / "result.json").write_bytes((om2w / "abp_run" / QATAR / "result.json").read_bytes())
     (folder / "trajectory" / "0_full_screenshot.png").write_bytes(png())
-    run = _import(tmp_path / "run", "abp", capsys)
+    run = import_run(tmp_path / "run", "abp", capsys)
 
     report = judge_outcomes(run, config)
 
@@ -74,7 +61,7 @@ def test_a_published_judge_and_ours_side_by_side_on_the_run_and_trajectory_pages
         return well_formed_reply(request)
 
     llm_server.responder = disagrees_on_qatar
-    run = _import(om2w / "browser_use_cloud", "browser-use-cloud", capsys)
+    run = import_run(om2w / "browser_use_cloud", "browser-use-cloud", capsys)
     report = judge_outcomes(run, config)
 
     assert (report.total, report.judged, report.passed) == (15, 15, 14)

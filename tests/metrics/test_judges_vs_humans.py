@@ -1,5 +1,7 @@
 """The judges-vs-humans page, its API and CSV, from Agent-E's published evaluation records (human
-evaluators and a GPT-4o judge on each task) and from the platform's own graders and checks."""
+evaluators and a GPT-4o judge on each task) and from the platform's own graders and checks; on one run
+(linked from its page), and what they say when no source can be read against the humans (Online-Mind2Web's
+human labels and browser-use's judged results as published)."""
 
 import html
 import io
@@ -15,8 +17,9 @@ from rest_framework.test import APIClient
 from accounts.services import create_api_token
 from metrics.verdict_sources import judges_report
 from trajectories.verdicts import named_source
-from tests.factories import AgentRunFactory, UserFactory
-from tests.metrics.verdict_data import three_voices
+from tests.factories import AgentRunFactory, TaskFactory, TrajectoryFactory, UserFactory
+from tests.metrics.verdict_data import grader, three_voices
+from trajectories.services.verdicts import record_grade
 from trajectories.models import AgentRun, Task, Verdict, VerdictKind, VerdictSource
 
 pytestmark = pytest.mark.django_db
@@ -178,6 +181,133 @@ def test_a_benchmark_without_human_verdicts_says_so(client):
 def test_the_run_page_and_the_judge_quality_page_link_to_it(agent_e, client):
     run = AgentRun.objects.get(name=VISION)
     body = client.get(reverse("metrics:run-detail", args=[run.pk])).content.decode()
-    assert f'href="{reverse("metrics:judges-vs-humans")}?benchmark=webvoyager" id="judges-vs-humans-link"' in body
+    assert (f'href="{reverse("metrics:judges-vs-humans")}?benchmark=webvoyager&amp;run={VISION}" '
+            'id="judges-vs-humans-link">judges vs humans on this run</a>') in body
     body = client.get(reverse("annotation:judge-quality")).content.decode()
     assert f'<a href="{reverse("metrics:judges-vs-humans")}">judges vs humans</a>' in body
+
+
+# --- one run, and what is missing when no source meets the humans ------------------------------------------
+
+OM2W = "online-mind2web"
+
+
+@pytest.fixture
+def om2w(shared_data):
+    return shared_data / "agent-outputs" / OM2W
+
+
+def human_labels(om2w):
+    """Six results-only runs, one per agent of the file, with the humans' labels on its 30 tasks."""
+    call_command("import_verdicts", str(om2w / "human_label.excerpt.json"), stdout=io.StringIO())
+
+
+def browser_use_cloud(om2w):
+    """15 tasks with browser-use's own judge (an LLM judge) on each, and no human verdict."""
+    call_command("import_trajectories", str(om2w / "browser_use_cloud"), "--run", "browser-use-cloud", verbosity=0,
+                 stdout=io.StringIO())
+
+
+def judges(client, **query):
+    return client.get(reverse("metrics:judges-vs-humans"), query)
+
+
+def test_a_chosen_run_shows_its_rows_alone_with_a_way_back_to_all(agent_e, client):
+    response = judges(client, run=VISION)
+    body = response.content.decode()
+    assert body.count('class="rp-table judges"') == 1 and f'data-run="{VISION}"' in body
+    assert 'id="all-runs"' not in body and f'data-run="{TEXT}"' not in body
+    page = page_text(response)
+    assert f"Judges vs humans: run {VISION}" in page and "Agent-E vision GPT-4o judge (gpt-4o)" in page
+    assert 'href="?benchmark=webvoyager" id="judges-all-runs">all agents on webvoyager</a>' in body
+    assert f'<input type="hidden" name="run" value="{VISION}">' in body
+    assert 'id="no-verdicts"' not in body
+
+
+def test_the_api_and_the_csv_keep_to_the_chosen_run(agent_e, api, client):
+    body = api.get(reverse("api-judges-vs-humans"), {"run": VISION}).json()
+    assert body["benchmark"] == "webvoyager" and [run["run"] for run in body["runs"]] == [VISION]
+    assert body["empty_reasons"] == []
+    # Overall rows stay those of every run: the text judge is among them.
+    assert any(row["label"].startswith("Agent-E text") for row in body["overall"])
+    csv = client.get(reverse("metrics:judges-vs-humans-export", args=["csv"]), {"run": VISION})
+    assert 'filename="judges-agent-e-vision.csv"' in csv["Content-Disposition"]
+    assert set(pd.read_csv(io.BytesIO(csv.content))["run"]) == {VISION}
+    from_api = api.get(reverse("api-export-judges", kwargs={"fmt": "csv"}), {"run": VISION})
+    assert from_api.content == csv.content
+
+
+def test_a_run_unknown_or_of_another_benchmark_is_refused(agent_e, api, client):
+    AgentRunFactory(name="shop", benchmark="webarena")
+    unknown = judges(client, run="nobody")
+    assert unknown.status_code == 400 and unknown.content == b"run: no run is named 'nobody'"
+    elsewhere = api.get(reverse("api-judges-vs-humans"), {"run": "shop", "benchmark": "webvoyager"})
+    assert elsewhere.status_code == 400
+    assert elsewhere.json()["errors"]["run"] == "run shop is a run of webarena, not of webvoyager"
+
+
+def test_no_human_verdict_says_to_import_labels_or_grade(om2w, client, api):
+    browser_use_cloud(om2w)
+    run = AgentRun.objects.get(name="browser-use-cloud")
+    page = judges(client, benchmark=OM2W)
+    body = page.content.decode()
+    assert re.findall(r'data-reason="(\w+)"', body) == ["no_human"]
+    assert ("No human verdict on online-mind2web yet: import human labels (a file of them, on the verdict import "
+            "page or with manage.py import_verdicts) or grade trajectories on their pages.") in page_text(page)
+    assert f'<a href="{reverse("trajectories:upload-verdicts")}">Import human labels</a>' in body
+
+    on_run = judges(client, run=run.name).content.decode()
+    assert "No task of run browser-use-cloud has both a human verdict and an automatic one." in on_run
+    assert f'<a href="{reverse("metrics:run-detail", args=[run.pk])}">grade this run\'s trajectories</a>' in on_run
+    assert api.get(reverse("api-judges-vs-humans"), {"run": run.name}).json()["empty_reasons"] == [
+        "No human verdict on run browser-use-cloud yet: import human labels (a file of them, on the verdict import "
+        "page or with manage.py import_verdicts) or grade trajectories on their pages."]
+
+
+def test_no_automatic_verdict_says_to_run_the_outcome_judge_or_import_judge_outputs(om2w, client, api):
+    human_labels(om2w)
+    run = AgentRun.objects.get(name="Browser Use")
+    body = judges(client, run=run.name).content.decode()
+    assert re.findall(r'data-reason="(\w+)"', body) == ["no_automatic"]
+    assert f'<a href="{reverse("metrics:judge-outcomes", args=[run.pk])}">Judge this run\'s outcomes</a>' in body
+    assert f'<a href="{reverse("trajectories:upload-verdicts")}">import judge outputs</a>' in body
+    assert api.get(reverse("api-judges-vs-humans"), {"benchmark": OM2W}).json()["empty_reasons"] == [
+        "No automatic verdict on online-mind2web yet: run the outcome judge from a run's page, or import a judge's "
+        "outputs (on the verdict import page or with manage.py import_verdicts)."]
+
+
+def test_humans_and_judges_on_different_runs_say_which_tasks_each_covers(om2w, api):
+    human_labels(om2w)
+    browser_use_cloud(om2w)
+    # The humans labelled the 30 tasks of the file on the six agents' runs; browser-use's judge the 15 of its
+    # folder on its own run: three tasks are in both, but never on one run. The first ten ids of each, sorted.
+    [reason] = api.get(reverse("api-judges-vs-humans"), {"benchmark": OM2W}).json()["empty_reasons"]
+    assert reason == (
+        "Human verdicts cover 30 tasks (005be9dd91c95669d6ddde9ae667125c, 046138801a05ddf56ad94e8672942496, "
+        "0b51b4fa0295ae80ccd176ebdad6fff6, 123e8c2fc453f55fadd1d0b9aaf94df4, 323bd85e3559655d89e5496b951a25e8, "
+        "34ccd15a8ea8fd3895af83f5ccf62369, 3f312ae3efc3c3e90ababe050dd4e7ae, 4091bdd3fa64a5b0d912bc08eaf9c824, "
+        "48c73f3f53e2611c4a1052457c1033db, 561693d6eec7bbfba3fefe9e4b26decb and 20 more) of online-mind2web, "
+        "automatic verdicts 15 tasks (0059adc6b12a3822305deb68929b2de8, 005be9dd91c95669d6ddde9ae667125c, "
+        "0170ca95038b05fa58d463fe627ac605, 01abae9608f2d8752a83e08f136f720c, 046138801a05ddf56ad94e8672942496, "
+        "05483c50cc9b04c8ac44c574758fb2bd, 0632e496d37badee0350dad358f047c5, 070c907d34a4ce71dfdbea38f9c5d4d8, "
+        "07bdc595306729a028ba06cc7451a80a, 07ec4a12cba8090e2dc524d558ac7675 and 5 more), never the same task of "
+        "one run, so no source can be read against the humans: import the humans' labels into the run the judges "
+        "judged, or judge the run the humans graded.")
+
+
+def test_on_one_run_a_grade_and_a_judge_on_different_tasks(client):
+    run = AgentRunFactory(name="shop", benchmark="webarena")
+    graded = TrajectoryFactory(run=run, task=TaskFactory(task_id="7", number=7))
+    judged = TrajectoryFactory(run=run, task=TaskFactory(task_id="8", number=8))
+    record_grade(graded, grader("gina"), 1)
+    judge = VerdictSource.objects.create(kind=VerdictKind.LLM_JUDGE, name="WebJudge")
+    Verdict.objects.create(run=run, task=judged.task, trajectory=judged, source=judge, success=True)
+    page = page_text(judges(client, run="shop"))
+    assert ("Human verdicts cover 1 task (7) of run shop, automatic verdicts 1 task (8), never the same task of one "
+            "run") in page
+
+
+def test_no_run_of_the_benchmark_says_to_import_one(client, api):
+    body = api.get(reverse("api-judges-vs-humans"), {"benchmark": "webvoyager"}).json()
+    assert body["empty_reasons"] == ["No run of webvoyager yet: import a run first."]
+    assert f'<a href="{reverse("trajectories:upload")}">Import a run</a>' in judges(client).content.decode()

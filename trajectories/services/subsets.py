@@ -1,13 +1,15 @@
-"""Writes of task subsets: from a WebArena-Lite file (by `old_task_id`) or from an id list."""
+"""Writes of task subsets: from a WebArena-Lite file (by `old_task_id`), from Online-Mind2Web's task
+levels, or from an id list."""
 
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import transaction
 
+from trajectories.formats import online_mind2web
 from trajectories.formats.task_files import SubsetDefinition, parse_subset_ids, reported_lines
 from trajectories.formats.webarena_tasks import TaskProblem
-from trajectories.models import TaskSubset
+from trajectories.models import Task, TaskSubset
 
 
 @dataclass
@@ -43,6 +45,34 @@ def save_subset(definition: SubsetDefinition) -> str:
         setattr(subset, name, value)
     subset.save()
     return "updated"
+
+
+def save_level_subsets(benchmark: str, source: str) -> list[dict]:
+    """Online-Mind2Web reports its results by task level: one subset per level, `<benchmark>-easy`,
+    `-medium` and `-hard`, of every task of the benchmark's list with that `level`, whichever part of
+    the list a file brings, and of the earlier id of an updated task (`<id>` of `<id>_110325`, the id
+    the published human labels and runs name) unless the list gives that id a level of its own.
+    Returns {name, tasks, outcome} of each, as a task file's report lists its subsets."""
+    listed = Task.objects.filter(benchmark=benchmark, from_task_list=True, config__level__in=online_mind2web.LEVELS)
+    levels = dict(listed.values_list("task_id", "config__level"))
+    if not levels:
+        return []
+    ids = {level: set() for level in online_mind2web.LEVELS}
+    for task_id, level in levels.items():
+        ids[level].add(task_id)
+        original = online_mind2web.original_task_id(task_id)
+        if original not in levels:
+            ids[level].add(original)
+    longest = TaskSubset._meta.get_field("name").max_length
+    saved = []
+    for level, task_ids in ids.items():
+        definition = SubsetDefinition(
+            name=f"{benchmark[:longest - len(level) - 1]}-{level}", benchmark=benchmark,
+            task_ids=tuple(sorted(task_ids)), source=source,
+            description=f"Online-Mind2Web tasks of level {level} (the task list's `level`), with the earlier id of "
+                        "each updated task.")
+        saved.append({"name": definition.name, "tasks": len(task_ids), "outcome": save_subset(definition)})
+    return saved
 
 
 @transaction.atomic

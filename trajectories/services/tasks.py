@@ -1,7 +1,7 @@
 """Writes of benchmark tasks: import of task files, idempotent by (benchmark, task id).
 
-A file is one unit: its tasks and the subsets it defines (WebArena-Lite) are stored together
-or not at all. Entries that cannot be read are left out and listed in the report with what was
+A file is one unit: its tasks and the subsets it defines (WebArena-Lite, Online-Mind2Web's levels)
+are stored together or not at all. Entries that cannot be read are left out and listed in the report with what was
 read as meant; `strict` refuses such a file instead. A WebArena-Verified file also reports, per
 task, what changed against the WebArena version of the same task id when that version is stored.
 """
@@ -12,11 +12,11 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
-from trajectories.formats import webarena_verified
+from trajectories.formats import online_mind2web, webarena_verified
 from trajectories.formats.task_files import TaskFile, read_task_bytes, read_task_file, reported_lines
 from trajectories.formats.webarena_tasks import TaskConfig, TaskProblem
 from trajectories.models import RequirementsSource, Task
-from trajectories.services.subsets import save_subset
+from trajectories.services.subsets import save_level_subsets, save_subset
 
 _CONFIG_FIELDS = (
     "number",
@@ -169,6 +169,9 @@ def import_parsed_task_file(parsed: TaskFile, source: str) -> TaskImportReport:
     for definition in parsed.subsets:
         outcome = save_subset(definition)
         report.subsets.append({"name": definition.name, "tasks": len(definition.task_ids), "outcome": outcome})
+    if parsed.kind == online_mind2web.BENCHMARK:
+        for benchmark in sorted({config.benchmark for config in parsed.configs}):
+            report.subsets += save_level_subsets(benchmark, source)
     if parsed.kind == webarena_verified.BENCHMARK:
         report.compared, report.changes = verified_changes(parsed.configs)
     return report
