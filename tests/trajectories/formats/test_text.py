@@ -1,5 +1,6 @@
 """Lone surrogates never leave a reader: every JSON reader gives text UTF-8 can hold, or its own error."""
 
+import codecs
 import io
 import json
 
@@ -37,12 +38,42 @@ def test_lone_surrogates_are_replaced_and_counted_and_pairs_kept():
     assert replace_surrogates({"plain": [1, "text"]}) == ({"plain": [1, "text"]}, 0)
 
 
+class _Repaired:
+    """Lone surrogates replaced a second way, by Python's UTF-16 codec: a string's code units written with
+    `surrogatepass` and read back with `replace` give U+FFFD for each unit that is not half of a pair."""
+
+    def __init__(self):
+        self.count = 0
+
+    def text(self, text: str) -> str:
+        def replace(error):
+            self.count += 1
+            return "\ufffd", error.end
+
+        codecs.register_error("test_count_lone_surrogates", replace)
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "test_count_lone_surrogates")
+
+    def value(self, value):
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self.text(key): self.value(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.value(item) for item in value]
+        return value
+
+
 @settings(max_examples=60, deadline=None)
 @given(document=ANY_JSON)
-def test_json_of_any_text_loads_without_surrogates(document):
-    loaded, _ = loads(json.dumps(document))
-    for text in _strings(loaded):
-        text.encode("utf-8")
+def test_json_of_any_text_loads_equal_but_for_its_lone_surrogates_each_replaced_and_counted(document):
+    text = json.dumps(document)
+    # The standard parser's reading (pairs joined, lone surrogates kept), repaired the second way.
+    repaired = _Repaired()
+    expected = repaired.value(json.loads(text))
+
+    assert loads(text) == (expected, repaired.count)
+    for string in _strings(expected):
+        string.encode("utf-8")
 
 
 def test_a_trajectory_file_reports_the_replacement():
@@ -61,10 +92,16 @@ def test_every_reader_takes_any_text(text):
     trajectory = {"schema": "trajectory/v1", "task": {"task_id": text, "intent": text},
                   "run": {"meta": {text: text}}, "steps": [{"index": 1, "action": text}], "final_answer": text,
                   "outcome": {"status": "na"}}
+    stored = _Repaired().text(text)
     for name in ("t.json", "t.jsonl"):
         for record in read_records(name, io.BytesIO(json.dumps(trajectory).encode()), 1 << 20):
             if record.trajectory is not None:
                 record.trajectory.content_hash()
+                # Kept as given, but for the replaced surrogates.
+                trajectory_read = record.trajectory
+                assert (trajectory_read.task.task_id, trajectory_read.task.intent, trajectory_read.final_answer,
+                        trajectory_read.steps[0].action, trajectory_read.run.meta) == (
+                    stored, stored, stored, stored, {stored: stored})
             else:
                 str(record.error).encode("utf-8")
     rows = json.dumps([{"task_id": text, "grader": text, "grade": 1, "run": text, "success": 1}]).encode()
