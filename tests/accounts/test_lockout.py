@@ -9,6 +9,7 @@ from django.test import RequestFactory
 from django.utils import timezone
 
 from accounts.lockout import PAIR_AND_ADDRESS, client_address, lockout_message, lockout_parameters, lockout_response
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -45,8 +46,16 @@ def test_failures_summed_over_addresses_reaching_the_limit_lock_the_account_ever
 
 def test_one_failure_under_the_limit_locks_only_the_pair_and_the_address():
     _failures("ann", "10.0.0.1", 5, minutes_ago=1)
+    _failures("bob", "10.0.0.1", 50, minutes_ago=1)  # another account's failures are not ann's
 
     assert lockout_parameters(_login_request("ann")) == PAIR_AND_ADDRESS
+
+
+def test_an_account_without_failures_is_not_locked_account_wide_even_at_a_limit_of_one(settings):
+    settings.LOGIN_ACCOUNT_FAILURE_LIMIT = 1
+    assert lockout_parameters(_login_request("ann")) == PAIR_AND_ADDRESS
+    _failures("ann", "10.0.0.1", 1, minutes_ago=1)
+    assert lockout_parameters(_login_request("ann")) == ACCOUNT_WIDE
 
 
 def test_failures_older_than_the_cool_off_do_not_count_toward_the_account_wide_limit():
@@ -88,11 +97,13 @@ def test_the_username_may_come_from_the_credentials():
     (2, "forged, 198.51.100.7, 10.1.1.1", "198.51.100.7"),  # two proxies: second from the right
     (2, "198.51.100.7", "10.0.0.9"),  # fewer addresses than proxies: not forwarded by them all
     (1, " , 198.51.100.7 ,", "198.51.100.7"),  # empty parts and spaces are no addresses
+    (1, None, "10.0.0.9"),  # behind a proxy, but no header: the address the request came from
 ])
 def test_the_client_address_is_read_from_the_right_of_x_forwarded_for_behind_trusted_proxies(
         settings, proxies, forwarded, expected):
     settings.TRUSTED_PROXY_COUNT = proxies
-    request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.9", HTTP_X_FORWARDED_FOR=forwarded)
+    headers = {} if forwarded is None else {"HTTP_X_FORWARDED_FOR": forwarded}
+    request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.9", **headers)
 
     assert client_address(request) == expected
 
@@ -107,6 +118,10 @@ def test_the_locked_out_answer_says_how_long_as_json_on_the_api_and_as_a_page_el
     assert (api.status_code, api["Content-Type"]) == (429, "application/json")
     assert api.content.decode() == f'{{"detail": "{message}", "code": "locked_out"}}'
 
-    page = lockout_response(RequestFactory().post("/accounts/login/"))
+    request = RequestFactory().post("/admin/login/")
+    request.user = UserFactory(username="signed-in-as-ann")  # e.g. logging in to the admin as another account
+    page = lockout_response(request)
+    html = page.content.decode()
     assert page.status_code == 429 and page["Content-Type"].startswith("text/html")
-    assert message in page.content.decode() and 'href="/accounts/login/"' in page.content.decode()
+    assert message in html and '<a href="/accounts/login/">Back to the login page</a>' in html
+    assert "signed-in-as-ann" in html  # rendered for the request, like every page: its account in the header
