@@ -4,13 +4,14 @@ import codecs
 import io
 import json
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from annotation.formats import read_gold_bytes
 from annotation.gold_records import GoldFormatError
 from trajectories.formats.readers import LONE_SURROGATES, read_records
 from trajectories.formats.task_files import TaskConfigError, parse_subset_ids, read_task_bytes
-from trajectories.formats.text import loads, replace_surrogates
+from trajectories.formats.text import decode_utf8, loads, replace_surrogates
 from trajectories.formats.verdict_files import VerdictFileError, parse_grades, parse_outcomes
 
 ODD = st.lists(st.one_of(st.characters(exclude_categories=()), st.characters(categories=["Cs"])),
@@ -36,6 +37,23 @@ def test_lone_surrogates_are_replaced_and_counted_and_pairs_kept():
     document, replaced = loads(r'{"a\ud800": ["\udfff", "\ud83d\ude00", "\\ud800"]}')
     assert document == {"a\ufffd": ["\ufffd", "\U0001f600", "\\ud800"]} and replaced == 2
     assert replace_surrogates({"plain": [1, "text"]}) == ({"plain": [1, "text"]}, 0)
+
+
+@pytest.mark.parametrize(("data", "at_start", "expected"), [
+    (b"\xef\xbb\xbfcaf\xc3\xa9", True, ("caf\u00e9", True)),  # a byte-order mark is dropped at a file's start
+    (b"\xef\xbb\xbfcaf\xc3\xa9", False, ("\ufeffcaf\u00e9", True)),  # further in, it is a character (U+FEFF)
+    (b"caf\xe9 ok", True, ("caf\ufffd ok", False)),  # Latin-1's e-acute is no UTF-8: replaced, and said
+    (b"\xef\xbb\xbfcaf\xe9", True, ("caf\ufffd", False)),
+    (b"\xef\xbb\xbfcaf\xe9", False, ("\ufeffcaf\ufffd", False)),
+    (memoryview(b"abc"), False, ("abc", True)),
+])
+def test_utf8_is_read_with_bad_bytes_replaced_and_reported_and_a_bom_dropped_only_at_the_start(
+        data, at_start, expected):
+    assert decode_utf8(data, at_start=at_start) == expected
+
+
+def test_a_whole_file_is_read_from_its_start():
+    assert decode_utf8(b"\xef\xbb\xbfabc") == ("abc", True)
 
 
 class _Repaired:
