@@ -317,6 +317,25 @@ def test_fuzz_changed_sample_pickles_load_only_allowed_types_or_raise_the_module
         assert loaded[0] is not None  # changed to the same bytes: the sample itself, which reads
 
 
+def test_the_opcode_table_skips_fixed_size_opcodes_and_short_strings_whole_and_stops_at_the_rest():
+    """Built again (the module built its table at import) and checked opcode by opcode against pickletools."""
+    run, others = safe_pickle._opcode_table()
+    known = set()
+    for opcode in pickletools.opcodes:
+        code = opcode.code.encode("latin-1")
+        known.add(code[0])
+        size = opcode.arg.n if opcode.arg else 0
+        if size >= 0 and opcode.name not in ("LONG_BINPUT", "STOP"):
+            assert run.fullmatch((code + b"\x07" * size) * 2), opcode.name  # two in a row: one run
+            assert code[0] not in others, opcode.name
+        elif size == pickletools.TAKEN_FROM_ARGUMENT1:  # a short string: its length byte, then its bytes
+            assert run.fullmatch(code + b"\x03abc" + code + b"\x00"), opcode.name
+            assert others[code[0]] == size, opcode.name
+        else:
+            assert run.match(code + b"\x00" * 8) is None and others[code[0]] == size, opcode.name
+    assert all(run.match(bytes([byte])) is None for byte in range(256) if byte not in known)
+
+
 def test_the_memo_walk_ends_where_pickletools_sees_the_stop():
     """The walk keeps in step with the opcodes of every sample (pickletools reads them one by one)."""
     for data in _SAMPLES:
