@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER
 from tests.api.conftest import client_for, member
 from tests.factories import AgentRunFactory, StepFactory, TaskFactory, TrajectoryFactory
-from trajectories.formats.text import replace_surrogates
+from trajectories.formats.text import loads as load_json_text
 from trajectories.models import AgentRun, OutcomeGrade, Trajectory
 from trajectories.services.storable import storable_text
 
@@ -77,9 +77,10 @@ def test_a_lone_surrogate_in_an_upload_is_replaced_and_reported(world):
 
 
 def _stored(text: str) -> str:
-    """What the platform keeps of `text`: the input but for the characters its own replacements change at the
-    edge (lone surrogates by the JSON loader, NUL before the database)."""
-    return storable_text(replace_surrogates(text)[0])
+    """What the platform keeps of `text` sent as JSON: the input but for the characters its own replacements
+    change at the edge (lone surrogates by its JSON loader, which joins a pair as JSON does; NUL before the
+    database)."""
+    return storable_text(load_json_text(json.dumps(text))[0])
 
 
 RUN_NUMBERS = itertools.count()
