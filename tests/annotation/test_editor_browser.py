@@ -138,6 +138,11 @@ def submitted_gold(tasks):
 def test_the_review_page_is_read_only_until_edit_and_the_edit_is_recorded(sized_page, live_server, submitted_gold,
                                                                           width):
     page = sized_page
+    # The page's timers run on a clock the test moves, so that "no autosave" is checked after the moment an
+    # autosave would have been sent, not after a sleep.
+    page.clock.install()
+    writes = []
+    page.on("request", lambda request: writes.append(request.url) if request.method != "GET" else None)
     log_in(page.context, live_server, _user("rita", REVIEWER))
     page.goto(live_server.url + "/annotation/review/")
     page.get_by_role("link", name="Review", exact=True).last.click()
@@ -155,10 +160,13 @@ def test_the_review_page_is_read_only_until_edit_and_the_edit_is_recorded(sized_
     expect(steps.first).to_be_focused()
     expect(page.locator("#review-edit-note")).to_contain_text("You are editing bob's gold")
     steps.nth(1).fill("Click on the 'Bestsellers' link under Products")
-    page.wait_for_timeout(1500)  # no autosave of someone else's gold
+    writes.clear()
+    page.clock.run_for(10_000)  # far past the annotator's 1.2 s autosave delay: any autosave timer has fired
     assert GoldTrajectory.objects.get(pk=submitted_gold.pk).version == 1
     page.keyboard.press("Control+s")
     expect(page.locator("#save-state")).to_have_text("Saved · version 2 · recorded as your edit")
+    # Requests leave in the order the page sends them: an autosave would be logged before Ctrl+S's save.
+    assert len(writes) == 1, writes
     gold = GoldTrajectory.objects.get(pk=submitted_gold.pk)
     assert [step.text for step in gold.steps.all()][1] == "Click on the 'Bestsellers' link under Products"
     edit = gold.reviews.get()

@@ -10,7 +10,7 @@ from rest_framework.exceptions import ValidationError
 from accounts.models import ApiToken
 from infrastructure.api import error_body
 from tests.api.conftest import client_for
-from tests.factories import TaskFactory
+from tests.factories import JudgeConfigFactory, TaskFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -145,7 +145,12 @@ def test_null_characters_in_pages_are_a_400(client, django_user_model):
                                  "/api/judge-configs/?ordering=has_api_key", "/api/gold/?ordering=steps",
                                  "/api/aggregates/?ordering=run_name", "/api/judge-decisions/?ordering=inputs"])
 def test_ordering_by_a_column_a_list_does_not_offer_is_ignored(api, platform, url):
-    assert api.get(url).status_code == 200
+    JudgeConfigFactory(name="offline")  # a second judge configuration beside the platform's: an order to keep
+    asked = api.get(url)
+    assert asked.status_code == 200
+    # The same rows in the same order as without the parameter: the list's own order.
+    unasked = api.get(url.split("?")[0]).json()
+    assert asked.json()["results"] == unasked["results"] and len(unasked["results"]) >= 2, unasked
 
 
 def test_lists_order_by_the_columns_they_name(api, platform):

@@ -4,6 +4,7 @@ JSON spells a lone surrogate as `"\\ud800"`; nothing downstream (UTF-8, the data
 one, so the readers and the API's body parser replace it with U+FFFD at the edge.
 """
 
+import itertools
 import json
 
 import pytest
@@ -14,7 +15,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER
 from tests.api.conftest import client_for, member
 from tests.factories import AgentRunFactory, StepFactory, TaskFactory, TrajectoryFactory
+from trajectories.formats.text import loads as load_json_text
 from trajectories.models import AgentRun, OutcomeGrade, Trajectory
+from trajectories.services.storable import storable_text
 
 pytestmark = pytest.mark.django_db
 
@@ -73,12 +76,29 @@ def test_a_lone_surrogate_in_an_upload_is_replaced_and_reported(world):
     assert any("lone UTF-16 surrogates" in note for note in report["files"][0]["notes"]), report
 
 
+def _stored(text: str) -> str:
+    """What the platform keeps of `text` sent as JSON: the input but for the characters its own replacements
+    change at the edge (lone surrogates by its JSON loader, which joins a pair as JSON does; NUL before the
+    database)."""
+    return storable_text(load_json_text(json.dumps(text))[0])
+
+
+RUN_NUMBERS = itertools.count()
+
+
 @EXAMPLES
 @given(text=ODD)
-def test_trajectory_uploads(world, text):
+def test_trajectory_uploads_keep_the_text_but_for_the_replaced_characters(world, text):
     client, url = world["client"], reverse("api-run-import")
-    _ok(_post_json(client, url, {"run": f"body{text}", "trajectories": [_trajectory("6", text),
-                                                                          _trajectory(text, text)]}))
+    name = f"body-{next(RUN_NUMBERS)}"
+    _ok(_post_json(client, url, {"run": f"{name}-odd-task", "trajectories": [_trajectory("6", text),
+                                                                            _trajectory(text, text)]}))
+    response = _post_json(client, url, {"run": name, "trajectories": [_trajectory("6", text)]})
+    assert response.status_code in (200, 201, 202), response.content[:500]
+    stored = _stored(text)
+    trajectory = Trajectory.objects.get(run__name=name, task__task_id="6")
+    assert (trajectory.final_answer, trajectory.steps.get().reasoning) == (stored, stored)
+    assert AgentRun.objects.get(name=name).metadata["meta"] == {stored: [stored], "k": stored}
     files = [_file("a.json", _trajectory("6", text)), _file("odd-task.json", _trajectory(text, text)),
              _file("b.jsonl", _json(_trajectory("6", text)) + b"\n" + _json(_trajectory(text, "x")) + b"\n")]
     _ok(client.post(url, {"run": "files", "files": files}, format="multipart"))

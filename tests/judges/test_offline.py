@@ -101,6 +101,21 @@ def test_structured_steps(gold, agent, expected):
     assert compare_parts(gold, agent)[0] == pytest.approx(expected, abs=0.01)
 
 
+def test_the_same_name_on_an_element_of_another_kind_costs_the_role_mismatch_factor():
+    # Same action and name (similarity 1.0); a link and a textbox share no role group: 1.0 * 0.85.
+    assert compare_parts(StepParts("click", "link", "Reports"), StepParts("click", "textbox", "Reports")) == (
+        0.85, "Element similarity 1.00, different roles.")
+    # A link and a button are both things one clicks: no factor, and no word of roles.
+    assert compare_parts(StepParts("click", "link", "Reports"), StepParts("click", "button", "Reports")) == (
+        1.0, "Element similarity 1.00.")
+    # Typing the same value into a searchbox named alike and into a combobox: both take text, no factor;
+    # into a link: min(name 1.0, value 1.0) * 0.85.
+    assert compare_parts(StepParts("type", "searchbox", "Search", "bose"),
+                         StepParts("type", "combobox", "Search", "bose"))[0] == 1.0
+    assert compare_parts(StepParts("type", "searchbox", "Search", "bose"),
+                         StepParts("type", "link", "Search", "bose"))[0] == 0.85
+
+
 def test_hovering_is_related_to_clicking_but_below_the_threshold():
     assert 0 < compare_parts(StepParts("click", "link", "A"), StepParts("hover", "link", "A"))[0] < 0.7
 

@@ -99,8 +99,12 @@ def test_every_sort_filter_and_source_ranks_by_the_numbers_shown(runs):
     assert highest[:3] != _check_order(LeaderboardFilters(sort="step_success", descending=False))[:3]
     assert _check_order(LeaderboardFilters(sort="name", descending=False)) == [
         "alpha", "beta", "Epsilon", "gamma", "delta"]  # delta: never evaluated, not results-only
-    by_source = _check_order(LeaderboardFilters(success_source=runs.source))
-    assert by_source[0] == "beta" and by_source[-1] == "delta"
+    # By hand from the fixture: WebJudge said alpha 1 of 3 (a1), beta 3 of 3, Epsilon 1 of 3 (g1), delta 2 of 3
+    # and nothing of gamma. Runs with numbers (evaluated or results-only) first: beta 1, then alpha and Epsilon
+    # at 1/3 by name, gamma without a rate; delta (never evaluated) last although WebJudge rated it.
+    board = lb.leaderboard(LeaderboardFilters(success_source=runs.source))
+    assert [row.name for row in board.rows] == ["beta", "alpha", "Epsilon", "gamma", "delta"]
+    assert [_value(row, "success") for row in board.rows[:4]] == pytest.approx([1.0, 1 / 3, 1 / 3, None])
     judged = lb.leaderboard(LeaderboardFilters(judge="second", sort="step_success"))
     assert [row.name for row in judged.rows if row.evaluation] == ["gamma"]
 

@@ -111,7 +111,8 @@ def _history(screenshot_path: str) -> dict:
                                                       {"click_element_by_index": {"index": 4}}]},
         "result": [{"is_done": False}, {"is_done": False}],
         "state": {"url": "http://shop.test/", "screenshot_path": screenshot_path, "interacted_element": [None, None]},
-        "metadata": {"step_start_time": 10.0, "step_end_time": 12.5, "input_tokens": 1200, "step_number": 1},
+        "metadata": {"step_start_time": 10.0, "step_end_time": 12.5, "input_tokens": 1200, "output_tokens": 85,
+                     "step_number": 1},
     }]}
 
 
@@ -159,10 +160,22 @@ def test_several_actions_of_one_model_output_are_one_step_structured_by_the_firs
                                        {"click_element_by_index": {"index": 4}}]
     assert (step.action_parts.type, step.action_parts.element_id, step.action_parts.value,
             step.action_parts.press_enter) == ("type", "3", "shoes", False)
-    assert (step.tokens_in, step.duration, step.reasoning) == (1200, 2.5, "go")
+    assert (step.tokens_in, step.tokens_out, step.duration, step.reasoning) == (1200, 85, 2.5, "go")
     # No `done`: the agent never stopped; the task comes from the folder, with no benchmark file.
     assert (record.trajectory.outcome.status, record.trajectory.final_answer) == ("no_stop", None)
     assert (record.trajectory.task.benchmark, record.trajectory.task.task_id) == ("browser-use", "task_9")
+
+
+@pytest.mark.parametrize(("name", "task_id"), [
+    ("task_e1/history.json", "task_e1"),  # a generic name: the folder names the task
+    ("run\\task_e1\\AgentHistoryList.json", "task_e1"),  # Windows separators, any case of the generic stem
+    ("task_e1.json", "task_e1"),  # a file named after its task
+    ("runs/task_e1/task_e1.json", "task_e1"),
+    ("history.json", "history"),  # a generic name without a folder: the stem is all there is
+    ("", ""),
+])
+def test_a_histories_task_id_comes_from_its_folder_or_its_file_name(name, task_id):
+    assert browser_use._task_id(name) == task_id
 
 
 @pytest.mark.parametrize(("action", "expected"), [

@@ -1,6 +1,7 @@
 """The restricted unpickler: every BrowserGym / AgentLab sample reads, nothing else runs."""
 
 import gzip
+import math
 import os
 import pickle
 import pickletools
@@ -11,8 +12,9 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from trajectories.formats.safe_pickle import (Array, PickledObject, PickleError, PickleRefused, _check_memo, gunzip,
-                                              load_file, loads)
+from trajectories.formats import safe_pickle
+from trajectories.formats.safe_pickle import (Array, Dtype, PickledObject, PickleError, PickleRefused, _check_memo,
+                                              gunzip, load_file, loads)
 
 
 @pytest.fixture
@@ -115,7 +117,7 @@ def test_a_global_named_from_the_memo_is_refused_too(tmp_path):
         loads(crafted)
 
 
-def test_a_numpy_array_of_objects_or_of_a_structured_dtype_is_refused():
+def test_numpy_object_and_structured_arrays_are_refused_by_their_dtype_name_and_plain_ones_read():
     numpy = pytest.importorskip("numpy")
     with pytest.raises(PickleRefused, match="'O8' is not a plain numeric type"):
         loads(pickle.dumps(numpy.array([1, "a"], dtype=object), protocol=4))
@@ -124,6 +126,82 @@ def test_a_numpy_array_of_objects_or_of_a_structured_dtype_is_refused():
     plain = loads(pickle.dumps(numpy.arange(6, dtype=">i4").reshape(2, 3), protocol=4))
     assert (plain.shape, plain.dtype.format, plain.values()) == ((2, 3), ">i4", [0, 1, 2, 3, 4, 5])
     assert loads(pickle.dumps(numpy.float64(0.5), protocol=4)) == 0.5
+
+
+# Pickles numpy never writes, but a file can: written opcode by opcode, so that they pass the checks on
+# names and reach the checks behind them.
+
+def _global(module: str, name: str) -> bytes:
+    return b"c" + module.encode() + b"\n" + name.encode() + b"\n"
+
+
+def _value(value) -> bytes:
+    """The opcodes that push `value` (protocol 3, no PROTO and no STOP)."""
+    return pickle.dumps(value, protocol=3)[2:-1]
+
+
+def _dtype(name: str, state: tuple) -> bytes:
+    return _global("numpy", "dtype") + _value((name, False, True)) + b"R" + _value(state) + b"b"
+
+
+_PLAIN_I8 = (3, "<", None, None, None, -1, -1, 0)  # numpy's state of dtype('<i8')
+
+
+def _array(dtype: bytes, data) -> bytes:
+    """numpy's `_reconstruct(ndarray, (0,), b'b')` given the state (1, shape (1,), dtype, C order, data)."""
+    empty = _global("numpy.core.multiarray", "_reconstruct") + _global("numpy", "ndarray") + _value((0,)) \
+        + _value(b"b") + b"\x87R"
+    return b"\x80\x03" + empty + b"(" + _value(1) + _value((1,)) + dtype + _value(False) + _value(data) + b"tb."
+
+
+def test_a_hand_written_plain_array_reads():
+    array = loads(_array(_dtype("i8", _PLAIN_I8), (7).to_bytes(8, "little")))
+    assert (array.shape, array.dtype.format, array.values()) == ((1,), "<i8", [7])
+
+
+def test_an_array_whose_data_is_not_bytes_is_refused_as_an_array_of_objects():
+    # Eight small numbers would make eight bytes: a list is refused, not read as the bytes it spells.
+    with pytest.raises(PickleRefused, match="a numpy array of Python objects"):
+        loads(_array(_dtype("i8", _PLAIN_I8), [1, 2, 3, 4, 5, 6, 7, 8]))
+
+
+def test_an_array_of_something_other_than_a_dtype_is_refused():
+    with pytest.raises(PickleRefused, match="a numpy array of a dtype other than plain numbers"):
+        loads(_array(_value("i8"), (7).to_bytes(8, "little")))
+
+
+@pytest.mark.parametrize("state", [
+    (3, "<", None, ("a",), {"a": ("i8", 0)}, 8, 1, 16),  # named fields
+    (3, "<", ("i4", (2,)), None, None, 8, 4, 0),  # a subarray
+    (3, "<", None, None, {"a": 1}, -1, -1, 0),  # fields without names
+])
+def test_a_plain_dtype_name_with_a_structured_state_is_refused(state):
+    with pytest.raises(PickleRefused, match="structured numpy dtype 'i8'"):
+        loads(b"\x80\x03" + _dtype("i8", state) + b".")
+    with pytest.raises(PickleRefused, match="structured numpy dtype 'i8'"):
+        loads(_array(_dtype("i8", state), (7).to_bytes(8, "little")))
+
+
+def _copyreg_instance(cls: bytes, base: bytes) -> bytes:
+    """Protocol 0/1's `copyreg._reconstructor(cls, base, None)`."""
+    return b"\x80\x02" + _global("copyreg", "_reconstructor") + b"(" + cls + base + b"Nt" + b"R."
+
+
+STEP_INFO = _global("browsergym.experiments.loop", "StepInfo")
+
+
+def test_copyreg_makes_an_allowed_class_on_object_and_nothing_else():
+    made = loads(_copyreg_instance(STEP_INFO, _global("builtins", "object")))
+    assert isinstance(made, PickledObject) and made.qualname == "browsergym.experiments.loop.StepInfo"
+    refused = "refused: copyreg._reconstructor of a class outside the allow-list"
+    # An allowed class on an allowed base other than object: copyreg would call set.__init__ on it.
+    with pytest.raises(PickleRefused, match=refused):
+        loads(_copyreg_instance(STEP_INFO, _global("builtins", "set")))
+    # An allowed global that is not an allowed class.
+    with pytest.raises(PickleRefused, match=refused):
+        loads(_copyreg_instance(_global("numpy", "ndarray"), _global("builtins", "object")))
+    with pytest.raises(PickleRefused, match=refused):
+        loads(_copyreg_instance(_global("pathlib", "PosixPath"), _global("builtins", "object")))
 
 
 def test_persistent_ids_and_extension_codes_are_refused():
@@ -150,14 +228,69 @@ def test_a_gzip_bomb_stops_at_the_limit():
         gunzip(bomb, 1 << 20)
 
 
+# What a pickle may hold once read: plain data, the stand-ins' instances and the stand-ins themselves (a
+# pickle may name an allowed global without calling it); never an object of any other class.
+PLAIN = (type(None), bool, int, float, str, bytes, bytearray, list, tuple, dict, set, frozenset)
+STAND_INS = tuple(safe_pickle._STAND_INS.values())
+
+
+def _assert_built_from_allowed(value, seen=None) -> None:
+    seen = set() if seen is None else seen
+    if id(value) in seen:  # the memo can make a list hold itself
+        return
+    seen.add(id(value))
+    if any(value is stand_in for stand_in in STAND_INS):
+        return
+    kind = type(value)
+    assert kind in PLAIN or kind is object or kind in (Array, Dtype) or (
+        issubclass(kind, PickledObject) and kind in safe_pickle._CLASSES.values()), f"{kind!r} was built"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _assert_built_from_allowed(key, seen)
+            _assert_built_from_allowed(item, seen)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            _assert_built_from_allowed(item, seen)
+    if isinstance(value, PickledObject):
+        for part in (value.args, value.state, tuple(value.elements), value.__dict__):
+            _assert_built_from_allowed(part, seen)
+    if isinstance(value, Array):
+        assert isinstance(value.dtype, Dtype) and isinstance(value.data, bytes) and all(
+            isinstance(n, int) for n in value.shape)
+        assert len(value.data) == math.prod(value.shape) * value.dtype.itemsize
+
+
+def _load_or_refuse(data: bytes, read=loads):
+    """What `read` gives for `data`: only the module's error may leave it, and what it loads is built
+    from the allowed set."""
+    try:
+        loaded = read(data)
+    except PickleError:
+        return None
+    _assert_built_from_allowed(loaded)
+    return loaded
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=400))
-def test_fuzz_random_bytes_raise_only_the_modules_error(data):
+def test_fuzz_random_bytes_load_only_allowed_types_or_raise_the_modules_error(data):
     for candidate in (data, b"\x80\x04" + data, gzip.compress(data)):
-        try:
-            load_file("step_0.pkl.gz", candidate, 1 << 20)
-        except PickleError:
-            pass
+        _load_or_refuse(candidate, lambda raw: load_file("step_0.pkl.gz", raw, 1 << 20))
+
+
+PLAIN_DATA = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() | st.binary(),
+    lambda inner: (st.lists(inner, max_size=4) | st.tuples(inner, inner)
+                   | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+                   | st.frozensets(st.integers() | st.text(max_size=5), max_size=4)
+                   | st.sets(st.integers() | st.text(max_size=5), max_size=4)),
+    max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(PLAIN_DATA, st.integers(min_value=3, max_value=5))  # protocol 2 spells bytes as a call of codecs
+def test_plain_data_pickled_by_python_reads_back_equal(value, protocol):
+    assert loads(pickle.dumps(value, protocol=protocol)) == value
 
 
 def _sample_pickles():
@@ -175,15 +308,32 @@ _SAMPLES = _sample_pickles()
 @given(st.sampled_from(range(len(_SAMPLES))), st.lists(st.tuples(st.integers(min_value=0), st.integers(0, 255)),
                                                        min_size=1, max_size=8),
        st.integers(min_value=0))
-def test_fuzz_mutated_sample_pickles_raise_only_the_modules_error(which, changes, cut):
+def test_fuzz_changed_sample_pickles_load_only_allowed_types_or_raise_the_modules_error(which, changes, cut):
     data = bytearray(_SAMPLES[which])
     for position, value in changes:
         data[position % len(data)] = value
-    for candidate in (bytes(data), bytes(data[: cut % len(data)])):
-        try:
-            loads(candidate)
-        except PickleError:
-            pass
+    loaded = [_load_or_refuse(candidate) for candidate in (bytes(data), bytes(data[: cut % len(data)]))]
+    if all(data[position % len(data)] == _SAMPLES[which][position % len(data)] for position, _ in changes):
+        assert loaded[0] is not None  # changed to the same bytes: the sample itself, which reads
+
+
+def test_the_opcode_table_skips_fixed_size_opcodes_and_short_strings_whole_and_stops_at_the_rest():
+    """Built again (the module built its table at import) and checked opcode by opcode against pickletools."""
+    run, others = safe_pickle._opcode_table()
+    known = set()
+    for opcode in pickletools.opcodes:
+        code = opcode.code.encode("latin-1")
+        known.add(code[0])
+        size = opcode.arg.n if opcode.arg else 0
+        if size >= 0 and opcode.name not in ("LONG_BINPUT", "STOP"):
+            assert run.fullmatch((code + b"\x07" * size) * 2), opcode.name  # two in a row: one run
+            assert code[0] not in others, opcode.name
+        elif size == pickletools.TAKEN_FROM_ARGUMENT1:  # a short string: its length byte, then its bytes
+            assert run.fullmatch(code + b"\x03abc" + code + b"\x00"), opcode.name
+            assert others[code[0]] == size, opcode.name
+        else:
+            assert run.match(code + b"\x00" * 8) is None and others[code[0]] == size, opcode.name
+    assert all(run.match(bytes([byte])) is None for byte in range(256) if byte not in known)
 
 
 def test_the_memo_walk_ends_where_pickletools_sees_the_stop():

@@ -1,15 +1,17 @@
 """Lone surrogates never leave a reader: every JSON reader gives text UTF-8 can hold, or its own error."""
 
+import codecs
 import io
 import json
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from annotation.formats import read_gold_bytes
 from annotation.gold_records import GoldFormatError
 from trajectories.formats.readers import LONE_SURROGATES, read_records
 from trajectories.formats.task_files import TaskConfigError, parse_subset_ids, read_task_bytes
-from trajectories.formats.text import loads, replace_surrogates
+from trajectories.formats.text import decode_utf8, loads, replace_surrogates
 from trajectories.formats.verdict_files import VerdictFileError, parse_grades, parse_outcomes
 
 ODD = st.lists(st.one_of(st.characters(exclude_categories=()), st.characters(categories=["Cs"])),
@@ -37,12 +39,59 @@ def test_lone_surrogates_are_replaced_and_counted_and_pairs_kept():
     assert replace_surrogates({"plain": [1, "text"]}) == ({"plain": [1, "text"]}, 0)
 
 
+@pytest.mark.parametrize(("data", "at_start", "expected"), [
+    (b"\xef\xbb\xbfcaf\xc3\xa9", True, ("caf\u00e9", True)),  # a byte-order mark is dropped at a file's start
+    (b"\xef\xbb\xbfcaf\xc3\xa9", False, ("\ufeffcaf\u00e9", True)),  # further in, it is a character (U+FEFF)
+    (b"caf\xe9 ok", True, ("caf\ufffd ok", False)),  # Latin-1's e-acute is no UTF-8: replaced, and said
+    (b"\xef\xbb\xbfcaf\xe9", True, ("caf\ufffd", False)),
+    (b"\xef\xbb\xbfcaf\xe9", False, ("\ufeffcaf\ufffd", False)),
+    (memoryview(b"abc"), False, ("abc", True)),
+])
+def test_utf8_is_read_with_bad_bytes_replaced_and_reported_and_a_bom_dropped_only_at_the_start(
+        data, at_start, expected):
+    assert decode_utf8(data, at_start=at_start) == expected
+
+
+def test_a_whole_file_is_read_from_its_start():
+    assert decode_utf8(b"\xef\xbb\xbfabc") == ("abc", True)
+
+
+class _Repaired:
+    """Lone surrogates replaced a second way, by Python's UTF-16 codec: a string's code units written with
+    `surrogatepass` and read back with `replace` give U+FFFD for each unit that is not half of a pair."""
+
+    def __init__(self):
+        self.count = 0
+
+    def text(self, text: str) -> str:
+        def replace(error):
+            self.count += 1
+            return "\ufffd", error.end
+
+        codecs.register_error("test_count_lone_surrogates", replace)
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "test_count_lone_surrogates")
+
+    def value(self, value):
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self.text(key): self.value(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.value(item) for item in value]
+        return value
+
+
 @settings(max_examples=60, deadline=None)
 @given(document=ANY_JSON)
-def test_json_of_any_text_loads_without_surrogates(document):
-    loaded, _ = loads(json.dumps(document))
-    for text in _strings(loaded):
-        text.encode("utf-8")
+def test_json_of_any_text_loads_equal_but_for_its_lone_surrogates_each_replaced_and_counted(document):
+    text = json.dumps(document)
+    # The standard parser's reading (pairs joined, lone surrogates kept), repaired the second way.
+    repaired = _Repaired()
+    expected = repaired.value(json.loads(text))
+
+    assert loads(text) == (expected, repaired.count)
+    for string in _strings(expected):
+        string.encode("utf-8")
 
 
 def test_a_trajectory_file_reports_the_replacement():
@@ -61,10 +110,16 @@ def test_every_reader_takes_any_text(text):
     trajectory = {"schema": "trajectory/v1", "task": {"task_id": text, "intent": text},
                   "run": {"meta": {text: text}}, "steps": [{"index": 1, "action": text}], "final_answer": text,
                   "outcome": {"status": "na"}}
+    stored = _Repaired().text(text)
     for name in ("t.json", "t.jsonl"):
         for record in read_records(name, io.BytesIO(json.dumps(trajectory).encode()), 1 << 20):
             if record.trajectory is not None:
                 record.trajectory.content_hash()
+                # Kept as given, but for the replaced surrogates.
+                trajectory_read = record.trajectory
+                assert (trajectory_read.task.task_id, trajectory_read.task.intent, trajectory_read.final_answer,
+                        trajectory_read.steps[0].action, trajectory_read.run.meta) == (
+                    stored, stored, stored, stored, {stored: stored})
             else:
                 str(record.error).encode("utf-8")
     rows = json.dumps([{"task_id": text, "grader": text, "grade": 1, "run": text, "success": 1}]).encode()
