@@ -5,7 +5,7 @@ call these functions and store each result's `to_dict()` with the score.
 """
 
 from .base import DEFAULT_TAU, MetricResult, has_final_answer
-from .element_accuracy import ElementAccuracy, ElementMiss, at_point_only, element_accuracy, points_to_resolve
+from .element_accuracy import ElementAccuracy, ElementMiss, element_accuracy, points_to_resolve
 from .final_answer import (
     AnswerQuality,
     PartialSuccess,
@@ -63,7 +63,6 @@ __all__ = [
     "TaskSuccess",
     "UrlCheck",
     "answer_quality",
-    "at_point_only",
     "element_accuracy",
     "has_final_answer",
     "key_node_completion",
