@@ -209,8 +209,9 @@ def add_scored_runs(first: int, last: int, fixtures: Fixtures, shapes: list[Shap
         if with_steps:
             copy_rows(Step._meta.db_table,
                       ("trajectory_id", "index", "url", "observation", "reasoning", "action", "action_type",
-                       "element_id", "element_label", "action_value", "prev_action", "model_output"),
-                      ((pk, i, "", "", "", f"click [{i}]", "click", str(i), "", "", "", "")
+                       "element_id", "element_label", "action_value", "element_selector", "prev_action",
+                       "model_output"),
+                      ((pk, i, "", "", "", f"click [{i}]", "click", str(i), "", "", "", "", "")
                        for pk, run, *_, values, _ in trajectory_ids() if run.pk in with_steps
                        for i in range(1, values["agent_steps"] + 1)))
     return [run.pk for run in runs]

@@ -45,6 +45,8 @@ def well_formed_reply(request: dict) -> Reply:
     the pair named is the first gold step listed, not gold step 1.
     """
     system, user = request["messages"][0]["content"], request["messages"][1]["content"]
+    if '"intended"' in system:
+        return Reply({"element": "button 'Search'", "intended": True, "rationale": "The ring is on it."})
     if '"key_points"' in system:
         return Reply({"key_points": ["The task's requirement is met."]})
     if '"relevance"' in system:

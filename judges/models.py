@@ -22,6 +22,7 @@ class DecisionKind(models.TextChoices):
     REQUIREMENTS = "requirements", "Requirements in final answer"
     GROUNDEDNESS = "groundedness", "Answer grounded and relevant"
     FUZZY_ANSWER = "fuzzy_answer", "Answer vs reference answer"
+    ELEMENT_AT_POINT = "element_at_point", "Element at the point acted on"
     OUTCOME_KEY_POINTS = "outcome_key_points", "Key points of a task"
     OUTCOME_SCREENSHOT = "outcome_screenshot", "Screenshot relevant to the key points"
     OUTCOME_VERDICT = "outcome_verdict", "Task accomplished (whole trajectory)"

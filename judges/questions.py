@@ -21,7 +21,9 @@ REPETITION = "repetition"
 REQUIREMENTS = "requirements"
 GROUNDEDNESS = "groundedness"
 FUZZY_ANSWER = "fuzzy_answer"
-KINDS = (STEP_MATCH, TRAJECTORY_MATCH, REPETITION, REQUIREMENTS, GROUNDEDNESS, FUZZY_ANSWER)
+# Which element is at the point a step acted on, asked with its screenshot (`judges.elements`).
+ELEMENT_AT_POINT = "element_at_point"
+KINDS = (STEP_MATCH, TRAJECTORY_MATCH, REPETITION, REQUIREMENTS, GROUNDEDNESS, FUZZY_ANSWER, ELEMENT_AT_POINT)
 ASPECTS = ("grounded", "relevant")
 
 # The observations a groundedness question carries (every backend judges on the same view):
@@ -126,6 +128,15 @@ def answer_quality(intent: str, answer: str, observations: list[str]) -> list[Qu
     """The groundedness question of each aspect, in the order of ASPECTS."""
     kept = truncate_observations(observations)
     return [_aspect_question(aspect, intent, answer, kept) for aspect in ASPECTS]
+
+
+def answer_quality_on_screenshots(intent: str, answer: str, screenshots: list[tuple[int, str, str]]) -> list[Question]:
+    """The groundedness questions of a trajectory that records no page text, for a judge that sees
+    screenshots: `screenshots` are (step, sha256, data URI), each named in the inputs by its hash."""
+    shown = [{"step": step, "image": sha256} for step, sha256, _ in screenshots]
+    images = tuple(uri for *_, uri in screenshots)
+    return [Question(GROUNDEDNESS, {"aspect": aspect, "intent": intent, "answer": answer, "observations": [],
+                                    "screenshots": shown}, images=images) for aspect in ASPECTS]
 
 
 def _aspect_question(aspect: str, intent: str, answer: str, kept_observations: list[dict]) -> Question:

@@ -49,6 +49,12 @@ def judge_step_from_agent(step) -> JudgeStep:
     return replace(judge_step, element_role=role, element_name=name)
 
 
+def decision_outputs(decision_ids: list[int | None]) -> dict[int, dict]:
+    """The structured outputs of decisions, by id (an element a judge named, ...)."""
+    ids = [pk for pk in decision_ids if pk is not None]
+    return dict(JudgeDecision.objects.filter(pk__in=ids).values_list("pk", "output")) if ids else {}
+
+
 class UnknownJudge(ValueError):
     """A judge name that is neither a JudgeConfig nor a backend; the message lists the known ones."""
 

@@ -103,6 +103,8 @@ SCORE_COLUMNS = RUN_COLUMNS + (
     Column("gold_policy", "string", "How the evaluation chose the gold: reference, best, each or annotator"),
     Column("gold_is_reference", "boolean", "Whether that gold is the task's reference gold (at export time)"),
 ) + _metric_columns() + (
+    Column("null_reasons", "object", "Why each empty metric of the row could not be computed: {metric: reason} "
+                                     "(JSON text in CSV); empty when every metric has a value"),
     Column("error", "string", "Why the trajectory could not be scored (its metrics are then empty)"),
 )
 
@@ -347,7 +349,7 @@ def score_rows(selection: Selection, subset: TaskSubset | None = None) -> Iterat
         "trajectory__run__name", "trajectory__run__agent", "trajectory__run__model", "trajectory__run__paradigm",
         "trajectory__run__benchmark", "trajectory__task__task_id", "trajectory__task__sites", "trajectory_id",
         "job_id", "job__judge_config__name", "gold_id", "gold__annotator__username", "gold__version",
-        "job__gold_policy", "gold__is_reference", *SCORE_FIELDS, "error",
+        "job__gold_policy", "gold__is_reference", *SCORE_FIELDS, "error", "details__null_reasons",
     )
     rows = (
         {
@@ -358,7 +360,8 @@ def score_rows(selection: Selection, subset: TaskSubset | None = None) -> Iterat
             "evaluation": row["job_id"], "judge": row["job__judge_config__name"], "gold_id": row["gold_id"],
             "gold_annotator": row["gold__annotator__username"], "gold_version": row["gold__version"],
             "gold_policy": row["job__gold_policy"], "gold_is_reference": row["gold__is_reference"],
-            **{name: row[name] for name in SCORE_FIELDS}, "error": row["error"],
+            **{name: row[name] for name in SCORE_FIELDS}, "null_reasons": row["details__null_reasons"],
+            "error": row["error"],
         }
         for row in scores.iterator(chunk_size=CHUNK_ROWS)
     )
@@ -367,7 +370,8 @@ def score_rows(selection: Selection, subset: TaskSubset | None = None) -> Iterat
 
 # Judge decisions, one row per step where a decision concerns steps ---------------------------------
 
-_KIND_ORDER = ("step_match", "plan_step_match", "repetition", "requirements", "groundedness", "fuzzy_answer")
+_KIND_ORDER = ("step_match", "plan_step_match", "repetition", "element_at_point", "requirements", "groundedness",
+               "fuzzy_answer")
 
 
 def _key(value) -> str:
@@ -382,7 +386,7 @@ def _agent_inputs(steps: list[tuple]) -> list[dict]:
             action=action, action_type=action_type, action_value=value, element_id=element_id,
             element_label=label, observation="", url="",
         )))
-        for action, action_type, value, element_id, label in steps
+        for action, action_type, value, element_id, label, *_ in steps
     ]
 
 
@@ -430,6 +434,7 @@ class _ScoreDecisions:
     def build(self) -> list[dict]:
         agent_inputs = self._step_matches()
         self._place_repetitions(agent_inputs)
+        self._elements_at_points()
         self._answers()
         for decision in self.by_kind.get(q.STEP_MATCH, []):
             if decision.pk not in self.used:
@@ -493,6 +498,17 @@ class _ScoreDecisions:
                 self.row(decision, "repetition", subject=decision.inputs["previous"]["text"],
                          agent_text=decision.inputs["step"]["text"], counted=None)
 
+    def _elements_at_points(self) -> None:
+        """Each element-at-point decision at the step it resolved: the step with its action and point."""
+        steps = {(action, x, y): number for number, (action, *_, x, y) in enumerate(self.steps, start=1)}
+        for decision in self.by_kind.get(q.ELEMENT_AT_POINT, []):
+            inputs = decision.inputs
+            x, y = (inputs.get("point") or [None, None])[:2]
+            score = decision.effective_score
+            self.row(decision, "element_at_point", agent_step=steps.get((inputs.get("action"), x, y)),
+                     subject=inputs.get("action"), agent_text=(decision.output or {}).get("element"),
+                     counted=None if score is None else score >= self.tau)
+
     def _answers(self) -> None:
         satisfied = {check["requirement"]: check["satisfied"]
                      for check in (self.details.get("partial_success") or {}).get("requirements", [])}
@@ -552,7 +568,8 @@ def _decision_rows(score_ids: list[int], viewer) -> Iterator[dict]:
         for trajectory_id, *fields in Step.objects.filter(
             trajectory__in=Subquery(scores.values("trajectory_id"))
         ).order_by("trajectory_id", "index").values_list(
-            "trajectory_id", "action", "action_type", "action_value", "element_id", "element_label"
+            "trajectory_id", "action", "action_type", "action_value", "element_id", "element_label", "point_x",
+            "point_y"
         ):
             steps.setdefault(trajectory_id, []).append(tuple(fields))
         for score in score_rows:

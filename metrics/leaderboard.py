@@ -381,10 +381,11 @@ def _success_by_source(rows: dict[int, LeaderboardRow], evaluations: dict[int, E
                 row.metrics.pop("success", None)
 
 
-# The judge questions a metric's numbers rest on (Element accuracy and success need no judge).
+# The judge questions a metric's numbers rest on. Element accuracy and success need no judge, nor
+# does repetitiveness but for steps without structure (free text, which no agent's run is made of).
 JUDGED_METRICS = {
     "step_success": q.STEP_MATCH, "recovery": q.STEP_MATCH, "plan_step_success": q.STEP_MATCH,
-    "repetitiveness": q.REPETITION, "partial_success": q.REQUIREMENTS,
+    "partial_success": q.REQUIREMENTS,
     "grounded": q.GROUNDEDNESS, "relevant": q.GROUNDEDNESS, "correct": q.GROUNDEDNESS,
 }
 

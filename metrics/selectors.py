@@ -16,6 +16,7 @@ from metrics.definitions.element_accuracy import MISS_LABELS
 from metrics.leaderboard import METRIC_LABELS
 from metrics.models import Aggregate, EvaluationJob, GoldPolicy, TrajectoryScore
 from metrics.permissions import visible_decisions
+from metrics.services.scoring import NULL_REASONS
 from trajectories.models import Task, Trajectory
 
 
@@ -200,6 +201,29 @@ def stale_scores(job_ids) -> dict[int, int]:
     ))
     # One query; UNION counts once a score that more than one of them finds.
     return dict(Counter(job_id for job_id, _ in saved.union(moved, gained)))
+
+
+@dataclass(frozen=True)
+class NullNotes:
+    """The reasons of the null metrics of a table of scores, each said once in a numbered note
+    under the table: `marks[score id][field]` is the number of the note `reasons[number - 1]`."""
+
+    marks: dict[int, dict[str, int]]
+    reasons: list[str]
+
+    def mark(self, score_id: int, field: str) -> int | None:
+        return self.marks.get(score_id, {}).get(field)
+
+
+def null_notes(scores) -> NullNotes:
+    """Number the distinct null reasons of `scores` (TrajectoryScore rows with their details) in
+    the order they first occur."""
+    numbers: dict[str, int] = {}
+    marks = {}
+    for score in scores:
+        reasons = (score.details or {}).get(NULL_REASONS, {})
+        marks[score.pk] = {field: numbers.setdefault(reason, len(numbers) + 1) for field, reason in reasons.items()}
+    return NullNotes(marks, list(numbers))
 
 
 def tasks_without_reference(job: EvaluationJob):

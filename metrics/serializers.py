@@ -1,11 +1,12 @@
 from django.contrib.auth import get_user_model
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from infrastructure.api import NameField
 from judges.selectors import UnknownJudge, judge_config_required
 from metrics.models import EvaluationJob, GoldPolicy, TrajectoryScore, parse_gold_policy
 from metrics.selectors import job_progress, scores_off_reference, tasks_without_reference
-from metrics.services.scoring import SCORE_FIELDS
+from metrics.services.scoring import NULL_REASONS, SCORE_FIELDS
 from trajectories.models import AgentRun
 
 
@@ -69,12 +70,18 @@ class TrajectoryScoreSerializer(serializers.ModelSerializer):
     gold_version = serializers.IntegerField(source="gold.version", read_only=True, default=None, allow_null=True)
     gold_is_reference = serializers.BooleanField(source="gold.is_reference", read_only=True, default=None,
                                                  allow_null=True)
+    null_reasons = serializers.SerializerMethodField(
+        help_text="Why each null metric of this score could not be computed, by field name.")
 
     class Meta:
         model = TrajectoryScore
         fields = ("id", "job", "trajectory", "run", "benchmark", "task_id", "gold", "gold_annotator", "gold_version",
-                  "gold_is_reference", *SCORE_FIELDS, "error",
+                  "gold_is_reference", *SCORE_FIELDS, "null_reasons", "error",
                   "details", "decision_ids", "computed_at")
+
+    @extend_schema_field(serializers.DictField(child=serializers.CharField()))
+    def get_null_reasons(self, score) -> dict[str, str]:
+        return (score.details or {}).get(NULL_REASONS, {})
 
 
 class EvaluationJobSerializer(serializers.Serializer):

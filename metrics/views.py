@@ -11,7 +11,7 @@ from metrics.forms import EvaluationForm
 from metrics.leaderboard import METRIC_LABELS
 from metrics.models import Aggregate, EvaluationJob, GoldPolicy
 from metrics.permissions import can_change_evaluation, can_evaluate
-from metrics.selectors import job_progress, scores_off_reference, tasks_without_reference
+from metrics.selectors import job_progress, null_notes, scores_off_reference, tasks_without_reference
 from metrics.services import evaluation
 from metrics.run_views import run_page
 from trajectories.selectors import runs_overview
@@ -36,14 +36,14 @@ def job_detail(request, pk):
     table: dict = {}
     for aggregate in aggregates:
         table.setdefault(aggregate.run, {})[aggregate.metric] = aggregate
-    scores = (
+    scores = list(
         job.scores.select_related("trajectory__task", "trajectory__run", "gold__annotator")
         .order_by("trajectory__run__name", "trajectory__task__number", "trajectory__task__task_id")[:1000]
     )
     return render(request, "metrics/job_detail.html", {
         "job": job, "progress": job_progress(job), "metrics": [METRIC_LABELS[metric] for metric in SUMMARY_METRICS],
         "summary": [(run, [row.get(m) for m in SUMMARY_METRICS]) for run, row in table.items()],
-        "scores": scores, "can_change": can_change_evaluation(request.user, job),
+        "scores": scores, "null_notes": null_notes(scores), "can_change": can_change_evaluation(request.user, job),
         "without_reference": (list(tasks_without_reference(job)[:200]) if job.gold_policy == GoldPolicy.REFERENCE
                               else []),
         "off_reference": scores_off_reference(job),

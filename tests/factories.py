@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from annotation.models import GoldStep, GoldTrajectory
 from judges.models import JudgeConfig, JudgeDecision
 from metrics.models import EvaluationJob, TrajectoryScore
+from trajectories.formats.agent_steps import action_parts
 from trajectories.models import AgentRun, ImportJob, Screenshot, Step, Task, Trajectory
 
 
@@ -64,8 +65,12 @@ class StepFactory(factory.django.DjangoModelFactory):
     index = factory.Sequence(lambda n: n + 1)
     url = "http://localhost:7780/admin"
     action = "scroll [down]"
-    action_type = "scroll"
-    action_value = "down"
+    # The parts of the action, as the WebArena readers store them, unless a test gives its own.
+    action_type = factory.LazyAttribute(lambda step: action_parts(step.action, "").type)
+    element_id = factory.LazyAttribute(lambda step: action_parts(step.action, "").element_id)
+    element_label = factory.LazyAttribute(lambda step: action_parts(step.action, "").element_label)
+    action_value = factory.LazyAttribute(lambda step: action_parts(step.action, "").value)
+    press_enter = factory.LazyAttribute(lambda step: action_parts(step.action, "").press_enter)
 
 
 class ScreenshotFactory(factory.django.DjangoModelFactory):

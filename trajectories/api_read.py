@@ -178,7 +178,8 @@ class StepSerializer(serializers.ModelSerializer):
     class Meta:
         model = Step
         fields = ("index", "url", "observation", "reasoning", "planned_action", "action", "action_type",
-                  "element_id", "element_label", "action_value", "press_enter", "prev_action", "screenshot",
+                  "element_id", "element_label", "action_value", "press_enter", "element_selector", "point_x",
+                  "point_y", "delta_x", "delta_y", "prev_action", "screenshot",
                   "tokens_in", "tokens_out", "cost", "duration")
         read_only_fields = fields
 

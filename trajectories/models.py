@@ -5,6 +5,7 @@ from django.urls import reverse
 
 from infrastructure.jobs import BackgroundJob, JobStatus
 
+from .formats.canonical import ActionParts
 from .formats.published_verdicts import NOT_EXECUTABLE
 
 
@@ -227,6 +228,11 @@ class Step(models.Model):
     element_label = models.TextField(blank=True)
     action_value = models.TextField(blank=True)
     press_enter = models.BooleanField(null=True, blank=True)
+    element_selector = models.TextField(blank=True, help_text="The element as a CSS selector or XPath.")
+    point_x = models.FloatField(null=True, blank=True, help_text="Point acted at, screenshot pixels from the left.")
+    point_y = models.FloatField(null=True, blank=True, help_text="Point acted at, screenshot pixels from the top.")
+    delta_x = models.FloatField(null=True, blank=True, help_text="How far a scroll or drag moved right, pixels.")
+    delta_y = models.FloatField(null=True, blank=True, help_text="How far a scroll or drag moved down, pixels.")
     prev_action = models.TextField(blank=True)
     model_output = models.TextField(blank=True, help_text="The model's raw output, from the harness's format trace.")
     screenshot = models.ForeignKey(
@@ -247,6 +253,13 @@ class Step(models.Model):
 
     def __str__(self):
         return f"{self.trajectory} #{self.index}"
+
+    @property
+    def parts(self) -> ActionParts:
+        """The executed action's parts, as the reader gave them."""
+        return ActionParts(type=self.action_type, element_id=self.element_id, element_label=self.element_label,
+                           value=self.action_value, press_enter=self.press_enter, selector=self.element_selector,
+                           x=self.point_x, y=self.point_y, delta_x=self.delta_x, delta_y=self.delta_y)
 
 
 class ImportJob(BackgroundJob):

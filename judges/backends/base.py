@@ -29,6 +29,11 @@ class Backend(ABC):
     def model(self) -> str:
         return self.spec.model
 
+    @property
+    def sees_screenshots(self) -> bool:
+        """Whether the metrics may ask it about screenshots (`judges.elements`)."""
+        return False
+
     @abstractmethod
     def version(self, kind: str) -> str:
         """The prompt or rule version a decision of this kind is made with (part of its cache key)."""

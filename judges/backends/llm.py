@@ -15,7 +15,8 @@ on the first decision it answered; the others of the same request record its lat
 
 Options (`spec.options`): timeout (s), max_retries, backoff_base (s), backoff_cap (s),
 concurrency, requests_per_minute (0 = none), burst, redis_url, json_mode, batch_size, prices
-({model: {"input": USD per 1M tokens, "output": ...}}).
+({model: {"input": USD per 1M tokens, "output": ...}}), screenshots (false: the model reads no
+images, so the metrics ask it nothing about screenshots).
 """
 
 import json
@@ -28,7 +29,7 @@ from functools import cache
 
 import openai
 
-from .. import outcome
+from .. import elements, outcome
 from .. import questions as q
 from ..parsing import normalise, same_step
 from ..prompts import load_prompt
@@ -48,6 +49,7 @@ DEFAULTS = {
     "json_mode": True,
     "batch_size": 20,
     "prices": {},
+    "screenshots": True,
 }
 REPAIR_REQUEST = (
     "Your reply could not be used: {error}. Reply again with only the JSON object in the answer "
@@ -156,6 +158,13 @@ def _verdict_answer(data) -> Answer:
     return Answer(1.0 if success else 0.0, reasoning, {"success": success})
 
 
+def _element_answer(data) -> Answer:
+    """Intended element onto the decision's score (1 or 0), the element named in its output."""
+    answer = elements.read_element(data)
+    return Answer(1.0 if answer.intended else 0.0, f"{answer.element}: {answer.rationale}".rstrip(": "),
+                  {"element": answer.element, "intended": answer.intended})
+
+
 OUTCOME_READERS = {
     outcome.KEY_POINTS: _key_points_answer,
     outcome.SCREENSHOT: _relevance_answer,
@@ -185,6 +194,10 @@ class OpenAIBackend(Backend):
             int(self.options["burst"]),
             self.options["redis_url"],
         )
+
+    @property
+    def sees_screenshots(self) -> bool:
+        return self.options["screenshots"] is not False
 
     def version(self, kind: str) -> str:
         return load_prompt(kind).version
@@ -221,10 +234,12 @@ class OpenAIBackend(Backend):
                       "requirements": _numbered([question.inputs["requirement"] for question in questions])}
             return self._ask_list(kind, fields, len(questions))
         if kind == q.GROUNDEDNESS:
-            answer = self._groundedness(first.inputs)
+            answer = self._groundedness(first.inputs, first.images)
             return [self._aspect(answer, question.inputs["aspect"]) for question in questions]
         if kind in outcome.KINDS:
             return [self._ask(kind, outcome.prompt_fields(first), OUTCOME_READERS[kind], first.images)] * len(questions)
+        if kind == q.ELEMENT_AT_POINT:
+            return [self._ask(kind, elements.prompt_fields(first), _element_answer, first.images)] * len(questions)
         return [self._answer(kind, first.inputs)] * len(questions)
 
     @staticmethod
@@ -286,10 +301,13 @@ class OpenAIBackend(Backend):
             return self._ask(kind, inputs, lambda data: Answer(*_scored(data), output=data))
         raise ValueError(f"unknown question kind {kind!r}")
 
-    def _groundedness(self, inputs: dict) -> Answer:
+    def _groundedness(self, inputs: dict, images: tuple[str, ...] = ()) -> Answer:
         observations = "\n\n".join(f"[step {o['step']}]\n{o['text']}" for o in inputs["observations"])
+        if inputs.get("screenshots"):
+            steps = ", ".join(str(shot["step"]) for shot in inputs["screenshots"])
+            observations = f"(no page text: the screenshots attached, of steps {steps}, show what the agent saw)"
         fields = {"intent": inputs["intent"], "answer": inputs["answer"], "observations": observations or "(none)"}
-        return self._ask(q.GROUNDEDNESS, fields, self._read_groundedness)
+        return self._ask(q.GROUNDEDNESS, fields, self._read_groundedness, images)
 
     @staticmethod
     def _read_groundedness(data: dict) -> Answer:
@@ -369,7 +387,8 @@ class OpenAIBackend(Backend):
             try:
                 data = json.loads(content or "")
                 answer = read(data)
-            except (json.JSONDecodeError, MalformedAnswer, outcome.MalformedOutcome) as error:
+            except (json.JSONDecodeError, MalformedAnswer, outcome.MalformedOutcome,
+                    elements.MalformedElement) as error:
                 if repaired:
                     return self._failed(f"malformed answer after one repair request: {error}", usage, started)
                 repaired = True

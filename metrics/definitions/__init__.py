@@ -5,7 +5,7 @@ call these functions and store each result's `to_dict()` with the score.
 """
 
 from .base import DEFAULT_TAU, MetricResult, has_final_answer
-from .element_accuracy import ElementAccuracy, ElementMiss, element_accuracy
+from .element_accuracy import ElementAccuracy, ElementMiss, element_accuracy, points_to_resolve
 from .final_answer import (
     AnswerQuality,
     PartialSuccess,
@@ -23,7 +23,7 @@ from .key_nodes import (
     key_node_questions,
 )
 from .outcome import OutcomeCategory, outcome_category
-from .repetitiveness import Repetitiveness, repetitiveness
+from .repetitiveness import POINT_TOLERANCE, ActedStep, Repetitiveness, repetitiveness, same_action
 from .step_matching import MatchedPair, Recovery, RecoveryEvent, ScoreMatrix, StepSuccess, recovery, step_success
 from .task_success import (
     AnswerCheck,
@@ -38,6 +38,8 @@ from .task_success import (
 
 __all__ = [
     "DEFAULT_TAU",
+    "POINT_TOLERANCE",
+    "ActedStep",
     "AnswerCheck",
     "AnswerQuality",
     "AnswerQuestion",
@@ -67,9 +69,11 @@ __all__ = [
     "key_node_questions",
     "outcome_category",
     "partial_success",
+    "points_to_resolve",
     "recovery",
     "repetitiveness",
     "requirements_needing_judge",
+    "same_action",
     "site_urls_from_start_url",
     "step_success",
     "task_success",

@@ -7,7 +7,7 @@ those alone, and passes the scores to `partial_success`.
 """
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .base import DEFAULT_TAU, MetricResult, check_score, check_tau, has_final_answer
 
@@ -42,6 +42,12 @@ class RequirementCheck:
     judge_score: float | None = None
 
 
+NOT_APPLICABLE = "not applicable: the task has fewer than two requirements"
+NO_ANSWER = "no final answer"
+NOT_OBSERVED = "the trajectory records no observation text to ground the answer in"
+NOT_GROUNDED_KNOWN = "groundedness is unknown: " + NOT_OBSERVED
+
+
 @dataclass(frozen=True)
 class PartialSuccess(MetricResult):
     value: float | None
@@ -49,6 +55,7 @@ class PartialSuccess(MetricResult):
     satisfied: int
     requirements: tuple[RequirementCheck, ...]
     tau: float
+    null_reason: str = ""
 
 
 def partial_success(
@@ -66,7 +73,8 @@ def partial_success(
     tau = check_tau(tau)
     requirements = _requirements(requirements)
     if len(requirements) < 2:
-        return PartialSuccess(value=None, applicable=False, satisfied=0, requirements=(), tau=tau)
+        return PartialSuccess(value=None, applicable=False, satisfied=0, requirements=(), tau=tau,
+                              null_reason=NOT_APPLICABLE)
     judge_scores = judge_scores or {}
     checks = []
     for text in requirements:
@@ -93,6 +101,8 @@ class AnswerQuality(MetricResult):
     grounded_score: float | None
     relevant_score: float | None
     tau: float
+    # Why each of grounded, relevant and correct is None, by its name.
+    null_reasons: dict = field(default_factory=dict)
 
 
 def answer_quality(
@@ -101,16 +111,27 @@ def answer_quality(
     relevant_score: float | None = None,
     *,
     tau: float = DEFAULT_TAU,
+    observed: bool = True,
 ) -> AnswerQuality:
-    """Grounded, relevant and correct (both) from the judge's two scores; all None without an answer."""
+    """Grounded, relevant and correct (both) from the judge's two scores; all None without an answer.
+
+    `observed`: the judge had something the answer could be grounded in (observation text, or
+    screenshots it sees). Without it groundedness is unknown, not false: grounded is None (no
+    `grounded_score` is asked for), and so is correct; relevance is judged all the same.
+    """
     tau = check_tau(tau)
     if not has_final_answer(final_answer):
-        return AnswerQuality(None, None, None, None, None, tau)
-    if grounded_score is None or relevant_score is None:
+        return AnswerQuality(None, None, None, None, None, tau, dict.fromkeys(("grounded", "relevant", "correct"),
+                                                                              NO_ANSWER))
+    if relevant_score is None or (observed and grounded_score is None):
         raise ValueError("a final answer needs both judge scores: grounded_score and relevant_score")
-    grounded_score = check_score(grounded_score, "grounded_score")
     relevant_score = check_score(relevant_score, "relevant_score")
-    grounded, relevant = grounded_score >= tau, relevant_score >= tau
+    relevant = relevant_score >= tau
+    if not observed:
+        return AnswerQuality(None, relevant, None, None, relevant_score, tau,
+                             {"grounded": NOT_OBSERVED, "correct": NOT_GROUNDED_KNOWN})
+    grounded_score = check_score(grounded_score, "grounded_score")
+    grounded = grounded_score >= tau
     return AnswerQuality(
         grounded=grounded,
         relevant=relevant,

@@ -12,6 +12,9 @@ from judges.matching import MatchedPair, ScoreMatrix, match_steps
 from .base import DEFAULT_TAU, MetricResult, check_tau
 
 
+NO_GOLD_STEPS = "the gold trajectory has no steps"
+
+
 @dataclass(frozen=True)
 class StepSuccess(MetricResult):
     value: float | None
@@ -21,6 +24,7 @@ class StepSuccess(MetricResult):
     unmatched_gold_steps: tuple[int, ...]
     tau: float
     ordered: bool
+    null_reason: str = ""
 
 
 def step_success(matrix: ScoreMatrix, *, tau: float = DEFAULT_TAU, ordered: bool = False) -> StepSuccess:
@@ -37,6 +41,7 @@ def step_success(matrix: ScoreMatrix, *, tau: float = DEFAULT_TAU, ordered: bool
         unmatched_gold_steps=unmatched,
         tau=tau,
         ordered=bool(ordered),
+        null_reason="" if m else NO_GOLD_STEPS,
     )
 
 
@@ -72,6 +77,7 @@ class Recovery(MetricResult):
     agent_steps: int
     tau: float
     window: int
+    null_reason: str = ""
 
 
 def recovery(matrix: ScoreMatrix, *, tau: float = DEFAULT_TAU, window: int = 1) -> Recovery:
@@ -124,4 +130,5 @@ def recovery(matrix: ScoreMatrix, *, tau: float = DEFAULT_TAU, window: int = 1) 
         agent_steps=n,
         tau=tau,
         window=window,
+        null_reason="" if m else NO_GOLD_STEPS,
     )

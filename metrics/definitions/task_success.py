@@ -48,6 +48,7 @@ FUZZY_MATCH = "fuzzy_match"
 UNACHIEVABLE = "unachievable"
 UNACHIEVABLE_REASON = "unachievable_reason"
 
+NO_REFERENCE = "the task has no reference answer or URL to check offline"
 GOLD_IN_PRED = "GOLD in PRED"
 PLACEHOLDER = re.compile(r"__[A-Z][A-Z0-9_]*__")
 _OR = " |OR| "
@@ -105,6 +106,7 @@ class TaskSuccess(MetricResult):
     source: str
     evaluators: tuple[EvaluatorResult, ...]
     tau: float
+    null_reason: str = ""
 
 
 def _clean(answer: str) -> str:
@@ -319,8 +321,13 @@ def task_success(
         for check in result.answer_checks:
             if check.passed is None:
                 raise ValueError(f"no judge score for {check.approach} reference {check.reference!r}")
-    if not results or any(result.passed is None for result in results):
-        return TaskSuccess(value=None, source="", evaluators=results, tau=tau)
+    if not results:
+        return TaskSuccess(value=None, source="", evaluators=results, tau=tau, null_reason=NO_REFERENCE)
+    undecided = [result for result in results if result.passed is None]
+    if undecided:
+        reason = "; ".join(result.note or f"{result.evaluator} cannot decide" for result in undecided)
+        return TaskSuccess(value=None, source="", evaluators=results, tau=tau,
+                           null_reason=f"the offline check cannot decide: {reason}")
     return TaskSuccess(value=True, source=_passed_source([result.evaluator for result in results]),
                        evaluators=results, tau=tau)
 

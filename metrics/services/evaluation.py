@@ -258,7 +258,8 @@ def _evaluate_units(job: EvaluationJob, judge, units: list[tuple[int, int | None
     inputs, outcomes = {}, {}
     for unit, (trajectory, steps, gold, gold_steps) in loaded.items():
         try:
-            inputs[unit] = unit_inputs(trajectory, steps, gold, gold_steps)
+            inputs[unit] = unit_inputs(trajectory, steps, gold, gold_steps,
+                                       sees_screenshots=judge.backend.sees_screenshots)
         except Exception as exc:  # noqa: BLE001 - one trajectory's failure must not fail the chunk
             outcomes[unit] = _failure(exc, unit[0])
     try:

@@ -6,12 +6,15 @@ returned as plain values for the evaluation service to store. The questions are 
 (`unit_inputs`), so that a chunk of units can have all of them settled at once.
 """
 
+import base64
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from judges import elements
 from judges import questions as q
-from judges.selectors import judge_step_from_agent, judge_step_from_gold
+from judges.parsing import parse_node
+from judges.selectors import decision_outputs, judge_step_from_agent, judge_step_from_gold
 from judges.steps import JudgeStep
 from metrics import definitions as md
 from trajectories.formats.actions import extract_planned_action
@@ -75,11 +78,29 @@ class Parameters:
         return {"tau": self.tau, "window": self.window, "ordered": self.ordered}
 
 
+NULL_REASONS = "null_reasons"
+NO_GOLD = "the task has no gold trajectory to compare with"
+NO_PLAN = "not applicable: the agent stated no plan"
+NO_KEY_NODES = "not applicable: the task has no key-node checkpoints"
+
+
 @dataclass
 class Scoring:
     values: dict = field(default_factory=dict)
     details: dict = field(default_factory=dict)
     decision_ids: set[int] = field(default_factory=set)
+
+    def null(self, name: str, reason: str) -> None:
+        """Why the score field `name` is null; kept in `details["null_reasons"]` while it is."""
+        if reason:
+            self.details.setdefault(NULL_REASONS, {})[name] = reason
+
+    def settle_null_reasons(self) -> None:
+        """Keep the reasons of the fields that are null, in SCORE_FIELDS order; none is left empty."""
+        reasons = self.details.pop(NULL_REASONS, {})
+        kept = {name: reasons[name] for name in SCORE_FIELDS if name in reasons and self.values.get(name) is None}
+        if kept:
+            self.details[NULL_REASONS] = kept
 
 
 def inputs_fingerprint(trajectory, gold, params: Parameters, judge_identity: str) -> str:
@@ -118,7 +139,12 @@ def _verdict_score(verdict, what: str, result: Scoring) -> float:
 
 @dataclass(frozen=True)
 class UnitQuestions:
-    """The judge questions of one unit, by the metric that asks them; None or [] when not asked."""
+    """The judge questions of one unit, by the metric that asks them; None or [] when not asked.
+
+    `repetitions` are the questions of the neighbouring steps the structured rule does not decide;
+    `elements` asks, by step number, what a step acting at a point acted on (a judge that sees
+    screenshots only). When there are such questions, step matching waits for their answers
+    (`step_match` is None and is asked while scoring, with the elements they name)."""
 
     step_match: q.Question | None = None
     plan_match: q.Question | None = None
@@ -127,11 +153,12 @@ class UnitQuestions:
     answer_quality: list[q.Question] = field(default_factory=list)
     answer_matches: list[q.Question] = field(default_factory=list)
     key_nodes: list[q.Question] = field(default_factory=list)
+    elements: dict[int, q.Question] = field(default_factory=dict)
 
     def all(self) -> list[q.Question]:
         matches = [question for question in (self.step_match, self.plan_match) if question is not None]
         return (matches + self.repetitions + self.requirements + self.answer_quality + self.answer_matches
-                + self.key_nodes)
+                + self.key_nodes + list(self.elements.values()))
 
 
 @dataclass(frozen=True)
@@ -151,10 +178,16 @@ class UnitInputs:
     questions: UnitQuestions
     visited: tuple[md.VisitedStep, ...] = ()
     key_node_questions: tuple[md.SemanticQuestion, ...] = ()
+    # Per neighbouring pair, whether the later step repeats the earlier by the structured rule (None: ask the judge).
+    repeats_by_rule: tuple[bool | None, ...] = ()
+    planned_actions: tuple[str | None, ...] = ()
+    observed: bool = True
+    sees_screenshots: bool = False
 
 
-def unit_inputs(trajectory, steps, gold, gold_steps) -> UnitInputs:
-    """Raises ValueError when the task's evaluation config cannot be read."""
+def unit_inputs(trajectory, steps, gold, gold_steps, *, sees_screenshots: bool = False) -> UnitInputs:
+    """Raises ValueError when the task's evaluation config cannot be read. `sees_screenshots`: the
+    judge answers questions about screenshots (`judges.elements`)."""
     task, answer = trajectory.task, trajectory.final_answer
     last_url = steps[-1].url if steps else None
     gold_steps = gold_steps if gold is not None else []
@@ -167,25 +200,83 @@ def unit_inputs(trajectory, steps, gold, gold_steps) -> UnitInputs:
     visited = tuple(md.VisitedStep(url=step.url, element_path=step.element_id, value=step.action_value)
                     for step in steps) if task.key_nodes else ()
     key_node_questions = md.key_node_questions(task.key_nodes, visited) if task.key_nodes else ()
+    acted = [md.ActedStep(step.parts, step.url) for step in steps]
+    repeats_by_rule = tuple(md.same_action(previous, step) for previous, step in zip(acted, acted[1:]))
+    repetitions = q.repetitions(agent) if None in repeats_by_rule else []
+    planned_actions = tuple(step.planned_action or extract_planned_action(step.reasoning) for step in steps)
+    elements = _element_questions(steps, planned_actions) if sees_screenshots else {}
+    observations = [step.observation for step in steps]
+    observed = any(text.strip() for text in observations)
+    shots = _last_screenshots(steps) if sees_screenshots and not observed and md.has_final_answer(answer) else []
+    if not md.has_final_answer(answer):
+        answer_quality = []
+    elif observed:
+        answer_quality = q.answer_quality(task.intent, answer, observations)
+    elif shots:
+        answer_quality, observed = q.answer_quality_on_screenshots(task.intent, answer, shots), True
+    else:
+        answer_quality = [q.groundedness("relevant", task.intent, answer, observations)]
     questions = UnitQuestions(
-        step_match=q.trajectory_match(reference, agent) if reference and agent else None,
+        step_match=q.trajectory_match(reference, agent) if reference and agent and not elements else None,
         plan_match=q.trajectory_match(reference, planned) if reference and planned else None,
-        repetitions=q.repetitions(agent),
+        repetitions=[question for question, same in zip(repetitions, repeats_by_rule) if same is None],
         requirements=q.requirements(task.intent, answer, list(asked_requirements)),
-        answer_quality=(
-            q.answer_quality(task.intent, answer, [step.observation for step in steps])
-            if md.has_final_answer(answer) else []
-        ),
+        answer_quality=answer_quality,
         answer_matches=[q.fuzzy_answer(task.intent, answer or "", check.reference) for check in success_questions],
         key_nodes=[q.fuzzy_answer(task.intent, question.candidate, question.reference)
                    for question in key_node_questions],
+        elements=elements,
     )
     return UnitInputs(trajectory, steps, gold, gold_steps, last_url, asked_requirements, success_questions,
-                      questions, visited, key_node_questions)
+                      questions, visited, key_node_questions, repeats_by_rule, planned_actions, observed,
+                      sees_screenshots)
+
+
+# A trajectory without page text is judged for groundedness on its last screenshots, this many at most.
+GROUNDING_SCREENSHOTS = 3
+
+
+def _last_screenshots(steps) -> list[tuple[int, str, str]]:
+    """(step, sha256, data URI) of the trajectory's last distinct screenshots that can be read, in step order."""
+    shots, seen = [], set()
+    for step in reversed(steps):
+        if len(shots) == GROUNDING_SCREENSHOTS:
+            break
+        if step.screenshot_id is None or step.screenshot_id in seen:
+            continue
+        seen.add(step.screenshot_id)
+        screenshot = step.screenshot
+        try:
+            with screenshot.image.open("rb") as image:
+                data = base64.b64encode(image.read()).decode("ascii")
+        except OSError:
+            continue
+        shots.append((step.index, screenshot.sha256, f"data:{screenshot.content_type};base64,{data}"))
+    return shots[::-1]
+
+
+def _element_questions(steps, planned_actions) -> dict[int, q.Question]:
+    """What is at the point of each step acting at a point, for the steps whose screenshot can be read."""
+    wanted = md.points_to_resolve(planned_actions, [step.action for step in steps], [step.parts for step in steps])
+    asked = {}
+    for number in wanted:
+        step = steps[number - 1]
+        if step.screenshot_id is None:
+            continue
+        screenshot = step.screenshot
+        try:
+            with screenshot.image.open("rb") as image:
+                crop = elements.crop_around(image.read(), step.point_x, step.point_y)
+        except (OSError, elements.UnreadableScreenshot):
+            continue
+        asked[number] = elements.element_question(step.reasoning, step.action, step.point_x, step.point_y,
+                                                  screenshot.sha256, crop)
+    return asked
 
 
 def score_trajectory(unit: UnitInputs, judge, params: Parameters) -> Scoring:
-    """Every metric of METRICS.md for one trajectory, from the judge's verdicts on its questions."""
+    """Every metric of METRICS.md for one trajectory, from the judge's verdicts on its questions;
+    a metric left null says why in `details["null_reasons"]`."""
     result = Scoring()
     trajectory, steps, gold, asks = unit.trajectory, unit.steps, unit.gold, unit.questions
     task, answer = trajectory.task, trajectory.final_answer
@@ -200,8 +291,14 @@ def score_trajectory(unit: UnitInputs, judge, params: Parameters) -> Scoring:
     )
     result.details["outcome"] = outcome.to_dict()
 
+    point_scores, resolved = _elements_at_points(judge, asks.elements, result, unit.sees_screenshots)
     if gold is not None:
-        matrix = _step_matrix(judge, asks.step_match, len(unit.gold_steps), n, result)
+        step_match = asks.step_match
+        if step_match is None and resolved and unit.gold_steps:
+            step_match = q.trajectory_match([judge_step_from_gold(step) for step in unit.gold_steps],
+                                            [_with_element(step, resolved.get(k)) for k, step in
+                                             enumerate(steps, start=1)])
+        matrix = _step_matrix(judge, step_match, len(unit.gold_steps), n, result)
         ssr = md.step_success(matrix, tau=params.tau, ordered=params.ordered)
         rec = md.recovery(matrix, tau=params.tau, window=params.window)
         result.values.update(
@@ -209,24 +306,33 @@ def score_trajectory(unit: UnitInputs, judge, params: Parameters) -> Scoring:
             deviations=rec.deviations, recoveries=rec.recoveries, mean_recovery_cost=rec.mean_recovery_cost,
         )
         result.details.update(step_success=ssr.to_dict(), recovery=rec.to_dict())
+        result.null("step_success", ssr.null_reason)
+        result.null("recovery", rec.null_reason)
         if trajectory.plan:
             plan_matrix = _step_matrix(judge, asks.plan_match, len(unit.gold_steps), len(trajectory.plan), result)
             plan_ssr = md.step_success(plan_matrix, tau=params.tau, ordered=params.ordered)
             result.values["plan_step_success"] = plan_ssr.value
             result.details["plan_step_success"] = plan_ssr.to_dict()
+            result.null("plan_step_success", plan_ssr.null_reason)
+    if gold is None:
+        for name in ("step_success", "recovery", "plan_step_success"):
+            result.null(name, NO_GOLD)
+    elif not trajectory.plan:
+        result.null("plan_step_success", NO_PLAN)
 
-    neighbour_scores = [
-        _verdict_score(verdict, f"repetition of step {k}", result)
-        for k, verdict in enumerate(judge.verdicts(asks.repetitions), start=2)
-    ]
-    rep = md.repetitiveness(neighbour_scores, n, tau=params.tau)
+    judged = iter(judge.verdicts(asks.repetitions))
+    neighbours = [same if same is not None else _verdict_score(next(judged), f"repetition of step {k}", result)
+                  for k, same in enumerate(unit.repeats_by_rule, start=2)]
+    rep = md.repetitiveness(neighbours, n, tau=params.tau)
     result.values["repetitiveness"] = rep.value
     result.details["repetitiveness"] = rep.to_dict()
+    result.null("repetitiveness", rep.null_reason)
 
-    planned_actions = [step.planned_action or extract_planned_action(step.reasoning) for step in steps]
-    acc = md.element_accuracy(planned_actions, [step.action for step in steps])
+    acc = md.element_accuracy(list(unit.planned_actions), [step.action for step in steps],
+                              [step.parts for step in steps], point_scores, tau=params.tau)
     result.values["element_accuracy"] = acc.value
     result.details["element_accuracy"] = acc.to_dict()
+    result.null("element_accuracy", acc.null_reason)
 
     requirement_scores = {
         requirement: _verdict_score(verdict, f"requirement {requirement!r}", result)
@@ -235,15 +341,18 @@ def score_trajectory(unit: UnitInputs, judge, params: Parameters) -> Scoring:
     partial = md.partial_success(task.requirements, answer, requirement_scores, tau=params.tau)
     result.values["partial_success"] = partial.value
     result.details["partial_success"] = partial.to_dict()
+    result.null("partial_success", partial.null_reason)
 
     grounded_score = relevant_score = None
     if asks.answer_quality:
-        grounded, relevant = judge.verdicts(asks.answer_quality)
-        grounded_score = _verdict_score(grounded, "groundedness", result)
+        *grounded, relevant = judge.verdicts(asks.answer_quality)
+        grounded_score = _verdict_score(grounded[0], "groundedness", result) if grounded else None
         relevant_score = _verdict_score(relevant, "relevance", result)
-    quality = md.answer_quality(answer, grounded_score, relevant_score, tau=params.tau)
+    quality = md.answer_quality(answer, grounded_score, relevant_score, tau=params.tau, observed=unit.observed)
     result.values.update(grounded=quality.grounded, relevant=quality.relevant, correct=quality.correct)
     result.details["answer_quality"] = quality.to_dict()
+    for name, reason in quality.null_reasons.items():
+        result.null(name, reason)
 
     answer_scores = {
         check.reference: _verdict_score(verdict, f"{check.approach} {check.reference!r}", result)
@@ -261,6 +370,9 @@ def score_trajectory(unit: UnitInputs, judge, params: Parameters) -> Scoring:
         check_success=check.value, check_source=check.source if check.value is not None else "",
     )
     result.details["success"] = check.to_dict()
+    result.null("check_success", check.null_reason)
+    if success.value is None:
+        result.null("success", f"no verdict from the harness, and {check.null_reason}")
 
     if task.key_nodes:
         semantic_scores = {
@@ -273,7 +385,33 @@ def score_trajectory(unit: UnitInputs, judge, params: Parameters) -> Scoring:
         if success.value is None and completion.all_satisfied is not None:
             # WebCanvas's task success: every key node satisfied.
             result.values.update(success=completion.all_satisfied, success_source=KEY_NODES)
+    else:
+        result.null("key_node_completion", NO_KEY_NODES)
+    result.settle_null_reasons()
     return result
+
+
+def _elements_at_points(judge, questions: dict[int, q.Question], result: Scoring, sees_screenshots: bool
+                        ) -> tuple[dict[int, float] | None, dict[int, str]]:
+    """The judge's answers on the elements at points: its score that each is the one meant (None for a
+    judge that sees no screenshots), and the element it named, by step number."""
+    if not questions:
+        return ({} if sees_screenshots else None), {}
+    verdicts = dict(zip(questions, judge.verdicts(list(questions.values()))))
+    scores = {step: _verdict_score(verdict, f"element at the point of step {step}", result)
+              for step, verdict in verdicts.items()}
+    outputs = decision_outputs([verdict.decision_id for verdict in verdicts.values()])
+    named = {step: outputs.get(verdict.decision_id, {}).get("element", "") for step, verdict in verdicts.items()}
+    return scores, {step: element for step, element in named.items() if element}
+
+
+def _with_element(step, element: str | None) -> JudgeStep:
+    """The step as the judge compares it, with the element a judge named from its screenshot."""
+    judge_step = judge_step_from_agent(step)
+    if not element:
+        return judge_step
+    role, name = parse_node(element)
+    return replace(judge_step, element_role=role, element_name=name)
 
 
 def _step_matrix(judge, question, gold_count: int, agent_count: int, result: Scoring) -> md.ScoreMatrix:

@@ -14,7 +14,7 @@ from urllib.parse import quote
 from django import template
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import escape
+from django.utils.html import escape, format_html
 from django.utils.safestring import mark_safe
 
 from metrics.definitions.final_answer import BY_LABELS
@@ -30,6 +30,16 @@ _LABELS = {**dict(OutcomeStatus.choices), **dict(EarlyStopReason.choices), **dic
 def label(key):
     """The display name of a stored outcome, early-stop reason or paradigm (the key itself otherwise)."""
     return _LABELS.get(key, key)
+
+
+@register.simple_tag
+def null_mark(notes, score, field: str):
+    """The number of the note saying why `field` of `score` is null, linked to it (`selectors.NullNotes`)."""
+    number = notes.mark(score.pk, field)
+    if number is None:
+        return ""
+    return format_html('<sup class="null-mark"><a href="#null-note-{}" title="{}">{}</a></sup>', number,
+                       notes.reasons[number - 1], number)
 
 
 @register.filter

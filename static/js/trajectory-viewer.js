@@ -192,3 +192,27 @@
     if (opener) opener.focus();
   });
 })();
+
+// The point a step acted at (an agent acting by screen coordinates), marked on its screenshot: placed
+// in % of the image's natural size, so that it stays on the spot however the page scales the image.
+// Markers arrive with their steps (a later page of steps too) and are placed once their image loads.
+(function () {
+  "use strict";
+  function place(image) {
+    var marker = image.parentNode && image.parentNode.querySelector(".tj-point");
+    if (!marker || !image.naturalWidth || !image.naturalHeight) return;
+    var x = parseFloat(marker.getAttribute("data-x"));
+    var y = parseFloat(marker.getAttribute("data-y"));
+    if (!(x >= 0 && x <= image.naturalWidth && y >= 0 && y <= image.naturalHeight)) return; // not on this image
+    marker.style.left = (100 * x / image.naturalWidth) + "%";
+    marker.style.top = (100 * y / image.naturalHeight) + "%";
+    marker.hidden = false;
+  }
+
+  document.addEventListener("load", function (event) {
+    if (event.target.tagName === "IMG") place(event.target);
+  }, true); // load does not bubble: caught on its way down
+  Array.prototype.forEach.call(document.querySelectorAll(".tj-shot-frame img"), function (image) {
+    if (image.complete) place(image);
+  });
+})();

@@ -74,8 +74,8 @@ def test_the_gold_owner_reads_the_decisions_scored_against_her_gold(users, scene
 
 
 def test_decisions_without_gold_text_stay_open_to_every_account(users, scene):
-    listed = client_for(users["reader"]).get("/api/judge-decisions/?kind=repetition&page_size=500").json()
-    assert listed["count"] == JudgeDecision.objects.filter(kind="repetition").count() > 0
+    listed = client_for(users["reader"]).get("/api/judge-decisions/?kind=groundedness&page_size=500").json()
+    assert listed["count"] == JudgeDecision.objects.filter(kind="groundedness").count() > 0
 
 
 def test_anonymous_reads_no_decision(scene):
@@ -89,7 +89,9 @@ def test_decision_exports_leave_out_gold_the_user_may_not_read(users, scene):
         exported = api.get(f"/api/exports/decisions.csv?run=agent-a&job={job.pk}")
         text = exported.getvalue().decode()
         assert exported.status_code == 200 and SECRET not in text, who
-        assert "click [1]" in text  # alice's approved gold is still there
+        assert ",groundedness," in text, who  # decisions that quote no gold are exported to everyone
+        if who == "no role":
+            assert ",step_match,1,1,click [1]," in text  # alice's approved gold is still there
         web = Client()
         web.force_login(user)
         page = web.get(reverse("metrics:export", args=["decisions", "csv"]),

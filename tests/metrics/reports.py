@@ -18,11 +18,11 @@ from tests.factories import (
 )
 
 
-def trajectory(run, task, actions, **fields):
+def trajectory(run, task, actions, observation="", **fields):
     made = TrajectoryFactory(run=run, task=task, step_count=len(actions), **fields)
     for index, action in enumerate(actions, start=1):
         StepFactory(trajectory=made, index=index, action=action, planned_action=action,
-                    action_type=action.split(" ")[0])
+                    action_type=action.split(" ")[0], observation=observation)
     return made
 
 

@@ -56,7 +56,7 @@ def test_csv_and_json_carry_the_same_table_with_nulls_empty(runs):
         exports.to_bytes(frame, "xml")
 
 
-def test_decisions_export_gives_one_row_per_step_pair_and_per_repetition(runs):
+def test_decisions_export_gives_one_row_per_step_pair_and_per_judged_repetition(runs):
     frame = exports.decisions_frame({runs.alpha.pk: runs.alpha_job.pk})
     assert list(frame.columns) == [column.name for column in exports.DECISION_COLUMNS]
     table_1 = frame[frame["task_id"] == "101"]
@@ -65,13 +65,23 @@ def test_decisions_export_gives_one_row_per_step_pair_and_per_repetition(runs):
     matched = cells[cells["counted"] == True]  # noqa: E712 - a nullable boolean column
     assert sorted(zip(matched["gold_step"], matched["agent_step"])) == [(1, 2), (2, 3), (3, 5)]
     assert set(matched["score"]) == {1.0}
-    repeats = table_1[table_1["kind"] == "repetition"]
-    assert list(repeats["agent_step"]) == [2, 3, 4, 5, 6]
-    assert list(repeats["subject"])[:2] == ["click [9]", "click [1]"]
-    # task 102 repeats "click [7]": step 3 counted as a repeat
-    repeats = frame[(frame["task_id"] == "102") & (frame["kind"] == "repetition")]
-    assert list(zip(repeats["agent_step"], repeats["counted"])) == [(2, False), (3, True)]
+    # Structured actions repeat by the rule, not by a judge: no repetition decisions.
+    assert (frame["kind"] != "repetition").all()
     assert (frame["backend"] == "exact").all()
+
+
+def test_repetitions_of_free_text_steps_are_judged_and_exported_at_their_steps():
+    run = AgentRunFactory(name="free-text")
+    task = TaskFactory()
+    # Steps 1-2 are outputs the harness could not read (free text: the judge compares them); step 3
+    # is a structured click, still compared by the judge against the free-text step before it.
+    trajectory(run, task, ["none", "none", "click [7]"], final_answer=None, outcome_status="no_stop")
+    job = evaluate(run)
+    frame = exports.decisions_frame({run.pk: job.pk})
+    repeats = frame[frame["kind"] == "repetition"]
+    # exact: "none" = "none" (a repeat), "none" != "click [7]".
+    assert list(zip(repeats["agent_step"], repeats["subject"], repeats["counted"])) == [
+        (2, "none", True), (3, "none", False)]
 
 
 def test_a_reviewers_verdict_on_a_pair_is_the_score_used(runs):
@@ -93,11 +103,12 @@ def test_answer_questions_are_exported_with_what_they_asked():
     task = TaskFactory(requirements=["red", "blue"], eval_config={"eval_types": ["string_match"],
                                                                   "reference_answers": {"fuzzy_match": ["red"]}})
     gold(task, ["click [1]"])
-    trajectory(run, task, ["click [1]", "stop [red and green]"], final_answer="red and green")
+    trajectory(run, task, ["click [1]", "stop [red and green]"], final_answer="red and green",
+               observation="[1] link 'red'")
     job = evaluate(run)
     frame = exports.decisions_frame({run.pk: job.pk})
     kinds = set(frame["kind"])
-    assert {"step_match", "repetition", "requirements", "groundedness", "fuzzy_answer"} <= kinds
+    assert {"step_match", "requirements", "groundedness", "fuzzy_answer"} <= kinds
     requirement = frame[frame["kind"] == "requirements"].iloc[0]
     assert (requirement["subject"], requirement["agent_text"]) == ("blue", "red and green")
     assert not requirement["counted"]

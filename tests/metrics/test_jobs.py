@@ -199,8 +199,9 @@ def test_a_chunk_asks_the_judge_once_in_a_number_of_queries_that_does_not_grow_w
     assert len(asks) == 2  # one ask per chunk, with every question of its trajectories
     job.refresh_from_db()
     assert (job.done, job.failed) == (8, 0)
-    # Step matching, 3 repetitions, 2 requirements, groundedness and relevance.
-    assert all(score.decisions.count() == 8 for score in job.scores.all())
+    # Step matching, 2 requirements and relevance: the 3 repetitions are structured actions (the
+    # rule, no judge), and groundedness is not asked of steps that record no observation text.
+    assert all(score.decisions.count() == 4 for score in job.scores.all())
 
 
 def test_a_judge_that_raises_fails_each_trajectory_on_its_own_row(run, exact_judge, monkeypatch,

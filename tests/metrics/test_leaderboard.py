@@ -205,11 +205,13 @@ def test_metrics_of_a_judge_without_enough_confirmations_are_marked(runs):
         "(fewer than 50); Cohen's kappa cannot be estimated yet.")
 
     _confirm("exact", "step_match", 60)
-    _confirm("exact", "repetition", 60, wrong=12)
+    _confirm("exact", "requirements", 60, wrong=12)
     marks = lb.judge_marks(lb.leaderboard(LeaderboardFilters()))[runs.alpha.pk]
     assert "step_success" not in marks and "recovery" not in marks
-    assert "reaches below 0.8" in marks["repetitiveness"] and "60 human confirmations" not in marks["repetitiveness"]
-    assert "4 human" not in marks["partial_success"] and "0 human confirmations" in marks["partial_success"]
+    assert "reaches below 0.8" in marks["partial_success"] and "60 human confirmations" not in marks["partial_success"]
+    assert "0 human confirmations" in marks["grounded"]
+    # Repetition compares what structured actions did, without a judge: no mark.
+    assert "repetitiveness" not in marks
 
 
 def test_the_page_marks_untrusted_numbers_and_explains_the_mark(runs, user_client):

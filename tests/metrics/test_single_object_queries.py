@@ -112,7 +112,7 @@ def test_the_evaluation_box_of_a_long_trajectory_holds_what_its_page_shows(clien
     task = TaskFactory()
     gold(task, GOLD)
     run = AgentRunFactory()
-    made = trajectory(run, task, ["click [1]", "click [2]", "click [3]", "click [9]"])
+    made = trajectory(run, task, ["click [1]", "click [2]", "click [3]", "click [9]"], observation="[1] link 'One'")
     job = evaluate(run)
     score = job.scores.get()
     decisions = score.decisions.count()

@@ -74,6 +74,12 @@ def test_an_abp_run_folder_imports_and_reimports_unchanged(task_list, om2w, caps
     assert (steps[3].action, steps[3].action_type, steps[3].action_value) == ('Type "baggage allowance"', "type",
                                                                                "baggage allowance")
     assert steps[1].reasoning.startswith("The Qatar Airways homepage has loaded.")
+    # What each step did, stored in its parts: the point clicked, the scroll's amount.
+    click, scroll = steps[1], steps[7]
+    assert (click.action, click.action_type, click.point_x, click.point_y, click.element_label) == (
+        "Click at (963, 72)", "click", 963.0, 72.0, "")
+    assert (scroll.action, scroll.action_value, scroll.delta_x, scroll.delta_y) == (
+        "Scroll (delta_x=0, delta_y=550)", "down", 0.0, 550.0)
     assert trajectories["0b2623e9fa5cea997f76490bcbc5220f"].outcome_status == "early_stop"
     assert sum(t.step_count for t in trajectories.values()) == 304
     assert Task.objects.get(benchmark="online-mind2web", task_id=UPDATED).intent == (

@@ -140,6 +140,13 @@ def parse_action(text: str | None, *, executed: bool = False) -> ParsedAction:
     return INVALID
 
 
+def scroll_direction(dx: float, dy: float) -> str:
+    """The way a scroll of (dx, dy) pixels went: down, up, right or left (empty: it did not move)."""
+    if dy:
+        return "down" if dy > 0 else "up"
+    return "right" if dx > 0 else "left" if dx < 0 else ""
+
+
 def with_enter_flag(planned: str) -> str:
     """A planned action as the harness completes it before running it: a `type` without an Enter
     flag gets the default `[1]` (so read as an executed action, it still presses Enter)."""

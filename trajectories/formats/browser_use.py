@@ -7,8 +7,10 @@ indexed elements (`items`); after, `model_output` carries `thinking`, `evaluatio
 element (`interacted_element`) and the screenshot file by the absolute path of the machine that ran
 the agent (`screenshot_path`): it is looked up inside the upload by its file name only.
 
-One model output is one step: the raw action is its action (or the JSON list of its actions when it
-gave several, as browser-use runs them in one step), the structured action is the first of them.
+Each action of a model output is an agent step (browser-use runs several in one step when the
+model gives several; see `canonical.one_step_per_action`): its action is the action as JSON
+(`{"click": {"index": 459}}`), its parts the element it used (index, name, XPath), the point a
+click landed on and what it typed, scrolled or went to.
 A `done` action is the final answer; its `success` is the agent's word about itself, kept as a
 verdict of kind `agent_self_report`, never as the harness's. WebArena-Infinity writes a
 `result.json` beside the history with its verifier's verdict, the harness verdict of record; the
@@ -37,6 +39,7 @@ from .canonical import (
     TrajectoryFormatError,
     Verdict,
     check_depth,
+    one_step_per_action,
 )
 
 FORMAT = "browser_use_history"
@@ -152,18 +155,37 @@ def _legacy_observation(state: dict) -> str:
     return "\n".join(lines)
 
 
-def _parts(name: str, params: dict, label: str) -> ActionParts:
-    """A browser-use action in the platform's action kinds (`formats.actions.ACTION_TYPES`); one
-    with no counterpart (extract, wait, files) is `none` with its raw form kept in the step."""
+def _selector(element) -> str:
+    """The XPath browser-use recorded for an interacted element."""
+    return _text(element.get("x_path")) if isinstance(element, dict) else ""
+
+
+def _point(params: dict, result: dict | None) -> tuple[float | None, float | None]:
+    """Where a click landed: the point the action gave (`coordinate_x`, `coordinate_y`) or the one
+    its result recorded (`metadata.click_x`, `click_y`)."""
+    metadata = result.get("metadata") if isinstance(result, dict) and isinstance(result.get("metadata"), dict) else {}
+    for x, y in ((params.get("coordinate_x"), params.get("coordinate_y")),
+                 (metadata.get("click_x"), metadata.get("click_y"))):
+        if _number(x) is not None and _number(y) is not None:
+            return _number(x), _number(y)
+    return None, None
+
+
+def _parts(name: str, params: dict, element, result: dict | None, legacy_labels: dict[str, str]) -> ActionParts:
+    """A browser-use action in the platform's action kinds (`formats.actions.ACTION_TYPES`): its
+    element (index, name, XPath), where it clicked, what it typed or where it went; an action with
+    no counterpart (extract, wait, files) is `none` with its raw form kept in the step."""
     index = params.get("index")
-    element = str(index) if isinstance(index, int) and not isinstance(index, bool) else ""
+    element_id = str(index) if isinstance(index, int) and not isinstance(index, bool) else ""
+    label = _element_label(element) or legacy_labels.get(element_id, "")
+    on_element = {"element_id": element_id, "element_label": label, "selector": _selector(element)}
     if name in ("click", "click_element", "click_element_by_index"):
-        return ActionParts(type="click", element_id=element, element_label=label)
+        x, y = _point(params, result)
+        return ActionParts(type="click", x=x, y=y, **on_element)
     if name in ("input", "input_text"):
-        return ActionParts(type="type", element_id=element, element_label=label, value=_text(params.get("text")),
-                           press_enter=False)
+        return ActionParts(type="type", value=_text(params.get("text")), press_enter=False, **on_element)
     if name in ("select_dropdown", "select_dropdown_option"):
-        return ActionParts(type="select", element_id=element, element_label=label, value=_text(params.get("text")))
+        return ActionParts(type="select", value=_text(params.get("text")), **on_element)
     if name in ("navigate", "go_to_url", "open_tab"):
         return ActionParts(type="goto", value=_text(params.get("url")))
     if name in ("search", "search_google"):
@@ -173,7 +195,10 @@ def _parts(name: str, params: dict, label: str) -> ActionParts:
                            + urllib.parse.quote(query))
     if name in ("scroll", "scroll_down", "scroll_up"):
         down = name == "scroll_down" or (name == "scroll" and params.get("down", True) is not False)
-        return ActionParts(type="scroll", element_id=element, value="down" if down else "up")
+        amount = _number(params.get("amount"))  # pixels, in the early layout; else pages, of unknown height
+        delta = None if amount is None else amount if down else -amount
+        return ActionParts(type="scroll", value="down" if down else "up", delta_x=None if delta is None else 0.0,
+                           delta_y=delta, **on_element)
     if name == "send_keys":
         return ActionParts(type="press", value=_text(params.get("keys")))
     if name == "go_back":
@@ -225,7 +250,10 @@ def _results(item: dict) -> list[dict]:
     return [result for result in items if isinstance(result, dict)]
 
 
-def _step(item: dict, position: int, read_sibling: ReadSibling, notes: list[str]) -> tuple[Step, list]:
+def _steps(item: dict, position: int, read_sibling: ReadSibling, notes: list[str]) -> tuple[list[Step], list]:
+    """The agent steps of one history item: one per action of its model output (see
+    `one_step_per_action`), each with the element it used (`state.interacted_element[i]`) and
+    its result (`result[i]`)."""
     where = f"history[{position}]"
     model_output = item.get("model_output")
     if model_output is not None and not isinstance(model_output, dict):
@@ -237,32 +265,27 @@ def _step(item: dict, position: int, read_sibling: ReadSibling, notes: list[str]
     actions = _actions(model_output, f"{where}.model_output")
     interacted = state.get("interacted_element")
     interacted = interacted if isinstance(interacted, list) else [interacted]
-    if actions:
-        name, params = actions[0]
-        index = params.get("index")
-        label = _element_label(interacted[0] if interacted else None) or (
-            _legacy_labels(state).get(str(index), "") if index is not None else "")
-        parts = _parts(name, params, label)
-        raw = [{name: params} for name, params in actions]
-        action = json.dumps(raw[0] if len(raw) == 1 else raw, ensure_ascii=False)
-    else:
-        parts, action = ActionParts(type="none"), ""
+    results = _results(item)
+    labels = _legacy_labels(state)
+    typed = [(json.dumps({name: params}, ensure_ascii=False),
+              _parts(name, params, interacted[k] if k < len(interacted) else None,
+                     results[k] if k < len(results) else None, labels))
+             for k, (name, params) in enumerate(actions)] or [("", ActionParts(type="none"))]
     metadata = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
     start, end = _number(metadata.get("step_start_time")), _number(metadata.get("step_end_time"))
     observation = item.get("state_message")
     step = Step(
         index=position + 1,
-        action=action,
+        action="",
         url=_text(state.get("url")),
         observation=observation if isinstance(observation, str) else _legacy_observation(state),
         reasoning=_reasoning(model_output),
         screenshot=_screenshot(state, read_sibling, notes, position),
-        action_parts=parts,
         tokens_in=_count(metadata.get("input_tokens")),
         tokens_out=_count(metadata.get("output_tokens")),
         duration=round(end - start, 6) if start is not None and end is not None and end >= start else None,
     )
-    return step, actions
+    return one_step_per_action(step, typed), actions
 
 
 def _done(actions: list[tuple[str, dict]], results: list[dict]) -> tuple[str, bool | None] | None:
@@ -352,12 +375,14 @@ def parse_history(document: dict, name: str, read_sibling: ReadSibling) -> tuple
     for position, item in enumerate(history):
         if not isinstance(item, dict):
             raise TrajectoryFormatError("expected a history item object", where=f"history[{position}]")
-        step, actions = _step(item, position, read_sibling, notes)
-        steps.append(step)
+        item_steps, actions = _steps(item, position, read_sibling, notes)
+        steps.extend(item_steps)
         results = _results(item)
         finish = _done(actions, results) or finish
         judge = _judge(results) or judge
 
+    for number, step in enumerate(steps, start=1):
+        step.index = number
     found = _infinity_result(read_sibling)
     result_name, result = found if found else ("", {})
     task_id = _checked_task_id(str(result.get("task_id") or _task_id(name)), f"{result_name}.task_id" if found

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 from PIL import Image
 
-from .actions import resolve_element_label
+from .actions import resolve_element_label, scroll_direction
 from .canonical import (TASK_ID_MAX_LENGTH, ActionParts, Outcome, RunInfo, Step, TaskRef, Trajectory,
-                        TrajectoryFormatError)
+                        TrajectoryFormatError, one_step_per_action)
 from .safe_pickle import Array, PickledObject, PickleError, load_file
 
 FORMAT = "browsergym_agentlab"
@@ -73,10 +73,14 @@ _KINDS = {
     "press": "press", "keyboard_press": "press",
     "scroll": "scroll", "goto": "goto", "go_back": "go_back", "go_forward": "go_forward",
     "new_tab": "new_tab", "tab_close": "close_tab", "tab_focus": "tab_focus",
+    "drag_and_drop": "drag", "mouse_drag_and_drop": "drag",
     "send_msg_to_user": "stop", "report_infeasible": "stop",
 }
 _ELEMENT_FIRST = frozenset({"click", "dblclick", "hover", "fill", "clear", "select_option", "press", "focus",
                             "upload_file", "drag_and_drop"})
+# Functions acting at a point of the page: their first two arguments are its x and y.
+_AT_POINT = frozenset({"mouse_click", "mouse_dblclick", "mouse_move", "mouse_down", "mouse_up",
+                       "mouse_drag_and_drop"})
 
 
 def _literal(node: ast.expr):
@@ -92,33 +96,57 @@ def _text(value) -> str:
     return "" if value is None else str(value)
 
 
-def action_parts(action: str, observation: str) -> ActionParts:
-    """BrowserGym's action (`click('30')`, `fill('12', 'text')`) in its parts, read with `ast`
-    (never run). The element label is the element's line of the step's accessibility tree. A
-    string of several calls is described by its first."""
-    try:
-        body = ast.parse(action.strip(), mode="exec").body
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return ActionParts(type="none")
-    call = body[0].value if body and isinstance(body[0], ast.Expr) else None
-    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
-        return ActionParts(type="none")
+def _coordinate(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _call_parts(call: ast.Call, observation: str) -> ActionParts:
+    """One call (`click('30')`, `fill('12', 'text')`, `mouse_click(120, 48)`) in its parts. The
+    element label is the element's line of the step's accessibility tree."""
     name = call.func.id
     args = [_literal(arg) for arg in call.args]
     kwargs = {item.arg: _literal(item.value) for item in call.keywords if item.arg}
     kind = _KINDS.get(name, name)[:32]
     element = _text(args[0] if args else kwargs.get("bid")) if name in _ELEMENT_FIRST else ""
     rest = args[1:] if name in _ELEMENT_FIRST else args
+    label = resolve_element_label(observation, element)
+    if name in _AT_POINT:
+        x, y = (_coordinate(item) for item in (rest + [None, None])[:2])
+        if name == "mouse_drag_and_drop":
+            end_x, end_y = (_coordinate(item) for item in (rest + [None] * 4)[2:4])
+            moved = None not in (x, y, end_x, end_y)
+            return ActionParts(type=kind, x=x, y=y, delta_x=end_x - x if moved else None,
+                               delta_y=end_y - y if moved else None)
+        return ActionParts(type=kind, x=x, y=y)
     if name == "scroll":
-        value = " ".join(_text(arg) for arg in rest)
-    elif name in ("mouse_click", "mouse_dblclick", "mouse_move"):
-        value = ",".join(_text(arg) for arg in rest[:2])
-    elif name == "goto":
+        dx, dy = (_coordinate(item) for item in (rest + [None, None])[:2])
+        return ActionParts(type=kind, value=scroll_direction(dx or 0.0, dy or 0.0), delta_x=dx, delta_y=dy)
+    if name == "drag_and_drop":
+        return ActionParts(type=kind, element_id=element, element_label=label, value=_text(rest[0] if rest else ""))
+    if name == "goto":
         value = _text(rest[0] if rest else kwargs.get("url"))
     else:
         value = _text(rest[0] if rest else kwargs.get("value", kwargs.get("text", kwargs.get("options", ""))))
-    return ActionParts(type=kind, element_id=element, element_label=resolve_element_label(observation, element),
-                       value=value, press_enter=False if kind == "type" else None)
+    return ActionParts(type=kind, element_id=element, element_label=label, value=value,
+                       press_enter=False if kind == "type" else None)
+
+
+def actions(action: str, observation: str) -> list[tuple[str, ActionParts]]:
+    """Each call of a step's action string (BrowserGym runs several in one step when its action set
+    allows it), as its own text and its parts; read with `ast`, never run. A string that is not
+    calls of BrowserGym's functions is one `none` action."""
+    try:
+        module = ast.parse(action.strip(), mode="exec")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return [(action, ActionParts(type="none"))]
+    calls = [node.value for node in module.body
+             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)]
+    if not calls or len(calls) != len(module.body):
+        return [(action, ActionParts(type="none"))]
+    if len(calls) == 1:
+        return [(action, _call_parts(calls[0], observation))]
+    text = action.strip()
+    return [(ast.get_source_segment(text, call) or "", _call_parts(call, observation)) for call in calls]
 
 
 def split_task_name(task_name: str, seed) -> TaskRef:
@@ -196,7 +224,7 @@ def _screenshot(read_sibling, step: int, obs: dict) -> str | None:
     return name
 
 
-def _step(info: dict, position: int, read_sibling) -> Step:
+def _steps(info: dict, position: int, read_sibling) -> list[Step]:
     where = f"step_{position}.pkl.gz"
     obs = _fields(info.get("obs"), f"{where}.obs")
     observation = obs.get("axtree_txt") or obs.get("pruned_html") or ""
@@ -206,20 +234,21 @@ def _step(info: dict, position: int, read_sibling) -> Step:
     agent_info = _fields(info.get("agent_info"), f"{where}.agent_info")
     stats = next((item for item in (info.get("stats"), agent_info.get("stats")) if isinstance(item, dict)), {})
     elapsed = [stats.get(key) for key in ("step_elapsed", "agent_elapsed")]
-    return Step(
+    observation = observation if isinstance(observation, str) else ""
+    step = Step(
         index=position + 1,
         action=action,
         url=obs.get("url") if isinstance(obs.get("url"), str) else "",
-        observation=observation if isinstance(observation, str) else "",
+        observation=observation,
         reasoning=agent_info.get("think") if isinstance(agent_info.get("think"), str) else "",
         prev_action=obs.get("last_action") if isinstance(obs.get("last_action"), str) else "",
         screenshot=_screenshot(read_sibling, position, obs),
-        action_parts=action_parts(action, observation if isinstance(observation, str) else ""),
         tokens_in=_number(stats.get("input_tokens"), int),
         tokens_out=_number(stats.get("output_tokens"), int),
         cost=_number(stats.get("cost")),
         duration=sum(elapsed) if all(isinstance(item, (int, float)) and item >= 0 for item in elapsed) else None,
     )
+    return one_step_per_action(step, actions(action, observation))
 
 
 def _goal(goal, read_sibling) -> str:
@@ -284,7 +313,9 @@ def parse_episode(summary: dict, read_sibling) -> Trajectory:
         if position == 0:
             goal = _fields(info.get("obs"), "step_0.pkl.gz.obs").get("goal")
         if info.get("action") is not None:
-            steps.append(_step(info, position, read_sibling))
+            steps.extend(_steps(info, position, read_sibling))
+    for number, step in enumerate(steps, start=1):
+        step.index = number
     task.intent = _goal(goal, read_sibling)
     outcome, answer = _outcome(summary, steps)
     elapsed = [_total(summary, key) for key in ("step_elapsed", "agent_elapsed")]

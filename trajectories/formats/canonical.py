@@ -59,13 +59,36 @@ class TaskRef:
 
 @dataclass
 class ActionParts:
-    """The executed action split into its parts (see `formats.actions.ParsedAction`)."""
+    """What an executed action did, in its parts (see `formats.actions.ParsedAction`), whatever
+    the tool wrote.
+
+    `value` is the action's argument by kind: the typed text (`type`), the keys (`press`), the
+    URL (`goto`), the option (`select`), the direction (`scroll`: down, up, left, right), the
+    answer (`stop`). The element, where the tool records one, is its id (`element_id`: the
+    accessibility tree's id, BrowserGym's bid, browser-use's index, a set-of-marks label), what
+    names it (`element_label`) and its CSS selector or XPath (`selector`). An agent that acts by
+    screen coordinates records the point instead (`x`, `y`, in the screenshot's pixels; a drag's
+    start), and a scroll or drag how far it moved (`delta_x`, `delta_y`, in pixels, positive
+    right and down)."""
 
     type: str
     element_id: str = ""
     element_label: str = ""
     value: str = ""
     press_enter: bool | None = None
+    selector: str = ""
+    x: float | None = None
+    y: float | None = None
+    delta_x: float | None = None
+    delta_y: float | None = None
+
+    @property
+    def has_element(self) -> bool:
+        return bool(self.element_id or self.selector or self.element_label)
+
+    @property
+    def has_point(self) -> bool:
+        return self.x is not None and self.y is not None
 
 
 @dataclass
@@ -85,6 +108,17 @@ class Step:
     tokens_out: int | None = None
     cost: float | None = None
     duration: float | None = None
+
+
+def one_step_per_action(step: Step, actions: list[tuple[str, ActionParts]]) -> list[Step]:
+    """The agent steps of one model output that ran several actions (browser-use's action list,
+    BrowserGym's multi-action): one per action, in order, each with its own action text and parts,
+    since each is something the agent did (a gold step, a repeat, an element); one action is the
+step itself, with its parts. The first keeps
+    what the output had once (reasoning, screenshot, tokens, cost and time, so that the trajectory's
+    sums stay as they were); the others are on the same page. Indexes are the caller's to number."""
+    (step.action, step.action_parts), *others = actions
+    return [step] + [Step(index=step.index, action=text, url=step.url, action_parts=parts) for text, parts in others]
 
 
 @dataclass
@@ -142,6 +176,8 @@ class Trajectory:
         _drop_unset(body, _UNHASHED_WHEN_UNSET)
         for step in body["steps"]:
             _drop_unset(step, _UNHASHED_WHEN_UNSET)
+            if step.get("action_parts"):
+                _drop_unset(step["action_parts"], _UNHASHED_PARTS_WHEN_UNSET)
         _drop_unset(body["outcome"], ("source",))
         encoded = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
@@ -150,6 +186,7 @@ class Trajectory:
 # Fields added after hashes were first stored: left out of the hash while unset, so that a
 # trajectory without them keeps the hash it was stored with.
 _UNHASHED_WHEN_UNSET = ("verdicts", "tokens_in", "tokens_out", "cost", "duration")
+_UNHASHED_PARTS_WHEN_UNSET = ("selector", "x", "y", "delta_x", "delta_y")
 
 
 def _drop_unset(body: dict, names: tuple[str, ...]) -> None:

@@ -18,6 +18,7 @@ import re
 import urllib.parse
 from collections.abc import Callable
 
+from .actions import scroll_direction
 from .canonical import (TASK_ID_MAX_LENGTH, ActionParts, Outcome, RunInfo, Step, TaskRef, Trajectory,
                         TrajectoryFormatError, Verdict)
 from .webarena_tasks import TaskConfig, TaskEntries, _Checker, checked_entries
@@ -119,14 +120,17 @@ def not_trajectory_lines(text: str) -> str:
 
 
 _ELEMENT = re.compile(r"\A<(?P<element>.*)>\s*->\s*(?P<verb>[A-Za-z_ ]+?)(?::\s*|\s+|\Z)(?P<value>.*)\Z", re.S)
-_POINT = r"\((-?\d+(?:\.\d+)?),\s*(-?\d+(?:\.\d+)?)\)"
-_CLICK_AT = re.compile(rf"\A(?:Click|Double click|Right click) at (?P<point>{_POINT})\Z", re.I)
+_NUMBER = r"-?\d+(?:\.\d+)?"
+_POINT = rf"\((?P<{{0}}x>{_NUMBER}),\s*(?P<{{0}}y>{_NUMBER})\)"
+_CLICK_AT = re.compile(rf"\A(?:Click|Double click|Right click) at {_POINT.format('')}\Z", re.I)
 _TYPE = re.compile(r"\AType (?P<value>\".*\"|'.*')\Z", re.S)
 _PRESS = re.compile(r"\APress (?P<key>\S.*)\Z")
 _NAVIGATE = re.compile(r"\ANavigate to (?P<url>\S+)\Z")
-_SCROLL = re.compile(r"\AScroll \(delta_x=(?P<x>-?\d+(?:\.\d+)?), delta_y=(?P<y>-?\d+(?:\.\d+)?)\)\Z")
+_SCROLL = re.compile(rf"\AScroll \(delta_x=(?P<x>{_NUMBER}), delta_y=(?P<y>{_NUMBER})\)\Z")
 _SELECT = re.compile(r"\ASelect (?P<element>.+?) -> Select option\(s\) (?P<value>.*)\Z", re.S)
-_DRAG = re.compile(rf"\ADrag from (?P<start>{_POINT}) to (?P<end>{_POINT})\Z")
+_DRAG = re.compile(rf"\ADrag from {_POINT.format('from_')} to {_POINT.format('to_')}\Z")
+# `<input#q>`: the runner named the element by a CSS selector (tag, then #id or .class parts).
+_CSS_SELECTOR = re.compile(r"\A[A-Za-z][\w-]*(?:[#.][\w-]+)+\Z")
 # Verbs of the `<element> -> VERB value` form (SeeAct, the official example, WebJudge's records).
 _VERBS = {"CLICK": "click", "TYPE": "type", "HOVER": "hover", "SELECT": "select", "PRESS": "press",
           "PRESS ENTER": "press", "ENTER": "press", "NAVIGATE": "goto", "GOTO": "goto", "SCROLL": "scroll"}
@@ -139,15 +143,10 @@ def _unquoted(value: str) -> str:
     return value
 
 
-def _direction(dx: float, dy: float) -> str:
-    if dy:
-        return "down" if dy > 0 else "up"
-    return "right" if dx > 0 else "left" if dx < 0 else ""
-
-
 def action_parts(action: str) -> ActionParts:
-    """An `action_history` string as its parts: the element is the tag or selector in `<...>` (or
-    the point clicked), as the runner wrote it; forms it does not know keep their text as `none`."""
+    """An `action_history` string as its parts: the element is the tag or selector in `<...>`, as
+    the runner wrote it; a click at a point keeps the point, a scroll or drag how far it moved;
+    forms it does not know keep their text as `none`."""
     text = action.strip()
     if match := _ELEMENT.match(text):
         verb = " ".join(match["verb"].upper().split())
@@ -155,11 +154,12 @@ def action_parts(action: str) -> ActionParts:
         element, value = match["element"].strip(), _unquoted(match["value"])
         if kind == "goto":
             return ActionParts(type=kind, value=value or element)
+        selector = element if _CSS_SELECTOR.match(element) else ""
         if verb == "PRESS ENTER" or verb == "ENTER":
-            return ActionParts(type=kind, element_label=f"<{element}>", value="Enter")
-        return ActionParts(type=kind, element_label=f"<{element}>", value=value)
+            return ActionParts(type=kind, element_label=f"<{element}>", selector=selector, value="Enter")
+        return ActionParts(type=kind, element_label=f"<{element}>", selector=selector, value=value)
     if match := _CLICK_AT.match(text):
-        return ActionParts(type="click", element_label=match["point"])
+        return ActionParts(type="click", x=float(match["x"]), y=float(match["y"]))
     if match := _TYPE.match(text):
         return ActionParts(type="type", value=_unquoted(match["value"]))
     if match := _PRESS.match(text):
@@ -171,11 +171,13 @@ def action_parts(action: str) -> ActionParts:
     if text == "Navigate forward":
         return ActionParts(type="go_forward")
     if match := _SCROLL.match(text):
-        return ActionParts(type="scroll", value=_direction(float(match["x"]), float(match["y"])))
+        dx, dy = float(match["x"]), float(match["y"])
+        return ActionParts(type="scroll", value=scroll_direction(dx, dy), delta_x=dx, delta_y=dy)
     if match := _SELECT.match(text):
         return ActionParts(type="select", element_label=match["element"], value=match["value"].strip())
     if match := _DRAG.match(text):
-        return ActionParts(type="drag", element_label=match["start"], value=match["end"])
+        x, y = float(match["from_x"]), float(match["from_y"])
+        return ActionParts(type="drag", x=x, y=y, delta_x=float(match["to_x"]) - x, delta_y=float(match["to_y"]) - y)
     return ActionParts(type="none")
 
 

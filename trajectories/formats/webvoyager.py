@@ -6,7 +6,9 @@ The messages are the chat with the model: a system prompt, the task in the first
 assistant message per iteration (`Thought: ... Action: ...`), each answering the observation
 before it. The i-th assistant message is step i and `screenshot<i>.png` what it was shown.
 Actions name the set-of-marks labels drawn on that screenshot (`Click [5]`): the label is kept
-as the element id, with no element text (the screenshot is the only place it is named).
+as the element id, named by the observation's list of labelled elements (`[5]: <button> "Search"`)
+where the message before it has one (WebVoyager omits it from older messages: those steps name
+none).
 """
 
 import re
@@ -58,16 +60,28 @@ def looks_like_interact_messages(document: object) -> bool:
                for message in document)
 
 
-def action_parts(action: str) -> ActionParts:
-    """A WebVoyager action in the platform's action kinds; `Type` is followed by Enter by the harness."""
+def mark_label(observation: str, label: str) -> str:
+    """What the observation lists for set-of-marks label `label` (`[5]: <button> "Search"`), if anything."""
+    if not label:
+        return ""
+    match = re.search(rf"(?:\A|\s)\[{re.escape(label)}\]:[ \t]*(?P<text>[^\t\n]*?);?(?=\t|\n|\Z)", observation)
+    return match.group("text").strip() if match else ""
+
+
+def action_parts(action: str, observation: str = "") -> ActionParts:
+    """A WebVoyager action in the platform's action kinds; `Type` is followed by Enter by the harness.
+    The element is its set-of-marks label, named as the step's observation lists it, where it does."""
     text = action.strip()
     if match := _CLICK.match(text):
-        return ActionParts(type="click", element_id=match.group(1))
+        mark = match.group(1)
+        return ActionParts(type="click", element_id=mark, element_label=mark_label(observation, mark))
     if match := _TYPE.match(text):
-        return ActionParts(type="type", element_id=match.group(1), value=match.group(2).strip(), press_enter=True)
+        mark = match.group(1)
+        return ActionParts(type="type", element_id=mark, element_label=mark_label(observation, mark),
+                           value=match.group(2).strip(), press_enter=True)
     if match := _SCROLL.match(text):
-        target = match.group(1)
-        return ActionParts(type="scroll", element_id="" if target.upper() == "WINDOW" else target,
+        target = "" if match.group(1).upper() == "WINDOW" else match.group(1)
+        return ActionParts(type="scroll", element_id=target, element_label=mark_label(observation, target),
                            value=match.group(2).lower())
     if match := _ANSWER.match(text):
         # The whole answer, brackets inside it too; only a pair around all of it is the format's.
@@ -133,7 +147,7 @@ def parse_interact_messages(document: list, name: str, read_sibling: Callable[[s
             observation=observation,
             reasoning=thought.group("thought").strip() if thought else text.strip(),
             screenshot=screenshot,
-            action_parts=action_parts(executed),
+            action_parts=action_parts(executed, observation),
         ))
     last = steps[-1].action_parts if steps else None
     if last is not None and last.type == "stop":

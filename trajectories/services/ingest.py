@@ -885,8 +885,8 @@ def _totals(parsed: ParsedTrajectory) -> dict:
 
 # The columns of an agent step row, in the order `_step_values` gives them.
 _STEP_FIELDS = ("trajectory", "index", "url", "observation", "reasoning", "planned_action", "action", "action_type",
-                "element_id", "element_label", "action_value", "press_enter", "prev_action", "model_output",
-                "screenshot", *_USAGE)
+                "element_id", "element_label", "action_value", "press_enter", "element_selector", "point_x", "point_y",
+                "delta_x", "delta_y", "prev_action", "model_output", "screenshot", *_USAGE)
 
 
 def _step_values(trajectory_id: int, step, screenshot_ids: dict[str, int], model_output: str) -> tuple:
@@ -907,6 +907,11 @@ def _step_values(trajectory_id: int, step, screenshot_ids: dict[str, int], model
         _text(parts.element_label),
         _text(parts.value),
         parts.press_enter,
+        _text(parts.selector),
+        parts.x,
+        parts.y,
+        parts.delta_x,
+        parts.delta_y,
         _text(step.prev_action),
         _text(model_output),
         screenshot_ids[screenshot] if screenshot else None,

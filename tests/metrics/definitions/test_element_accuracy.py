@@ -2,14 +2,20 @@ import re
 
 import pytest
 
-from metrics.definitions import ElementMiss, element_accuracy
+from metrics.definitions import ElementMiss, element_accuracy, points_to_resolve
 from metrics.definitions.element_accuracy import (
+    BY_COORDINATES,
+    BY_SCREENSHOT,
     DIFFERENT_TARGET,
     EXECUTED_ACTION_INVALID,
     NO_PLANNED_ACTION,
+    NO_SCREENSHOT_AT_POINT,
+    NO_STATED_ACTION,
+    OTHER_ELEMENT_AT_POINT,
     PLANNED_ACTION_UNPARSEABLE,
 )
 from trajectories.formats.actions import extract_planned_action
+from trajectories.formats.canonical import ActionParts
 from trajectories.formats.webarena_render import parse_render
 
 # Planned (`extract_planned_action` of the reasoning) and executed actions of the nine step
@@ -173,3 +179,41 @@ def test_the_agents_own_stop_is_a_step():
 def test_one_planned_action_per_step():
     with pytest.raises(ValueError, match="2 planned actions for 1 executed actions"):
         element_accuracy(["click [1]", None], ["click [1]"])
+
+
+# Agents whose own output is the executed action, and agents acting by screen coordinates ---------
+
+
+def test_an_agent_stating_no_action_apart_from_the_executed_one_is_null():
+    executed = ["click('20')", "fill('4', 'shoes')"]  # BrowserGym: no WebArena action, no planned one
+    result = element_accuracy([None, None], executed, [ActionParts(type="click", element_id="20"),
+                                                       ActionParts(type="type", element_id="4", value="shoes")])
+    assert (result.value, result.steps, result.null_reason) == (None, 0, NO_STATED_ACTION)
+
+
+def test_an_agent_acting_by_coordinates_is_null_unless_a_judge_saw_the_points():
+    executed = ["Click at (600, 475)", 'Type "support services"', "Click at (10, 20)"]
+    parts = [ActionParts(type="click", x=600, y=475), ActionParts(type="type", value="support services"),
+             ActionParts(type="click", x=10, y=20)]
+    assert points_to_resolve([None] * 3, executed, parts) == (1, 3)
+    plain = element_accuracy([None] * 3, executed, parts)
+    assert (plain.value, plain.null_reason, plain.by) == (None, BY_COORDINATES, BY_SCREENSHOT)
+    # A judge that sees screenshots, but no step at a point had one.
+    assert element_accuracy([None] * 3, executed, parts, {}).null_reason == NO_SCREENSHOT_AT_POINT
+    # It found step 1 on the element meant (0.9 >= tau 0.7) and step 3 elsewhere (0.0): 1 hit of 2.
+    judged = element_accuracy([None] * 3, executed, parts, {1: 0.9, 3: 0.0})
+    assert (judged.value, judged.steps, judged.hits, judged.null_reason) == (0.5, 2, 1, "")
+    assert judged.misses == (ElementMiss(step=3, planned=None, executed="Click at (10, 20)",
+                                         reason=OTHER_ELEMENT_AT_POINT),)
+
+
+def test_a_webarena_agent_is_compared_by_the_grammar_even_with_parts_and_no_plan():
+    # Its executed actions are WebArena's: stating no plan is a miss per step (METRICS.md 4), not null.
+    result = element_accuracy([None, None], ["click [3]", "none"], [ActionParts(type="click", element_id="3"),
+                                                                  ActionParts(type="none")])
+    assert (result.value, result.hits, result.steps) == (0.0, 0, 2)
+    assert points_to_resolve([None, None], ["click [3]", "none"], [None, None]) == ()
+
+
+def test_no_steps_says_why():
+    assert element_accuracy([], []).null_reason == "no agent steps"

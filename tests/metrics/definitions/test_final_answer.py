@@ -1,6 +1,7 @@
 import pytest
 
 from metrics.definitions import RequirementCheck, answer_quality, partial_success, requirements_needing_judge
+from metrics.definitions.final_answer import NO_ANSWER, NOT_APPLICABLE, NOT_GROUNDED_KNOWN, NOT_OBSERVED
 
 # Task 3's must_include list in ../shared/data/webarena/test.raw.json.
 TASK_3 = ["Quest Lumaflex™ Band", "Sprite Stasis Ball 65 cm"]
@@ -125,3 +126,22 @@ class TestAnswerQuality:
     def test_score_outside_unit_range_is_refused(self):
         with pytest.raises(ValueError, match="relevant_score"):
             answer_quality("42", 0.9, -1)
+
+    def test_no_final_answer_says_why_for_each(self):
+        assert answer_quality(None).null_reasons == {"grounded": NO_ANSWER, "relevant": NO_ANSWER,
+                                                     "correct": NO_ANSWER}
+
+    @pytest.mark.parametrize("relevant_score, relevant", [(0.9, True), (0.2, False)])
+    def test_with_nothing_observed_groundedness_and_so_correct_are_unknown(self, relevant_score, relevant):
+        # No observation text: grounded is unknown, not false; correct = grounded and relevant is
+        # unknown with it, even when the answer is not relevant (a mean of correct over the trajectories
+        # that happen to be irrelevant would be a mean of zeros).
+        result = answer_quality("42", None, relevant_score, observed=False)
+        assert (result.grounded, result.relevant, result.correct) == (None, relevant, None)
+        assert result.null_reasons == {"grounded": NOT_OBSERVED, "correct": NOT_GROUNDED_KNOWN}
+        assert answer_quality("42", 0.9, 0.9).null_reasons == {}
+
+
+def test_partial_success_of_fewer_than_two_requirements_says_why():
+    assert partial_success(["one"], "one").null_reason == NOT_APPLICABLE
+    assert partial_success(["one", "two"], "one two").null_reason == ""

@@ -47,6 +47,7 @@ class TestStepSuccess:
         result = step_success(ScoreMatrix([], agent_steps=3))
         assert result.value is None
         assert (result.gold_steps, result.agent_steps) == (0, 3)
+        assert result.null_reason == "the gold trajectory has no steps"
 
     def test_no_agent_steps_matches_nothing(self):
         result = step_success(exact_matrix(["A", "B", "C"], []))
@@ -125,7 +126,8 @@ class TestRecovery:
 
     def test_no_gold_steps_is_null(self):
         assert recovery(ScoreMatrix([], agent_steps=2)).value is None
-        assert recovery(ScoreMatrix([], agent_steps=0)).value is None
+        assert recovery(ScoreMatrix([], agent_steps=0)).null_reason == "the gold trajectory has no steps"
+        assert recovery(ScoreMatrix([[1.0]], agent_steps=1)).null_reason == ""
 
     def test_no_agent_steps_every_gold_step_is_a_deviation_never_recovered(self):
         result = recovery(exact_matrix(["A", "B", "C"], []))

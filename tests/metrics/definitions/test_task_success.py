@@ -207,9 +207,13 @@ class TestUnknown:
         result = evaluate(tasks[118], "")
         assert (result.value, result.source) == (None, "")
         assert result.evaluators[0].note == "program_html needs the live site"
+        assert result.null_reason == "the offline check cannot decide: program_html needs the live site"
 
     def test_no_evaluators_is_unknown(self):
-        assert task_success({"eval_types": []}, final_answer="x").value is None
+        result = task_success({"eval_types": []}, final_answer="x")
+        assert (result.value, result.null_reason) == (None, "the task has no reference answer or URL to check offline")
+        assert task_success({}, final_answer="x").null_reason == result.null_reason
+        assert task_success({}, final_answer="x", harness_success=True).null_reason == ""
 
 
 class TestBadConfigs:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from trajectories.formats import browser_use
-from trajectories.formats.canonical import TrajectoryFormatError
+from trajectories.formats.canonical import ActionParts, TrajectoryFormatError
 from trajectories.formats.readers import prepare, prepared_records, read_file, read_records
 from trajectories.formats.sources import Catalogue, Limits
 
@@ -84,6 +84,9 @@ def test_the_current_layout_with_webarena_infinitys_verdict_beside_it(samples):
         ("stop", "", "",
          "Successfully starred the email from Sarah Chen with the subject 'Q1 Product Roadmap Review'."),
     ]
+    # The click's element by its XPath, and where it landed (result[0].metadata.click_x, click_y).
+    click = trajectory.steps[1].action_parts
+    assert (click.selector, click.x, click.y) == ("html/body/main/div[2]/div[2]/div[1]/button[1]", 310.0, 179.5)
     assert trajectory.steps[1].reasoning.startswith("The user wants me to star the email")
     assert "Memory: The current page displays a list of emails." in trajectory.steps[1].reasoning
     assert "<browser_state>" in trajectory.steps[1].observation
@@ -150,19 +153,34 @@ def test_a_screenshot_is_found_by_its_file_name_inside_the_upload(tmp_path):
     assert record.error is None and record.notes == () and len(record.images) == 1
 
 
-def test_several_actions_of_one_model_output_are_one_step_structured_by_the_first(tmp_path):
+def test_each_action_of_one_model_output_is_an_agent_step_of_its_own(tmp_path):
     folder = tmp_path / "run" / "task_9"
     folder.mkdir(parents=True)
-    (folder / "history.json").write_text(json.dumps(_history("/nowhere/step_1.png")))
+    history = _history("/nowhere/step_1.png")
+    item = history["history"][0]
+    item["state"]["interacted_element"] = [
+        {"node_name": "INPUT", "attributes": {"placeholder": "Search"}, "x_path": "html/body/form/input[1]"},
+        {"node_name": "BUTTON", "ax_name": "Go", "x_path": "html/body/form/button[1]"}]
+    item["result"][1]["metadata"] = {"click_x": 410.0, "click_y": 96.5}
+    history["history"].append({"model_output": {"action": [{"done": {"text": "found", "success": True}}]},
+                               "result": [{"is_done": True}], "state": {"url": "http://shop.test/?q=shoes"},
+                               "metadata": {"input_tokens": 800}})
+    (folder / "history.json").write_text(json.dumps(history))
     [record] = _records(tmp_path / "run")["task_9/history.json"]
-    [step] = record.trajectory.steps
-    assert json.loads(step.action) == [{"input_text": {"index": 3, "text": "shoes"}},
-                                       {"click_element_by_index": {"index": 4}}]
-    assert (step.action_parts.type, step.action_parts.element_id, step.action_parts.value,
-            step.action_parts.press_enter) == ("type", "3", "shoes", False)
-    assert (step.tokens_in, step.tokens_out, step.duration, step.reasoning) == (1200, 85, 2.5, "go")
-    # No `done`: the agent never stopped; the task comes from the folder, with no benchmark file.
-    assert (record.trajectory.outcome.status, record.trajectory.final_answer) == ("no_stop", None)
+    first, second, third = record.trajectory.steps
+    assert [step.index for step in (first, second, third)] == [1, 2, 3]
+    assert [json.loads(step.action) for step in (first, second)] == [
+        {"input_text": {"index": 3, "text": "shoes"}}, {"click_element_by_index": {"index": 4}}]
+    assert first.action_parts == ActionParts(type="type", element_id="3", element_label="input 'Search'",
+                                             value="shoes", press_enter=False, selector="html/body/form/input[1]")
+    assert second.action_parts == ActionParts(type="click", element_id="4", element_label="button 'Go'",
+                                              selector="html/body/form/button[1]", x=410.0, y=96.5)
+    # What the model output had once stays on its first action; the second is on the same page.
+    assert (first.tokens_in, first.tokens_out, first.duration, first.reasoning) == (1200, 85, 2.5, "go")
+    assert (second.tokens_in, second.duration, second.reasoning, second.url) == (None, None, "", "http://shop.test/")
+    assert (third.action_parts.type, third.tokens_in) == ("stop", 800)
+    # 1200 + 800 tokens, summed over the steps as before the split.
+    assert sum(step.tokens_in or 0 for step in record.trajectory.steps) == 2000
     assert (record.trajectory.task.benchmark, record.trajectory.task.task_id) == ("browser-use", "task_9")
 
 
@@ -181,6 +199,7 @@ def test_a_histories_task_id_comes_from_its_folder_or_its_file_name(name, task_i
 @pytest.mark.parametrize(("action", "expected"), [
     ({"scroll": {"down": False, "num_pages": 1.0}}, ("scroll", "", "up")),
     ({"scroll_down": {}}, ("scroll", "", "down")),
+    ({"scroll_up": {"amount": 300}}, ("scroll", "", "up")),
     ({"send_keys": {"keys": "Enter"}}, ("press", "", "Enter")),
     ({"go_to_url": {"url": "https://a.test/"}}, ("goto", "", "https://a.test/")),
     ({"open_tab": {"url": "https://b.test/"}}, ("goto", "", "https://b.test/")),
@@ -193,8 +212,15 @@ def test_a_histories_task_id_comes_from_its_folder_or_its_file_name(name, task_i
 ])
 def test_action_kinds(action, expected):
     [(name, params)] = action.items()
-    parts = browser_use._parts(name, params, "")
+    parts = browser_use._parts(name, params, None, None, {})
     assert (parts.type, parts.element_id, parts.value) == expected
+
+
+def test_a_scroll_by_pixels_keeps_its_amount_and_a_click_at_a_point_its_coordinates():
+    assert browser_use._parts("scroll_up", {"amount": 300}, None, None, {}).delta_y == -300
+    assert browser_use._parts("scroll", {"down": True, "num_pages": 1.0}, None, None, {}).delta_y is None
+    click = browser_use._parts("click", {"coordinate_x": 12, "coordinate_y": 30.5}, None, None, {})
+    assert (click.x, click.y, click.element_id) == (12.0, 30.5, "")
 
 
 def test_a_result_without_its_history_is_a_results_only_trajectory(samples, tmp_path):

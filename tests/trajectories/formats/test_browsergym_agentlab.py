@@ -10,7 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from PIL import Image
 
-from trajectories.formats.browsergym_agentlab import action_parts, parse_episode, parse_study_results, split_task_name
+from trajectories.formats.browsergym_agentlab import actions, parse_episode, parse_study_results, split_task_name
+from trajectories.formats.canonical import ActionParts
 from trajectories.formats.canonical import TrajectoryFormatError
 from trajectories.formats.readers import prepared_records, read_records
 from trajectories.formats.sources import Catalogue, Limits
@@ -84,8 +85,8 @@ def test_both_episodes_of_the_study_read_with_their_pickles(study):
     ("press('88', 'Backspace')", ("press", "88", "Backspace", None)),
     ("keyboard_press('Enter')", ("press", "", "Enter", None)),
     ("keyboard_type('hello')", ("type", "", "hello", False)),
-    ("scroll(0, 200)", ("scroll", "", "0 200", None)),
-    ("mouse_click(600, 475)", ("click", "", "600,475", None)),
+    ("scroll(0, 200)", ("scroll", "", "down", None)),
+    ("mouse_click(600, 475)", ("click", "", "", None)),
     ("goto('http://www.wikipedia.org')", ("goto", "", "http://www.wikipedia.org", None)),
     ("go_back()", ("go_back", "", "", None)),
     ("new_tab()", ("new_tab", "", "", None)),
@@ -96,19 +97,45 @@ def test_both_episodes_of_the_study_read_with_their_pickles(study):
     ("report_infeasible('I cannot log in.')", ("stop", "", "I cannot log in.", None)),
     ("noop(1000)", ("noop", "", "1000", None)),
     ("focus('b512')", ("focus", "b512", "", None)),
-    ("click('3')\nfill('4', 'x')", ("click", "3", "", None)),
     ("__import__('os').system('ls')", ("none", "", "", None)),
     ("click(", ("none", "", "", None)),
 ])
 def test_actions_are_read_with_ast_into_the_platforms_kinds(action, expected):
-    parts = action_parts(action, "")
+    [(text, parts)] = actions(action, "")
+    assert text == action
     assert (parts.type, parts.element_id, parts.value, parts.press_enter) == expected
+
+
+@pytest.mark.parametrize("action, expected", [
+    ("mouse_click(600, 475)", ActionParts(type="click", x=600.0, y=475.0)),
+    ("mouse_dblclick(12.5, 40)", ActionParts(type="click", x=12.5, y=40.0)),
+    ("mouse_move(3, 4)", ActionParts(type="hover", x=3.0, y=4.0)),
+    ("scroll(0, 200)", ActionParts(type="scroll", value="down", delta_x=0.0, delta_y=200.0)),
+    ("scroll(-50, 0)", ActionParts(type="scroll", value="left", delta_x=-50.0, delta_y=0.0)),
+    # From (100, 300) to (40, 320): moved 40 - 100 = -60 right and 320 - 300 = 20 down.
+    ("mouse_drag_and_drop(100, 300, 40, 320)", ActionParts(type="drag", x=100.0, y=300.0, delta_x=-60.0,
+                                                           delta_y=20.0)),
+    ("drag_and_drop('12', '40')", ActionParts(type="drag", element_id="12", value="40")),
+])
+def test_points_scrolls_and_drags_keep_their_coordinates(action, expected):
+    assert actions(action, "") == [(action, expected)]
 
 
 def test_the_element_label_comes_from_the_steps_accessibility_tree():
     tree = "RootWebArea 'Shop'\n\t[a12] link 'My Account'\n\t[13] textbox 'Search', focused"
-    assert action_parts("click('a12')", tree).element_label == "link 'My Account'"
-    assert action_parts("fill('13', 'shoes')", tree).element_label == "textbox 'Search', focused"
+    [(_, click)] = actions("click('a12')", tree)
+    [(_, fill)] = actions("fill('13', 'shoes')", tree)
+    assert click.element_label == "link 'My Account'"
+    assert fill.element_label == "textbox 'Search', focused"
+
+
+def test_every_call_of_a_multi_action_step_is_kept_with_its_own_text():
+    tree = "[3] button 'Go'\n[4] textbox 'Name'"
+    assert actions("fill('4', 'x')\nclick('3')", tree) == [
+        ("fill('4', 'x')", ActionParts(type="type", element_id="4", element_label="textbox 'Name'", value="x",
+                                       press_enter=False)),
+        ("click('3')", ActionParts(type="click", element_id="3", element_label="button 'Go'")),
+    ]
 
 
 @pytest.mark.parametrize("name, seed, expected", [

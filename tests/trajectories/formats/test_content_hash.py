@@ -14,6 +14,7 @@ from .test_readers import _document, _read
 
 # Fields added since: they enter the hash only when set, so older trajectories keep theirs.
 LATER_FIELDS = ("verdicts", "tokens_in", "tokens_out", "cost", "duration")
+LATER_PARTS = ("selector", "x", "y", "delta_x", "delta_y")
 
 
 def _hash_as_first_defined(trajectory) -> str:
@@ -22,6 +23,9 @@ def _hash_as_first_defined(trajectory) -> str:
     for part in (body, *body["steps"]):
         for name in LATER_FIELDS:
             assert part.pop(name, None) in (None, [])
+    for step in body["steps"]:
+        for name in LATER_PARTS:
+            assert step["action_parts"].pop(name) in (None, "")
     assert body["outcome"].pop("source") == ""
     encoded = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
@@ -50,6 +54,18 @@ def test_usage_and_verdicts_count_in_the_hash_once_set():
     assert changed.content_hash != before
     assert changed.trajectory.verdicts[0].success is True
     assert changed.trajectory.steps[0].tokens_in == 120
+
+
+def test_a_point_or_selector_counts_in_the_hash_once_set():
+    hashes = set()
+    for extra in ({}, {"x": 10, "y": 20}, {"x": 10, "y": 21}, {"selector": "input#q"}, {"delta_x": 0, "delta_y": 0}):
+        document = _document()
+        document["steps"][0]["action_parts"] = {"type": "click", **extra}
+        [record] = _read("t.json", json.dumps(document).encode())
+        prepare(record, None)
+        assert record.error is None
+        hashes.add(record.content_hash)
+    assert len(hashes) == 5
 
 
 @pytest.mark.parametrize("name, digest", [

@@ -125,24 +125,30 @@ def test_the_official_example_reads_element_actions(om2w):
 
 
 @pytest.mark.parametrize("action, parts", [
-    ("Click at (600, 475)", ActionParts(type="click", element_label="(600, 475)")),
+    ("Click at (600, 475)", ActionParts(type="click", x=600, y=475)),
+    ("Double click at (12.5, 40)", ActionParts(type="click", x=12.5, y=40)),
     ('Type "support services"', ActionParts(type="type", value="support services")),
     ('Type ""', ActionParts(type="type", value="")),
     ("Press ENTER", ActionParts(type="press", value="ENTER")),
     ("Press CONTROL+HOME", ActionParts(type="press", value="CONTROL+HOME")),
     ("Navigate to https://careers.walmart.com/", ActionParts(type="goto", value="https://careers.walmart.com/")),
     ("Navigate back", ActionParts(type="go_back")),
-    ("Scroll (delta_x=0, delta_y=400)", ActionParts(type="scroll", value="down")),
-    ("Scroll (delta_x=0, delta_y=-400)", ActionParts(type="scroll", value="up")),
+    ("Scroll (delta_x=0, delta_y=400)", ActionParts(type="scroll", value="down", delta_x=0, delta_y=400)),
+    ("Scroll (delta_x=0, delta_y=-400)", ActionParts(type="scroll", value="up", delta_x=0, delta_y=-400)),
+    ("Scroll (delta_x=-300, delta_y=0)", ActionParts(type="scroll", value="left", delta_x=-300, delta_y=0)),
     ("Select picker sp_4 -> Select option(s) [211]", ActionParts(type="select", element_label="picker sp_4",
                                                                  value="[211]")),
-    ("Drag from (1100, 500) to (400, 500)", ActionParts(type="drag", element_label="(1100, 500)",
-                                                        value="(400, 500)")),
+    # From (1100, 500) to (400, 500): moved 400 - 1100 = -700 right, 0 down.
+    ("Drag from (1100, 500) to (400, 500)", ActionParts(type="drag", x=1100, y=500, delta_x=-700, delta_y=0)),
     # WebJudge's own example record
     ("<https://kayak.com> -> NAVIGATE", ActionParts(type="goto", value="https://kayak.com")),
-    ("<input#origin> -> TYPE 'NYC'", ActionParts(type="type", element_label="<input#origin>", value="NYC")),
-    ("<button#search> -> CLICK", ActionParts(type="click", element_label="<button#search>")),
-    ("<select#size> -> SELECT: Large", ActionParts(type="select", element_label="<select#size>", value="Large")),
+    ("<input#origin> -> TYPE 'NYC'", ActionParts(type="type", element_label="<input#origin>", value="NYC",
+                                                 selector="input#origin")),
+    ("<button#search> -> CLICK", ActionParts(type="click", element_label="<button#search>", selector="button#search")),
+    ("<select#size> -> SELECT: Large", ActionParts(type="select", element_label="<select#size>", value="Large",
+                                                   selector="select#size")),
+    ("<input.q.big> -> PRESS ENTER", ActionParts(type="press", element_label="<input.q.big>", value="ENTER",
+                                                 selector="input.q.big")),
     ("Wiggle the mouse", ActionParts(type="none")),
 ])
 def test_every_action_form_of_the_samples(action, parts):

@@ -35,6 +35,21 @@ def test_a_json_document_with_what_the_writer_may_leave_out_derived():
     assert record.trajectory.run.agent == "my-agent"
 
 
+def test_the_parts_of_an_action_by_coordinates_read_as_written():
+    document = _document()
+    document["steps"][0] = {"index": 1, "action": "Scroll (delta_x=0, delta_y=400)",
+                            "action_parts": {"type": "scroll", "value": "down", "x": 640, "y": 400.5, "delta_x": 0,
+                                             "delta_y": 400, "selector": "main > div.results"}}
+    [record] = _read("t.json", json.dumps(document).encode())
+    parts = record.trajectory.steps[0].action_parts
+    assert (parts.x, parts.y, parts.delta_x, parts.delta_y, parts.selector) == (640, 400.5, 0, 400, "main > div.results")
+    assert record.trajectory.to_dict()["steps"][0]["action_parts"]["delta_y"] == 400
+
+    document["steps"][0]["action_parts"]["x"] = "640"
+    [record] = _read("t.json", json.dumps(document).encode())
+    assert record.error.where == "steps[0].action_parts.x" and "is not of type 'number', 'null'" in record.error.message
+
+
 def test_errors_name_the_path_of_the_bad_field():
     bad = _document()
     del bad["steps"][1]["action"]

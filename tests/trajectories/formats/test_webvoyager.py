@@ -31,10 +31,12 @@ def test_the_sample_task_folder(shared_data):
     assert [step.action for step in trajectory.steps] == [
         "Click [5]", "Type [0]; climate change data visualization", "Click [29]", "Click [52]",
         "ANSWER; resource-watch/resource-watch with 63 stars"]
-    # Set-of-marks labels are kept as element ids, with no element text.
+    # Set-of-marks labels are kept as element ids, named where the message before lists the labelled
+    # elements (steps 3 and 4; WebVoyager left the list out of the first two messages).
     assert [(s.action_parts.type, s.action_parts.element_id, s.action_parts.element_label)
-            for s in trajectory.steps[:4]] == [("click", "5", ""), ("type", "0", ""), ("click", "29", ""),
-                                               ("click", "52", "")]
+            for s in trajectory.steps[:4]] == [("click", "5", ""), ("type", "0", ""),
+                                               ("click", "29", '<button> "Sort by: Best match"'),
+                                               ("click", "52", '"Most stars"')]
     assert trajectory.steps[1].action_parts.press_enter is True
     assert trajectory.steps[0].reasoning.startswith("The search functionality is available in element [5]")
     # What the model saw: left out of the context for the first steps, the element list after.
@@ -59,6 +61,14 @@ def test_the_sample_task_folder(shared_data):
 def test_action_kinds(action, expected):
     parts = webvoyager.action_parts(action)
     assert (parts.type, parts.element_id, parts.value) == expected
+
+
+def test_a_mark_is_named_as_the_observation_lists_it():
+    observation = 'Look.\n[1]: <button> "Product";\t[38]: "63", "63 stars";\t[4]: "Pricing";'
+    assert webvoyager.action_parts("Click [38]", observation).element_label == '"63", "63 stars"'
+    assert webvoyager.action_parts("Type [4]; x", observation).element_label == '"Pricing"'
+    assert webvoyager.action_parts("Scroll [1]; down", observation).element_label == '<button> "Product"'
+    assert webvoyager.action_parts("Click [3]", observation).element_label == ""  # not listed
 
 
 def test_a_missing_screenshot_is_a_note_and_no_answer_is_no_stop(tmp_path):
