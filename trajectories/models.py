@@ -5,6 +5,7 @@ from django.urls import reverse
 
 from infrastructure.jobs import BackgroundJob, JobStatus
 
+from .formats.canonical import TASK_ID_MAX_LENGTH
 from .formats.published_verdicts import NOT_EXECUTABLE
 
 
@@ -45,9 +46,10 @@ class Task(models.Model):
     """A benchmark task, with its evaluation config exactly as published."""
 
     benchmark = models.CharField(max_length=64, default="webarena")
-    task_id = models.CharField(max_length=64, help_text="Task id within its benchmark.")
+    task_id = models.CharField(max_length=TASK_ID_MAX_LENGTH, help_text="Task id within its benchmark.")
     number = models.PositiveIntegerField(null=True, blank=True, help_text="Numeric task id, for ordering.")
-    old_task_id = models.CharField(max_length=64, blank=True, help_text="WebArena-Lite: id in full WebArena.")
+    old_task_id = models.CharField(max_length=TASK_ID_MAX_LENGTH, blank=True,
+                                   help_text="WebArena-Lite: id in full WebArena.")
     intent = models.TextField()
     intent_template = models.TextField(blank=True)
     intent_template_id = models.IntegerField(null=True, blank=True)
