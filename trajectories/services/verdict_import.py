@@ -104,7 +104,7 @@ def _same_agent(name: str) -> str:
     return name.strip().removesuffix(HUMAN_LABEL_SUFFIX).replace("_", " ").strip().casefold()
 
 
-def unmapped(agents, mapping: dict) -> list[str]:
+def _unmapped(agents, mapping: dict) -> list[str]:
     """The keys of `mapping` that name none of `agents` (those of every file of one import)."""
     exact, loose = set(agents), {_same_agent(agent) for agent in agents}
     return [key for key in mapping if key not in exact and _same_agent(key) not in loose]
@@ -286,7 +286,7 @@ def import_files(reads: list[VerdictFileRead], mappings: list[dict], *, benchmar
     A new run one file makes for a mapping takes the same agent's verdicts of the files after it. UnknownAgents,
     before anything is stored, when a mapping names an agent no file holds."""
     agents = [agent for read in reads for agent in read.agents]
-    unknown = list(dict.fromkeys(key for mapping in mappings for key in unmapped(agents, mapping)))
+    unknown = list(dict.fromkeys(key for mapping in mappings for key in _unmapped(agents, mapping)))
     if unknown:
         held = ", ".join(sorted({agent for agent in agents if agent})) or "none"
         raise UnknownAgents(f"no file holds the agent {', '.join(map(repr, unknown))} of the mapping; the files' agents: "
