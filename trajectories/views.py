@@ -158,34 +158,38 @@ def upload_verdicts(request):
         data = form.cleaned_data
         options = {"run": data["run"].strip(), "source": data["source"].strip(),
                    "benchmark": data["benchmark"].strip(), "threshold": data["threshold"], "strict": data["strict"]}
-        read, refused = _read_verdict_files([(upload.name, upload.read()) for upload in data["files"]], options)
+        read, looks, refused = _read_verdict_files(
+            request, [(upload.name, upload.read()) for upload in data["files"]], options)
         if read:
             previous = request.session.get(_STAGED_VERDICTS)
             if previous:
                 discard(previous)
             staged = stage([(item.source, item.data) for item in read])
             request.session[_STAGED_VERDICTS] = {**staged, "options": options}
-            return _verdict_choices(request, staged["token"], read, options, refused)[0]
+            return _verdict_choices(request, staged["token"], looks, options, refused)[0]
     return render(request, "trajectories/upload_verdicts.html", {"form": form, "refused": refused})
 
 
-def _read_verdict_files(files, options) -> tuple[list, list[str]]:
-    read, refused = [], []
+def _read_verdict_files(request, files, options) -> tuple[list, list, list[str]]:
+    """(the files read, what each holds, why each other file was refused)."""
+    read, looks, refused = [], [], []
     for name, data in files:
         try:
-            read.append(read_verdicts(name, data, run=options["run"], source_name=options["source"],
-                                      threshold=options["threshold"]))
+            item = read_verdicts(name, data, run=options["run"], source_name=options["source"],
+                                 threshold=options["threshold"])
+            looks.append(item.look(benchmark=options["benchmark"], user=request.user))
         except VerdictFileError as error:
             refused.append(f"{error}; nothing was stored.")
-    return read, refused
+            continue
+        read.append(item)
+    return read, looks, refused
 
 
-def _verdict_choices(request, token, read, options, refused, data=None):
+def _verdict_choices(request, token, looks, options, refused, data=None):
     """The second step: each file's agents with a choice of run (bound to `data` once submitted). (The page,
     None), or (None, each file's mapping) when every choice submitted is valid."""
     files = []
-    for index, item in enumerate(read):
-        look = item.look(benchmark=options["benchmark"], user=request.user)
+    for index, look in enumerate(looks):
         files.append({"look": look, "agents": [
             (agent, AgentRunForm(data, prefix=f"file{index}-agent{number}", initial=AgentRunForm.initial_of(agent)))
             for number, agent in enumerate(look.agents)]})
@@ -207,8 +211,8 @@ def _import_staged_verdicts(request):
             "The files read in the first step are no longer kept (imported, replaced by a later upload, or left "
             "over a day): upload them again."]})
     options = staged["options"]
-    read, refused = _read_verdict_files(files, options)
-    page, mappings = _verdict_choices(request, staged["token"], read, options, refused, request.POST)
+    read, looks, refused = _read_verdict_files(request, files, options)
+    page, mappings = _verdict_choices(request, staged["token"], looks, options, refused, request.POST)
     if page is not None:
         return page
     results = import_files(read, mappings, benchmark=options["benchmark"], strict=options["strict"],

@@ -214,6 +214,15 @@ def test_the_page_shows_each_agent_and_imports_with_the_choices_made(client, lab
     assert default_storage.listdir(FOLDER) == ([], [])  # the kept files are gone
 
 
+def test_the_page_refuses_a_file_it_cannot_show(client, labels):
+    client.force_login(UserFactory())
+    with labels.open("rb") as upload:
+        response = client.post("/runs/import-verdicts/", {"files": [upload], "run": "Nobody"})
+    assert response.status_code == 200
+    assert "no column of agent &#x27;Nobody&#x27;; agents: Agent-E" in response.content.decode()
+    assert 'name="token"' not in response.content.decode() and not AgentRun.objects.exists()
+
+
 def test_the_page_escapes_what_a_file_names(client):
     TaskFactory(benchmark="webarena", task_id="310")
     hostile = "<script>alert(1)</script>"
