@@ -11,6 +11,7 @@ Django-free; `formats.read_gold_bytes` hands JSON of this shape here.
 import hashlib
 import re
 
+from trajectories.formats.canonical import TASK_ID_MAX_LENGTH
 from trajectories.formats.webarena_tasks import TaskConfig
 
 from .gold_records import GoldBlock, GoldFile, GoldFormatError, GoldStepRecord
@@ -18,7 +19,6 @@ from .sentences import step_sentence
 
 BENCHMARK = "mind2web"
 FORMAT = "mind2web"
-MAX_ID_LENGTH = 64
 MAX_PROBLEMS = 20
 _OPERATION = re.compile(r"\A(CLICK|HOVER|ENTER|TYPE|SELECT)(?::\s?(.*))?\Z", re.DOTALL)
 _ACTION_TYPE = {"CLICK": "click", "HOVER": "hover", "ENTER": "press", "TYPE": "type", "SELECT": "select"}
@@ -93,8 +93,8 @@ def read_mind2web_actions(document: list) -> GoldFile:
             problems.extend(entry_problems)
             continue
         task_id = task_id_of(entry)
-        if len(task_id) > MAX_ID_LENGTH:
-            problems.append(f"{where}: field 'annotation_id': longer than {MAX_ID_LENGTH} characters")
+        if len(task_id) > TASK_ID_MAX_LENGTH:
+            problems.append(f"{where}: field 'annotation_id': longer than {TASK_ID_MAX_LENGTH} characters")
             continue
         if task_id in seen:
             problems.append(f"{where}: the same task as entry {seen[task_id]} (task id {task_id})")

@@ -26,7 +26,9 @@ from trajectories.formats.verdict_files import VerdictFileError
 from trajectories.models import AgentRun, ResultOrigin, Task, Trajectory, VerdictKind
 from trajectories.parsers import JSONParser
 from trajectories.selectors import graded_tasks, trajectory_grading
-from trajectories.services.verdict_import import GRADES, OUTCOMES, import_verdicts
+from trajectories.services.verdict_import import (
+    GRADES, OUTCOMES, UnknownAgents, import_files, import_verdicts, parse_mapping, read_verdicts,
+)
 from trajectories.services.verdicts import record_grade
 
 TASK_VERDICT_FIELDS = {
@@ -44,8 +46,9 @@ TASK_VERDICT_FIELDS = {
     "human_hidden": serializers.BooleanField(help_text="Hidden: you grade and have not graded this task."),
     "disagreements": serializers.ListField(child=serializers.CharField(), help_text="e.g. harness-check"),
     "sources": serializers.ListField(child=serializers.DictField(), help_text=(
-        "Every source's verdict, the built-in ones and the named (imported) ones: [{kind, name, model, grader, "
-        "success, label, score, labels}]; human ones hidden, as `human`, until you grade the task.")),
+        "Every source's verdict, the built-in ones and the named (imported) ones: [{kind, name, model, "
+        "screenshot_threshold, grader, success, label, score, labels}]; human ones hidden, as `human`, until you grade "
+        "the task.")),
 }
 
 
@@ -120,8 +123,9 @@ class RunVerdictsView(APIView):
 
 def _source_verdict(verdict) -> dict:
     source = verdict.source
-    return {"kind": source.kind, "name": source.name, "model": source.model, "grader": verdict.grader,
-            "success": verdict.success, "label": verdict.label, "score": verdict.score, "labels": verdict.labels}
+    return {"kind": source.kind, "name": source.name, "model": source.model,
+            "screenshot_threshold": source.screenshot_threshold, "grader": verdict.grader, "success": verdict.success,
+            "label": verdict.label, "score": verdict.score, "labels": verdict.labels}
 
 
 def _table(table) -> dict:
@@ -311,17 +315,28 @@ class OutcomesImportView(APIView):
 class VerdictsUploadSerializer(serializers.Serializer):
     file = serializers.ListField(child=serializers.FileField(), help_text="One or more files (repeat the field).")
     run = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    mapping = serializers.JSONField(required=False, default=dict, binary=True, help_text=(
+        'Where each agent or column of the files goes: {"<agent or column>": "<run name or id>" | {"new": "<name>"} '
+        '| null (left out)}, e.g. {"Operator_human_label": "operator-rerun", "SeeAct": null}; "" is the agent of a '
+        "file naming none. Agents left out of it are matched to runs automatically."))
     source = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
     benchmark = serializers.CharField(required=False, allow_blank=True, default="", max_length=64)
     threshold = serializers.FloatField(required=False, allow_null=True, default=None)
     strict = serializers.BooleanField(required=False, default=False)
+
+    def validate_mapping(self, value):
+        try:
+            return parse_mapping(value)
+        except ValueError as error:
+            raise serializers.ValidationError(str(error)) from None
 
 
 @extend_schema(tags=["verdicts"], request={"multipart/form-data": VerdictsUploadSerializer},
                responses={200: OpenApiResponse(description="One report per file."),
                           400: OpenApiResponse(description="The files refused, and the reports of those stored.")})
 class VerdictsImportView(APIView):
-    """Verdicts of any source, file by file, each whole or not at all (as `manage.py import_verdicts`)."""
+    """Verdicts of any source, file by file (as `manage.py import_verdicts`): records that cannot be stored are
+    left out and named in `problems`; a file none of whose records can be stored (`strict`: any) is refused."""
 
     parser_classes = [MultiPartParser]
 
@@ -329,18 +344,23 @@ class VerdictsImportView(APIView):
         serializer = VerdictsUploadSerializer(data={**request.data.dict(), "file": request.FILES.getlist("file")})
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        imported, refused = [], []
+        read, refused = [], []
         for upload in request.FILES.getlist("file"):
             if upload.size > MAX_GRADES_FILE_BYTES:
                 refused.append(f"{upload.name}: larger than {MAX_GRADES_FILE_BYTES // 1024 // 1024} MB; "
                                "nothing was stored.")
                 continue
             try:
-                imported.append(import_verdicts(
-                    upload.name, upload.read(), run=data["run"], source_name=data["source"],
-                    benchmark=data["benchmark"], threshold=data["threshold"], strict=data["strict"],
-                    user=request.user, origin=ResultOrigin.API).to_dict())
+                read.append(read_verdicts(upload.name, upload.read(), run=data["run"], source_name=data["source"],
+                                          threshold=data["threshold"]))
             except VerdictFileError as error:
                 refused.append(f"{error}; nothing was stored.")
+        try:
+            results = import_files(read, [data["mapping"]] * len(read), benchmark=data["benchmark"],
+                                   strict=data["strict"], user=request.user, origin=ResultOrigin.API)
+        except UnknownAgents as error:
+            raise ValidationError({"mapping": f"{error}; nothing was stored"}) from None
+        imported = [result.to_dict() for result in results if not isinstance(result, VerdictFileError)]
+        refused += [f"{result}; nothing was stored." for result in results if isinstance(result, VerdictFileError)]
         return Response({"imported": imported, "refused": refused},
                         status=status.HTTP_400_BAD_REQUEST if refused else status.HTTP_200_OK)

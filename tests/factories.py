@@ -9,7 +9,7 @@ from annotation.models import GoldStep, GoldTrajectory
 from judges.models import JudgeConfig, JudgeDecision
 from metrics.models import EvaluationJob, TrajectoryScore
 from trajectories.formats.agent_steps import action_parts
-from trajectories.models import AgentRun, ImportJob, Screenshot, Step, Task, Trajectory
+from trajectories.models import AgentRun, ImportJob, Screenshot, Step, Task, TaskResult, Trajectory
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -55,6 +55,16 @@ class TrajectoryFactory(factory.django.DjangoModelFactory):
     final_answer = "42"
     step_count = 1  # a trajectory of agent steps, not an outcome record (those are results-only)
     content_hash = factory.Sequence(lambda n: hashlib.sha256(str(n).encode()).hexdigest())
+
+
+class TaskResultFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = TaskResult
+
+    run = factory.SubFactory(AgentRunFactory)
+    task = factory.SubFactory(TaskFactory)
+    success = True
+    source_name = "results.csv"
 
 
 class StepFactory(factory.django.DjangoModelFactory):

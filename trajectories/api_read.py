@@ -107,6 +107,8 @@ class SourceRateSerializer(serializers.Serializer):
     name = serializers.CharField(source="source.name")
     model = serializers.CharField(source="source.model")
     threshold = serializers.FloatField(source="source.threshold", allow_null=True)
+    screenshot_threshold = serializers.FloatField(source="source.screenshot_threshold", allow_null=True, help_text=(
+        "The relevance score (WebJudge: 1-5) at or above which a screenshot was shown to the judge."))
     passed = serializers.IntegerField()
     count = serializers.IntegerField(help_text="Verdicts that say yes or no.")
     unsaid = serializers.IntegerField(help_text="Verdicts with only a label or a score (a task not executable counts "
@@ -208,12 +210,14 @@ class SourceVerdictSerializer(serializers.ModelSerializer):
     name = serializers.CharField(source="source.name", read_only=True)
     model = serializers.CharField(source="source.model", read_only=True)
     threshold = serializers.FloatField(source="source.threshold", read_only=True, allow_null=True)
+    screenshot_threshold = serializers.FloatField(source="source.screenshot_threshold", read_only=True,
+                                                  allow_null=True)
     file = serializers.CharField(source="source_name", read_only=True)
 
     class Meta:
         model = Verdict
-        fields = ("kind", "name", "model", "threshold", "grader", "success", "label", "score", "labels", "explanation",
-                  "file")
+        fields = ("kind", "name", "model", "threshold", "screenshot_threshold", "grader", "success", "label", "score",
+                  "labels", "explanation", "file")
         read_only_fields = fields
 
 

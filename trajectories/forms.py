@@ -2,8 +2,9 @@ from django import forms
 from django.conf import settings
 from django.template.defaultfilters import filesizeformat
 
-from .models import OutcomeStatus, Paradigm
+from .models import AgentRun, OutcomeStatus, Paradigm
 from .selectors import TrajectoryFilters
+from .services.verdict_import import NewRun
 
 ACCEPTED_FILES = ".html,.htm,.json,.jsonl,.zip,.log,.txt"
 
@@ -120,21 +121,63 @@ class VerdictsUploadForm(forms.Form):
     files = MultipleFileField(
         widget=MultipleFileInput(attrs={"accept": ".csv,.json,.jsonl"}),
         help_text="human_label.json, WebJudge outputs, result.json with a judge, Agent-E records, AgentRewardBench "
-                  "annotations.csv or judge files, or a per-task table of outcomes or grades. Each file is stored "
-                  "whole or not at all.")
+                  "annotations.csv or judge files, or a per-task table of outcomes or grades. The next step shows "
+                  "what each file holds and where its verdicts go.")
     run = forms.CharField(max_length=200, required=False,
-                          help_text="The run judged (needed for WebJudge, browser-use judge and Agent-E files and for "
-                                    "grades); for human_label.json, one agent's column.")
+                          help_text="The run judged (WebJudge, browser-use judge and Agent-E files name none; grades "
+                                    "need it); for human_label.json, one agent's column.")
     source = forms.CharField(max_length=200, required=False,
                              help_text='Name of the verdict source, e.g. "WebJudge o4-mini"; '
                                        "default: the format's own.")
-    benchmark = forms.CharField(max_length=64, required=False, help_text="When the file does not say.")
+    benchmark = forms.CharField(max_length=64, required=False,
+                                help_text="When the file does not say; tasks a file names are made only in a "
+                                          "benchmark named here or by the file.")
     threshold = forms.FloatField(required=False, help_text="Score at or above which a judge's score is a success "
-                                                           "(browser-use: 70).")
-    strict = forms.BooleanField(required=False, help_text="Refuse verdicts on tasks the platform does not hold "
-                                                          "instead of creating them.")
+                                                           "(browser-use: 50).")
+    strict = forms.BooleanField(required=False, help_text="Refuse a file with any record that cannot be stored (a "
+                                                          "task the platform does not hold among them) instead of "
+                                                          "leaving the record out.")
 
     def clean_files(self):
         files = self.cleaned_data["files"]
         check_upload_size(files)
         return files
+
+
+class AgentRunForm(forms.Form):
+    """Where the verdicts of one agent of a file go: an existing run, a new run, or nowhere."""
+
+    RUN, NEW, SKIP = "run", "new", "skip"
+    choice = forms.ChoiceField(label="Its verdicts go to", widget=forms.RadioSelect, choices=[
+        (RUN, "an existing run"), (NEW, "a new run"), (SKIP, "nowhere: leave them out")])
+    run = forms.CharField(max_length=AgentRun._meta.get_field("name").max_length, required=False, label="Run name",
+                          widget=forms.TextInput(attrs={"list": "run-names", "autocomplete": "off"}))
+    new = forms.CharField(max_length=AgentRun._meta.get_field("name").max_length, required=False,
+                          label="New run name")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, label_suffix="", **kwargs)
+
+    @classmethod
+    def initial_of(cls, look) -> dict:
+        """The choice automatic matching makes for an agent (`AgentLook`)."""
+        if look.match is not None:
+            return {"choice": cls.RUN, "run": look.match.run, "new": ""}
+        if look.run:
+            return {"choice": cls.NEW, "run": "", "new": look.run}
+        return {"choice": cls.RUN, "run": "", "new": ""}
+
+    def clean(self):
+        data = super().clean()
+        for choice, name, missing in ((self.RUN, "run", "Name the run."), (self.NEW, "new", "Name the new run.")):
+            if data.get("choice") == choice and not data.get(name, "").strip():
+                self.add_error(name, missing)
+        return data
+
+    @property
+    def mapped(self):
+        """The mapping's value for the agent: a run's name, a NewRun, or None (left out)."""
+        data = self.cleaned_data
+        if data["choice"] == self.SKIP:
+            return None
+        return data["run"].strip() if data["choice"] == self.RUN else NewRun(data["new"].strip())

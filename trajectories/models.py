@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from infrastructure.jobs import BackgroundJob, JobStatus
 
-from .formats.canonical import ActionParts
+from .formats.canonical import TASK_ID_MAX_LENGTH, ActionParts
 from .formats.published_verdicts import NOT_EXECUTABLE
 
 
@@ -46,9 +46,10 @@ class Task(models.Model):
     """A benchmark task, with its evaluation config exactly as published."""
 
     benchmark = models.CharField(max_length=64, default="webarena")
-    task_id = models.CharField(max_length=64, help_text="Task id within its benchmark.")
+    task_id = models.CharField(max_length=TASK_ID_MAX_LENGTH, help_text="Task id within its benchmark.")
     number = models.PositiveIntegerField(null=True, blank=True, help_text="Numeric task id, for ordering.")
-    old_task_id = models.CharField(max_length=64, blank=True, help_text="WebArena-Lite: id in full WebArena.")
+    old_task_id = models.CharField(max_length=TASK_ID_MAX_LENGTH, blank=True,
+                                   help_text="WebArena-Lite: id in full WebArena.")
     intent = models.TextField()
     intent_template = models.TextField(blank=True)
     intent_template_id = models.IntegerField(null=True, blank=True)
@@ -396,23 +397,41 @@ def in_label_order(items):
 
 class VerdictSource(models.Model):
     """A named giver of verdicts on agents' success: a second harness, a published LLM judge, human
-    evaluators, the agent about itself. One row per (kind, name, model), shared by every run."""
+    evaluators, the agent about itself. One row per (kind, name, model, screenshot threshold), shared
+    by every run: a judge shown other screenshots is another judge, while its success threshold only
+    reads the same scores."""
 
     kind = models.CharField(max_length=32, choices=VerdictKind.choices)
     name = models.CharField(max_length=200, help_text='e.g. "agent self-report", "WebJudge".')
     model = models.CharField(max_length=200, blank=True, help_text="The judge's model, for LLM judges.")
     threshold = models.FloatField(null=True, blank=True, help_text="Score at or above which the source says success.")
+    screenshot_threshold = models.FloatField(
+        null=True, blank=True, help_text="A judge's relevance score (WebJudge: 1-5) at or above which a screenshot "
+                                         "is shown to it; not a success threshold.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["kind", "name", "model"]
+        ordering = ["kind", "name", "model", "screenshot_threshold"]
         constraints = [
-            models.UniqueConstraint(fields=["kind", "name", "model"], name="verdict_source_unique"),
+            # Two constraints, since a unique constraint lets rows whose screenshot threshold is NULL repeat.
+            models.UniqueConstraint(fields=["kind", "name", "model"], condition=Q(screenshot_threshold__isnull=True),
+                                    name="verdict_source_unique"),
+            models.UniqueConstraint(fields=["kind", "name", "model", "screenshot_threshold"],
+                                    condition=Q(screenshot_threshold__isnull=False),
+                                    name="verdict_source_unique_per_screenshot_threshold"),
             models.CheckConstraint(condition=Q(kind__in=VerdictKind.values), name="verdict_source_kind_known"),
         ]
 
     def __str__(self):
-        return f"{self.name} ({self.model})" if self.model else self.name
+        name = f"{self.name} ({self.model})" if self.model else self.name
+        return f"{name}, {self.screenshot_rule}" if self.screenshot_threshold is not None else name
+
+    @property
+    def screenshot_rule(self) -> str:
+        """The screenshots the judge saw, in words; empty when the source does not say."""
+        if self.screenshot_threshold is None:
+            return ""
+        return f"screenshots scored {self.screenshot_threshold:g} or more count"
 
 
 class Verdict(models.Model):

@@ -25,7 +25,7 @@ from . import selectors
 from .formats import webarena_verified
 from .formats.verdict_files import VerdictFileError
 from .formats.webarena_tasks import TaskConfigError
-from .forms import OutcomesUploadForm, TaskImportForm, UploadForm, VerdictsUploadForm
+from .forms import AgentRunForm, OutcomesUploadForm, TaskImportForm, UploadForm, VerdictsUploadForm
 from .models import AgentRun, ImportJob, ResultOrigin, Screenshot, Task, TaskSubset, Trajectory
 from .permissions import can_import_into
 from .services.import_jobs import create_import_job, enqueue_import_job, retry_import_job
@@ -33,7 +33,8 @@ from .services.media_check import log_missing_once
 from .services.runs import get_or_create_run
 from .services.subsets import import_subset_bytes
 from .services.tasks import import_task_bytes
-from .services.verdict_import import OUTCOMES, import_verdicts
+from .services.staged_uploads import discard, stage, staged_files
+from .services.verdict_import import OUTCOMES, import_files, import_verdicts, read_verdicts
 from .services.verdicts import record_grade
 
 TASKS_PER_PAGE = 100
@@ -140,23 +141,89 @@ def upload_outcomes(request):
     return render(request, "trajectories/upload_outcomes.html", {"form": form, "report": report})
 
 
+_STAGED_VERDICTS = "staged_verdicts"  # the session's key of the files between the two steps
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def upload_verdicts(request):
-    """Verdicts of any source, file by file: each file's report says what was stored, or why nothing was."""
+    """Verdicts of any source in two steps: the files are read and shown (what each holds, the runs its agents
+    match, a choice of run per agent), then stored with the choices made; each file's report says what was
+    stored and left out, or why nothing was."""
+    if request.method == "POST" and "token" in request.POST:
+        return _import_staged_verdicts(request)
     form = VerdictsUploadForm(request.POST or None, request.FILES or None)
-    reports, refused = [], []
+    refused = []
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        for upload in data["files"]:
-            try:
-                reports.append(import_verdicts(
-                    upload.name, upload.read(), run=data["run"].strip(), source_name=data["source"].strip(),
-                    benchmark=data["benchmark"].strip(), threshold=data["threshold"], strict=data["strict"],
-                    user=request.user, origin=ResultOrigin.WEB))
-            except VerdictFileError as error:
-                refused.append(f"{error}; nothing was stored.")
-    return render(request, "trajectories/upload_verdicts.html", {"form": form, "reports": reports, "refused": refused})
+        options = {"run": data["run"].strip(), "source": data["source"].strip(),
+                   "benchmark": data["benchmark"].strip(), "threshold": data["threshold"], "strict": data["strict"]}
+        read, looks, refused = _read_verdict_files(
+            request, [(upload.name, upload.read()) for upload in data["files"]], options)
+        if read:
+            previous = request.session.get(_STAGED_VERDICTS)
+            if previous:
+                discard(previous)
+            staged = stage([(item.source, item.data) for item in read])
+            request.session[_STAGED_VERDICTS] = {**staged, "options": options}
+            return _verdict_choices(request, staged["token"], looks, options, refused)[0]
+    return render(request, "trajectories/upload_verdicts.html", {"form": form, "refused": refused})
+
+
+def _read_verdict_files(request, files, options) -> tuple[list, list, list[str]]:
+    """(the files read, what each holds, why each other file was refused)."""
+    read, looks, refused = [], [], []
+    for name, data in files:
+        try:
+            item = read_verdicts(name, data, run=options["run"], source_name=options["source"],
+                                 threshold=options["threshold"])
+            looks.append(item.look(benchmark=options["benchmark"], user=request.user))
+        except VerdictFileError as error:
+            refused.append(f"{error}; nothing was stored.")
+            continue
+        read.append(item)
+    return read, looks, refused
+
+
+def _verdict_choices(request, token, looks, options, refused, data=None):
+    """The second step: each file's agents with a choice of run (bound to `data` once submitted). (The page,
+    None), or (None, each file's mapping) when every choice submitted is valid."""
+    files = []
+    for index, look in enumerate(looks):
+        files.append({"look": look, "agents": [
+            (agent, AgentRunForm(data, prefix=f"file{index}-agent{number}", initial=AgentRunForm.initial_of(agent)))
+            for number, agent in enumerate(look.agents)]})
+    if data is not None and all(form.is_valid() for file in files for _, form in file["agents"]):
+        return None, [{agent.agent: form.mapped for agent, form in file["agents"]} for file in files]
+    runs = AgentRun.objects.order_by("name")
+    if not has_role(request.user, ADMIN):
+        runs = runs.filter(uploaded_by=request.user)
+    return render(request, "trajectories/upload_verdicts.html", {
+        "token": token, "files": files, "refused": refused, "strict": options["strict"],
+        "runs": runs.values_list("name", flat=True)}), None
+
+
+def _import_staged_verdicts(request):
+    staged = request.session.get(_STAGED_VERDICTS)
+    files = staged_files(staged) if staged and staged["token"] == request.POST["token"] else None
+    if files is None:
+        return render(request, "trajectories/upload_verdicts.html", {"form": VerdictsUploadForm(), "refused": [
+            "The files read in the first step are no longer kept (imported, replaced by a later upload, or left "
+            "over a day): upload them again."]})
+    options = staged["options"]
+    read, looks, refused = _read_verdict_files(request, files, options)
+    page, mappings = _verdict_choices(request, staged["token"], looks, options, refused, request.POST)
+    if page is not None:
+        return page
+    results = import_files(read, mappings, benchmark=options["benchmark"], strict=options["strict"],
+                           user=request.user, origin=ResultOrigin.WEB)
+    discard(staged)
+    del request.session[_STAGED_VERDICTS]
+    return render(request, "trajectories/upload_verdicts.html", {
+        "form": VerdictsUploadForm(),
+        "reports": [result for result in results if not isinstance(result, VerdictFileError)],
+        "refused": refused + [f"{result}; nothing was stored." for result in results
+                              if isinstance(result, VerdictFileError)]})
 
 
 def _visible_job(request, pk: int) -> ImportJob:

@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from accounts.services import create_api_token
 from tests.factories import UserFactory
+from trajectories.formats.canonical import TASK_ID_MAX_LENGTH
 from trajectories.models import AgentRun, ImportJob, Trajectory
 
 pytestmark = pytest.mark.django_db
@@ -166,17 +167,18 @@ def test_nul_characters_in_run_fields_are_stored_replaced(webarena_tasks, api):
 
 
 def test_task_ids_no_task_can_have_fail_or_skip_alone(webarena_tasks, api):
-    long_id = "9" * 70
+    long_id = "9" * (TASK_ID_MAX_LENGTH + 1)
     files = [
         _upload("nul-task.json", _document("3\x00")),
-        _upload(f"{long_id}.json", [{"instruction": "", "input": "", "output": "x"}, {"result": "PASS"}]),
+        # A trace named by no task id (a file system keeps no name long enough for a too-long one).
+        _upload("no-task.json", [{"instruction": "", "input": "", "output": "x"}, {"result": "PASS"}]),
         _upload("results.log", f"[Result] (PASS) config_files/{long_id}.json\n[Result] (FAIL) config_files/6.json\n"),
         _upload("good.json", _document("6")),
     ]
     response = api.post(reverse("api-run-import"), {"run": "ids", "files": files}, format="multipart")
     entries = {entry["file"]: entry for entry in response.json()["files"]}
     assert entries["nul-task.json"]["status"] == "failed" and "is not imported" in entries["nul-task.json"]["reason"]
-    assert entries[f"{long_id}.json"]["status"] == "skipped" and "no task id" in entries[f"{long_id}.json"]["reason"]
+    assert entries["no-task.json"]["status"] == "skipped" and "no task id" in entries["no-task.json"]["reason"]
     assert entries["results.log"]["notes"][0].startswith("1 results (0 PASS, 1 FAIL)")
     assert Trajectory.objects.get(run__name="ids").success is False
 

@@ -11,10 +11,12 @@ from django.urls import reverse
 
 from metrics.verdict_sources import verdicts_of
 from tests.factories import AgentRunFactory, TaskFactory, TrajectoryFactory, UserFactory
+from tests.trajectories.verdict_samples import GPT_WORKARENA, WORKARENA_IDS, annotations_csv
+from trajectories.formats.published_verdicts import SourceRef, VerdictFile, VerdictRecord
 from trajectories.formats.verdict_files import VerdictFileError
-from trajectories.models import AgentRun, Task, TaskResult, Verdict
+from trajectories.models import AgentRun, Task, TaskResult, Verdict, VerdictSource
 from trajectories.selectors import source_rates
-from trajectories.services.verdict_import import import_verdicts
+from trajectories.services.verdict_import import NewRun, VerdictFileRead, import_verdicts
 
 pytestmark = pytest.mark.django_db
 
@@ -91,8 +93,8 @@ def test_webjudge_lines_attach_to_the_run_given_and_need_it(om2w):
 def test_browser_use_judge_scores_against_the_threshold(om2w):
     run = AgentRunFactory(name="browser-use-cloud", benchmark="online-mind2web")
     files = sorted((om2w / "browser_use_cloud").glob("*/result.json"))
-    for path in files:
-        import_verdicts(path.name, path.read_bytes(), run=run.name)
+    for path in files:  # a browser-use result names no benchmark: its tasks are made in the one given
+        import_verdicts(path.name, path.read_bytes(), run=run.name, benchmark="online-mind2web")
     assert _counts(run, "browser-use judge") == (14, 1, 0)  # 14 scored 100, one 0
     stricter = next(path for path in files if path.parent.name.startswith("0059adc6"))
     import_verdicts(stricter.name, stricter.read_bytes(), run=run.name, source_name="browser-use judge strict",
@@ -133,23 +135,33 @@ def test_a_bad_row_refuses_the_file_and_stores_nothing():
     assert not Verdict.objects.exists() and not AgentRun.objects.exists()
 
 
-def test_a_second_verdict_of_the_same_grader_refuses_the_file():
+def test_a_second_verdict_of_the_same_grader_is_left_out_naming_the_first():
     TaskFactory(benchmark="webarena", task_id="1"), TaskFactory(benchmark="webarena", task_id="2")
-    duplicate = ANNOTATIONS + "ann1,webarena,webarena.1,gpt-4o,GenericAgent-gpt-4o,Successful,No,4. Optimal,No\n"
-    with pytest.raises(VerdictFileError, match="line 6.*second verdict.*first at line 2"):
-        import_verdicts("annotations.csv", duplicate.encode())
-    assert not Verdict.objects.exists() and not AgentRun.objects.exists()
+    duplicate = ANNOTATIONS + "ann1,webarena,webarena.1,gpt-4o,GenericAgent-gpt-4o,Unsuccessful,No,4. Optimal,No\n"
+    report = import_verdicts("annotations.csv", duplicate.encode())
+    assert [(item.line, item.field, item.value) for item in report.problems] == [(6, "task_id", "'webarena.1'")]
+    assert report.problems[0].reason == ("a second verdict of AgentRewardBench experts by ann1 on this task of run "
+                                         "'GenericAgent-gpt-4o' (the first at line 2): left out")
+    assert Verdict.objects.get(run__name="GenericAgent-gpt-4o", task__task_id="1", grader="ann1").success is True
+    with pytest.raises(VerdictFileError, match="1 record cannot be stored, and a strict import refuses the file: "
+                                               "line 6 \\(task_id 'webarena.1'\\): a second verdict"):
+        import_verdicts("again.csv", duplicate.replace("Successful,No,4", "Unsuccessful,No,4").encode(), strict=True)
+    assert Verdict.objects.get(run__name="GenericAgent-gpt-4o", task__task_id="1", grader="ann1").success is True
 
 
-def test_listed_benchmarks_and_strict_refuse_unknown_tasks(om2w):
+def test_listed_benchmarks_and_strict_leave_unknown_tasks_out(om2w):
     path = om2w / "human_label.excerpt.json"
-    with pytest.raises(VerdictFileError, match="no task online-mind2web"):
+    with pytest.raises(VerdictFileError, match="180 records cannot be stored, and a strict import refuses the file: "
+                                               "item 1 \\(task_id '.*'\\), item 2 .* and 170 more: the platform "
+                                               "holds no online-mind2web task of this id, and a strict import makes "
+                                               "none$"):
         import_verdicts(path.name, path.read_bytes(), strict=True)
     assert not AgentRun.objects.exists()
     TaskFactory(benchmark="webarena", task_id="1")  # a task list of webarena: its tasks are not made from files
-    with pytest.raises(VerdictFileError, match="no task webarena 2: import the task configs first"):
-        import_verdicts("annotations.csv", ANNOTATIONS.encode())
-    assert not AgentRun.objects.exists() and not Verdict.objects.exists()
+    report = import_verdicts("annotations.csv", ANNOTATIONS.encode())
+    assert [(item.line, item.value, item.reason) for item in report.problems] == [
+        (4, "'webarena.2'", "the task list of webarena (imported with manage.py import_tasks) has no task of this id")]
+    assert Verdict.objects.count() == 3 and not Task.objects.filter(task_id="2").exists()
 
 
 def test_one_agent_column_with_run(om2w):
@@ -178,17 +190,26 @@ def test_command_reports_each_file_and_fails_on_a_bad_one(om2w, tmp_path, capsys
     assert AgentRun.objects.count() == 6
 
 
-def test_the_page_imports_each_file_and_says_which_were_refused(client, om2w):
+def test_the_page_reads_each_file_then_imports_it_and_says_which_were_refused(client, om2w):
     client.force_login(UserFactory())
     labels = om2w / "human_label.excerpt.json"
     with labels.open("rb") as good:
         response = client.post("/runs/import-verdicts/", {
             "files": [good, SimpleUploadedFile("bad.csv", ANNOTATIONS.replace("Unsure", "Maybe").encode())]})
-    page = response.content.decode()
-    assert response.status_code == 200
+    page = text(response)
     assert "bad.csv, line 4" in page and "nothing was stored" in page
-    assert "180 new, 0 changed, 0 unchanged" in page and "Operator" in page
+    assert "Step 2 of 2" in page and "180 verdicts of Online-Mind2Web human labels (180)" in page
+    assert "Operator: 30 verdicts of 30 tasks of online-mind2web" in page
+    assert "No run matches: a new run named Operator would be made." in page
+    assert not Verdict.objects.exists()
+    token = re.search(r'name="token" value="([^"]+)"', response.content.decode())[1]
+    choices = {f"file0-agent{number}-{name}": value for number in range(6)
+               for name, value in (("choice", "new"), ("new", list(HUMAN_LABELS)[number]))}
+    page = text(client.post("/runs/import-verdicts/", {"token": token, **choices}))
+    assert "180 new, 0 changed, 0 unchanged" in page and "Operator created (results only)" in page
     assert Verdict.objects.count() == 180
+    again = text(client.post("/runs/import-verdicts/", {"token": token, **choices}))
+    assert "no longer kept" in again and Verdict.objects.count() == 180
 
 
 def test_labels_show_on_the_trajectory_page_with_the_grader_and_are_counted_on_the_run_page(client):
@@ -209,3 +230,121 @@ def test_labels_show_on_the_trajectory_page_with_the_grader_and_are_counted_on_t
 def test_labels_show_in_the_order_they_are_asked_whatever_order_is_stored():
     verdict = Verdict(labels={"looping": "No", "extra": "x", "optimality": "3", "side_effect": "Yes"})
     assert verdict.shown_labels == [("side effect", "Yes"), ("optimality", "3"), ("looping", "No"), ("extra", "x")]
+
+
+def test_workarena_task_ids_of_up_to_106_characters_are_made_from_the_file():
+    TaskFactory(benchmark="webarena", task_id="310")
+    report = import_verdicts("annotations.csv", annotations_csv().encode())
+    assert report.problems == [] and (report.new, len(report.runs)) == (7, 3)
+    # `workarena.` names the benchmark and is dropped: ids of 80, 96 and 106 characters are stored with 70, 86, 96.
+    made = Task.objects.filter(benchmark="workarena")
+    assert sorted(len(task.task_id) for task in made) == [70, 86, 96]
+    assert not any(task.from_task_list for task in made)
+    assert "3 tasks created from this file: the platform holds no task of these ids in workarena" in report.notes
+    run = AgentRun.objects.get(name=GPT_WORKARENA)
+    assert (run.benchmark, run.model) == ("workarena", "gpt-4o-2024-11-20")
+    # By hand, its five rows: yes (ann1, 80), no (ann2, 80), no (ann1, 96), unsure (ann1, 106), yes (ann2, 106).
+    assert _counts(run, "AgentRewardBench experts") == (2, 2, 0)
+    assert Verdict.objects.get(run=run, task__task_id=WORKARENA_IDS[2][len("workarena."):], grader="ann1").label == (
+        "unsure")
+    assert import_verdicts("annotations.csv", annotations_csv().encode()).unchanged == 7
+
+
+def test_a_task_that_cannot_be_had_names_its_id_and_why():
+    TaskFactory(benchmark="webarena", task_id="1")  # webarena's task list is held: its tasks are not made from files
+    too_long = "workarena." + "x" * 300
+    rows = annotations_csv() + f"ann1,workarena,{too_long},gpt-4o-2024-11-20,{GPT_WORKARENA},Successful,No,4,No\n"
+    report = import_verdicts("annotations.csv", rows.encode())
+    assert [(item.line, item.field, item.reason) for item in report.problems] == [
+        (7, "task_id", "the task list of webarena (imported with manage.py import_tasks) has no task of this id"),
+        (9, "task_id", "a task id of 300 characters; the platform keeps task ids of up to 255")]
+    assert report.problems[1].value == repr(too_long)[:80]
+    assert report.new == 6 and Task.objects.filter(benchmark="workarena").count() == 3
+    assert "import the task configs first" not in str(report)
+
+
+@pytest.fixture
+def browser_use_cloud(om2w):
+    """The browser-use cloud run, its 15 trajectories imported with the judge's verdicts they carry."""
+    call_command("import_trajectories", str(om2w / "browser_use_cloud"), "--run", "browser-use-cloud")
+    return AgentRun.objects.get(name="browser-use-cloud")
+
+
+def test_the_same_judge_verdicts_again_are_unchanged_whatever_the_file_is_called(browser_use_cloud, om2w):
+    files = sorted((om2w / "browser_use_cloud").glob("*/result.json"))
+    stored = {verdict.pk: verdict.source_name for verdict in Verdict.objects.filter(run=browser_use_cloud)}
+    assert len(stored) == 15  # stored with the trajectories, named by their path in the folder
+    for name in (lambda path: path.name, lambda path: str(path)):
+        reports = [import_verdicts(name(path), path.read_bytes(), run=browser_use_cloud.name) for path in files]
+        assert [(report.new, report.changed, report.unchanged) for report in reports] == [(0, 0, 1)] * 15
+    # Nothing changed: the rows still say they came from the trajectories' files.
+    assert {verdict.pk: verdict.source_name for verdict in Verdict.objects.filter(run=browser_use_cloud)} == stored
+    changed = json.loads(files[0].read_text())
+    changed["judge"]["reasoning"] += " On second thought, yes."
+    report = import_verdicts(files[0].name, json.dumps(changed).encode(), run=browser_use_cloud.name)
+    assert (report.new, report.changed, report.unchanged) == (0, 1, 0)
+
+
+def test_a_judge_files_own_task_goes_into_a_benchmark_only_when_named(browser_use_cloud):
+    custom = json.dumps({"task_id": "browser_use_search_flights", "task": "Find flights from Zurich to Lisbon.",
+                         "final_result_response": "Found 3.", "judge": {"score": 100, "reasoning": "Listed."}})
+    with pytest.raises(VerdictFileError, match="task_id 'browser_use_search_flights'\\): run 'browser-use-cloud' is of "
+                                               "online-mind2web, which holds no task of this id, and the file names "
+                                               "no benchmark to make it in: give the benchmark"):
+        import_verdicts("result.json", custom.encode(), run=browser_use_cloud.name)
+    assert not Task.objects.filter(task_id="browser_use_search_flights").exists()
+    report = import_verdicts("result.json", custom.encode(), run=browser_use_cloud.name, benchmark="browser-use-evals")
+    assert report.new == 1 and Task.objects.get(task_id="browser_use_search_flights").benchmark == "browser-use-evals"
+    assert AgentRun.objects.get(pk=browser_use_cloud.pk).benchmark == "online-mind2web"
+    assert report.runs[0].tasks_not_held == ["browser_use_search_flights"]
+
+
+def test_a_failed_import_stores_nothing_not_even_a_run(om2w, monkeypatch):
+    browser_use = next((om2w / "browser_use_cloud").glob("*/result.json"))
+    with pytest.raises(VerdictFileError, match="the file names no benchmark for its tasks and run 'fresh' is new"):
+        import_verdicts("result.json", browser_use.read_bytes(), mapping={"": NewRun("fresh")})
+    TaskFactory(benchmark="webarena", task_id="1")
+    with pytest.raises(VerdictFileError, match="no record can be stored"):
+        import_verdicts("annotations.csv", annotations_csv().replace("workarena", "webarena").encode())
+    with pytest.raises(VerdictFileError, match="a strict import refuses the file"):
+        import_verdicts("annotations.csv", ANNOTATIONS.encode(), strict=True)  # task 2 is not held
+    assert not AgentRun.objects.exists()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(Verdict.objects, "bulk_create", broken)
+    with pytest.raises(RuntimeError):
+        import_verdicts("annotations.csv", annotations_csv().encode())
+    assert not AgentRun.objects.exists() and not Task.objects.filter(benchmark="workarena").exists()
+
+
+def _webjudge_file(method: str, screenshots: float) -> VerdictFile:
+    """A WebJudge method's verdicts as the reader gives them: the method in the source's name, its screenshot
+    threshold beside."""
+    ref = SourceRef("llm_judge", f"{method} gpt-4o-mini", "gpt-4o-mini", screenshot_threshold=screenshots)
+    return VerdictFile("webjudge", [VerdictRecord(ref, "t1", 1, True), VerdictRecord(ref, "t2", 2, False)])
+
+
+def test_each_webjudge_method_and_screenshot_threshold_is_a_source_of_its_own():
+    run = AgentRunFactory(name="browser-use-cloud", benchmark="online-mind2web")
+    methods = ("AgentTrek", "Autonomous", "WebVoyager", "WebJudge_general", "WebJudge_Online_Mind2Web")
+    for method in methods + methods[:1]:  # the first file twice
+        VerdictFileRead(f"{method}_eval.json", b"", run.name, _webjudge_file(method, 3)).store()
+    assert VerdictSource.objects.filter(name__endswith="gpt-4o-mini").count() == 5
+    report = VerdictFileRead("AgentTrek_4.json", b"", run.name, _webjudge_file("AgentTrek", 4)).store()
+    assert report.sources == ["AgentTrek gpt-4o-mini (gpt-4o-mini), screenshots scored 4 or more count (2)"]
+    sources = VerdictSource.objects.filter(name="AgentTrek gpt-4o-mini").order_by("screenshot_threshold")
+    assert [(source.screenshot_threshold, source.threshold) for source in sources] == [(3, None), (4, None)]
+    assert Verdict.objects.filter(run=run).count() == 12  # 6 sources, 2 tasks each
+
+
+def test_the_screenshot_threshold_is_shown_with_the_source(client):
+    run = AgentRunFactory(name="browser-use-cloud", benchmark="online-mind2web")
+    trajectory = TrajectoryFactory(run=run, task=TaskFactory(benchmark="online-mind2web", task_id="t1"))
+    VerdictFileRead("AgentTrek_eval.json", b"", run.name, _webjudge_file("AgentTrek", 3)).store()
+    client.force_login(UserFactory())
+    page = text(client.get(reverse("metrics:trajectory-detail", args=[trajectory.pk])))
+    assert "AgentTrek gpt-4o-mini (gpt-4o-mini) (screenshots scored 3 or more count) : PASS" in page
+    sources = client.get(f"/api/trajectories/{trajectory.pk}/").json()["verdicts"]
+    assert [(source["name"], source["screenshot_threshold"]) for source in sources] == [("AgentTrek gpt-4o-mini", 3)]

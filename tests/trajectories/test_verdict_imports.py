@@ -87,12 +87,20 @@ def test_import_outcomes_creates_a_results_only_run(webarena_tasks, leaderboard_
     assert TaskResult.objects.filter(run=run).count() == 25
 
 
-def test_import_outcomes_is_all_or_nothing(webarena_tasks, tmp_path):
+def test_a_row_naming_a_task_not_held_is_left_out_and_strict_refuses_the_file(webarena_tasks, tmp_path, capsys):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"t": 1, "m": "x", "s": 1}\n{"t": 99999, "m": "x", "s": 0}\n')
-    with pytest.raises(CommandError, match="no webarena task 99999"):
-        call_command("import_outcomes", str(path))
+    with pytest.raises(CommandError, match="strict import refuses the file: line 2 \\(task_id '99999'\\): the task list "
+                                           "of webarena .* has no such task; nothing was stored"):
+        call_command("import_outcomes", str(path), "--strict")
     assert not AgentRun.objects.filter(name="x").exists()
+    call_command("import_outcomes", str(path))
+    assert "1 record left out:\n  line 2 (task_id '99999'): the task list of webarena" in capsys.readouterr().out
+    assert list(TaskResult.objects.filter(run__name="x").values_list("task__task_id", flat=True)) == ["1"]
+    path.write_text('{"t": 99999, "m": "y", "s": 0}\n')
+    with pytest.raises(CommandError, match="no record can be stored: line 1 \\(task_id '99999'\\)"):
+        call_command("import_outcomes", str(path))
+    assert not AgentRun.objects.filter(name="y").exists()
 
 
 def test_uniform_results_get_a_warning(webarena_tasks, tmp_path, capsys):
@@ -145,11 +153,23 @@ def test_outcomes_upload_page(client, webarena_tasks, leaderboard_file):
     from django.core.files.uploadedfile import SimpleUploadedFile
     client.force_login(UserFactory(username="dev"))
     page = client.post("/runs/import-outcomes/", {
-        "file": SimpleUploadedFile("results.csv", b"agent_name,tid,ok\nbeta,0,1\nbeta,1,0\n"),
+        "file": SimpleUploadedFile("results.csv", b"agent_name,tid,ok\nbeta,0,1\nbeta,1,0\nbeta,99999,1\n"),
         "run_column": "agent_name", "task_column": "tid", "success_column": "ok", "benchmark": "webarena",
     }).content.decode()
     assert "beta</a> created:" in page and "2 task verdicts, 1 pass" in page
+    assert "Rows left out: 1" in page and "<td>4</td><td>task_id</td><td><code>&#x27;99999&#x27;</code></td>" in page
     refused = client.post("/runs/import-outcomes/", {
         "file": SimpleUploadedFile("bad.csv", b"task_id,success\n0,1\n"), "benchmark": "webarena",
     }).content.decode()
     assert "bad.csv: no run column" in refused and "nothing was stored" in refused
+
+
+def test_a_grade_of_a_task_not_held_is_left_out_and_one_out_of_range_still_refuses_the_file(webarena_tasks):
+    from trajectories.services.verdicts import import_grades
+    run = AgentRunFactory(name="agentoccam")
+    report = import_grades(run, "grades.csv", b"task_id,grader,grade\n1,ann,1\n99999,ann,0\n")
+    assert report.grades == 1 and [(item.line, item.value) for item in report.problems] == [(3, "'99999'")]
+    assert "1 record left out:\n  line 3 (task_id '99999'): the task list of webarena" in str(report)
+    with pytest.raises(VerdictFileError, match="line 2: grade: grade '3' is not 1"):
+        import_grades(run, "scale.csv", b"task_id,grader,grade\n1,ann,3\n")
+    assert OutcomeGrade.objects.filter(run=run).count() == 1

@@ -45,3 +45,41 @@ def write_verdict_run(folder: Path) -> Path:
     for document in (CLICK_DIALOG, CLICK_CHECKBOXES):
         (folder / f"{document['task']['task_id']}.json").write_text(json.dumps(document))
     return folder
+
+
+# AgentRewardBench's annotations.csv carries no licence and is not in ../shared: rows are written here from its
+# documented columns (SOURCES.md), one per annotator and trajectory, with WorkArena++ task ids as BrowserGym
+# names them (`workarena.servicenow.<task>-l<level>`, 80 of the file's 451 ids longer than 64 characters, up
+# to 106 with their prefix).
+ANNOTATION_COLUMNS = ("annotator_name", "benchmark", "task_id", "model_name", "exp_name", "trajectory_success",
+                      "trajectory_side_effect", "trajectory_optimality", "trajectory_looping")
+GPT_WORKARENA, GPT_WEBARENA, CLAUDE_WORKARENA = (
+    "GenericAgent-gpt-4o-2024-11-20_on_workarena_l2", "GenericAgent-gpt-4o-2024-11-20_on_webarena",
+    "GenericAgent-claude-3.7-sonnet_on_workarena_l2")
+
+
+def workarena_task_id(length: int, number: int) -> str:
+    """A WorkArena++ task id of `length` characters, prefix included."""
+    text = f"workarena.servicenow.dashboard-retrieve-catalog-and-order-{number}-" + "then-filter-and-sort-the-list-" * 4
+    return text[:length - 3] + "-l2"
+
+
+WORKARENA_IDS = tuple(workarena_task_id(length, number) for number, length in enumerate((80, 96, 106)))
+
+
+def annotations_csv() -> str:
+    """Seven rows: three WorkArena++ trajectories of gpt-4o (two labelled by a pair of annotators), one WebArena
+    trajectory of gpt-4o, one WorkArena++ trajectory of Claude."""
+    short, middle, longest = WORKARENA_IDS
+    rows = [
+        ("ann1", "workarena", short, "gpt-4o-2024-11-20", GPT_WORKARENA, "Successful", "No", "4. Optimal", "No"),
+        ("ann2", "workarena", short, "gpt-4o-2024-11-20", GPT_WORKARENA, "Unsuccessful", "No", "3. Somewhat Optimal",
+         "No"),
+        ("ann1", "workarena", middle, "gpt-4o-2024-11-20", GPT_WORKARENA, "Unsuccessful", "Yes", "2. Suboptimal", "Yes"),
+        ("ann1", "workarena", longest, "gpt-4o-2024-11-20", GPT_WORKARENA, "Unsure", "No", "4. Optimal", "No"),
+        ("ann2", "workarena", longest, "gpt-4o-2024-11-20", GPT_WORKARENA, "Successful", "No", "4. Optimal", "No"),
+        ("ann1", "webarena", "webarena.310", "gpt-4o-2024-11-20", GPT_WEBARENA, "Successful", "No", "4. Optimal", "No"),
+        ("ann1", "workarena", longest, "claude-3.7-sonnet", CLAUDE_WORKARENA, "Unsuccessful", "Yes",
+         "1. Complete Failure", "Yes"),
+    ]
+    return "\n".join(",".join(row) for row in (ANNOTATION_COLUMNS, *rows)) + "\n"

@@ -21,7 +21,7 @@ SCHEMA_PATH = Path(__file__).parent / "schemas" / "trajectory-v1.schema.json"
 # Nesting of objects and arrays, counting the document itself: deeper documents are refused before
 # anything walks them recursively (schema validation, dataclass conversion, JSON encoding).
 MAX_DEPTH = 32
-TASK_ID_MAX_LENGTH = 64  # as the schema's maxLength, and the database's column
+TASK_ID_MAX_LENGTH = 255  # as the schema's maxLength, and the database's column
 PARADIGMS = ("step_by_step", "tree_search", "full_plan", "other")
 # Who gave a verdict on a trajectory's success: the benchmark's harness (its reward or evaluator),
 # a rule check, human graders, an LLM judge, or the agent about itself.

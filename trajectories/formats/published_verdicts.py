@@ -40,6 +40,18 @@ class SourceRef:
     name: str
     model: str = ""
     threshold: float | None = None
+    screenshot_threshold: float | None = None  # WebJudge's relevance cut-off (1-5) for screenshots, not success
+
+
+@dataclass(frozen=True)
+class RecordProblem:
+    """A record that could not be read: where (line, or "item N"), the field, its value (a repr cut to
+    80 characters) and why; the file's other records are read."""
+
+    line: int | str
+    field: str
+    value: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -66,6 +78,7 @@ class VerdictFile:
     records: list[VerdictRecord]
     notes: list[str] = field(default_factory=list)
     summary_rows: list[SummaryRow] = field(default_factory=list)  # rows that summarise the others, skipped
+    problems: list[RecordProblem] = field(default_factory=list)  # records left out, each named
 
     @property
     def sources(self) -> list[SourceRef]:

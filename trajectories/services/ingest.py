@@ -689,6 +689,7 @@ class _RunImport:
         source = self.verdict_sources.get(key)
         if source is None:
             source, _ = VerdictSource.objects.get_or_create(kind=verdict.kind, name=verdict.name, model=verdict.model,
+                                                            screenshot_threshold=None,
                                                             defaults={"threshold": verdict.threshold})
             transaction.on_commit(lambda: self.verdict_sources.setdefault(key, source))
         return source

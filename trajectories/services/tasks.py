@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from trajectories.formats import online_mind2web, webarena_verified
+from trajectories.formats.canonical import TASK_ID_MAX_LENGTH
 from trajectories.formats.task_files import TaskFile, read_task_bytes, read_task_file, reported_lines
 from trajectories.formats.webarena_tasks import TaskConfig, TaskProblem
 from trajectories.models import RequirementsSource, Task
@@ -73,6 +74,17 @@ class TaskImportReport:
             lines += [f"  task {item['task_id']}: {item['field']}: {item['webarena']!r} -> {item['verified']!r}"
                       for item in self.changes]
         return "\n".join(lines + reported_lines(self.source, self.skipped, self.notes))
+
+
+def unusable_task_id(task_id: str) -> str:
+    """Why a task id can name no task; empty when it can."""
+    if not task_id.strip():
+        return "no task id"
+    if len(task_id) > TASK_ID_MAX_LENGTH:
+        return f"a task id of {len(task_id)} characters; the platform keeps task ids of up to {TASK_ID_MAX_LENGTH}"
+    if not task_id.isprintable():
+        return "the task id holds control characters"
+    return ""
 
 
 def task_from_file(benchmark: str, task_id: str, intent: str) -> tuple[Task, bool]:

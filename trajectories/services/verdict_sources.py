@@ -18,8 +18,9 @@ def built_in_sources(keys) -> dict[tuple[str, str, str], VerdictSource]:
     keys = set(keys)
     if not keys:
         return {}
-    found = {(source.kind, source.name, source.model): source
-             for source in VerdictSource.objects.filter(name__in={name for _, name, _ in keys})}
+    found = {(source.kind, source.name, source.model): source for source in VerdictSource.objects.filter(
+        name__in={name for _, name, _ in keys}, screenshot_threshold__isnull=True)}
     for kind, name, model in keys - set(found):
-        found[(kind, name, model)], _ = VerdictSource.objects.get_or_create(kind=kind, name=name, model=model)
+        found[(kind, name, model)], _ = VerdictSource.objects.get_or_create(kind=kind, name=name, model=model,
+                                                                            screenshot_threshold=None)
     return {key: found[key] for key in keys}

@@ -1,7 +1,9 @@
 """Writes of verdicts: harness outcomes of results-only runs, and human outcome grades.
 
 Each file is one unit of work: every row is read and every task resolved before anything is
-stored, then all of it is stored in one transaction or none of it.
+stored, then all of it is stored in one transaction or none of it. A row naming a task the platform
+does not hold is left out and reported (a table names tasks, it makes none); a file none of whose rows
+names one, or with any such row under `strict`, is refused.
 """
 
 from collections import Counter
@@ -10,23 +12,37 @@ from dataclasses import asdict, dataclass, field
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from trajectories.formats.published_verdicts import RecordProblem
 from trajectories.formats.verdict_files import VerdictFileError, parse_grades, parse_outcomes
 from trajectories.formats.wording import count_of
 from trajectories.models import AgentRun, OutcomeGrade, ResultOrigin, Task, TaskResult, Trajectory
 from trajectories.permissions import can_import_into
+from trajectories.services.ingest import has_task_list
+from trajectories.services.record_problems import problem, problem_dict, problems_lines, refuse_if
 from trajectories.services.runs import get_or_create_run
 from trajectories.services.tallies import refresh_tallies
+from trajectories.services.tasks import unusable_task_id
 from trajectories.verdicts import grade_value, uniform_verdicts
 
 
-def _tasks(benchmark: str, task_ids, source: str) -> dict[str, Task]:
-    found = {task.task_id: task for task in Task.objects.filter(benchmark=benchmark, task_id__in=set(task_ids))}
-    missing = sorted(set(task_ids) - set(found), key=lambda t: (len(t), t))
-    if missing:
-        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
-        raise VerdictFileError(source, f"no {benchmark} task {shown}: import the task configs first "
-                                       f"(manage.py import_tasks)")
-    return found
+def _held_tasks(benchmark: str, records: list, source: str, strict: bool) -> tuple[dict[str, Task], list, list]:
+    """{task id: task} of the tasks the rows name, the rows whose task the platform holds, and a problem
+    for each other row."""
+    found = {task.task_id: task for task in Task.objects.filter(
+        benchmark=benchmark, task_id__in={record.task_id for record in records})}
+    listed = has_task_list(benchmark)
+    kept, problems = [], []
+    for record in records:
+        if record.task_id in found:
+            kept.append(record)
+            continue
+        reason = unusable_task_id(record.task_id) or (
+            f"the task list of {benchmark} (imported with manage.py import_tasks) has no such task" if listed else
+            f"the platform holds no {benchmark} task of this id: a table of outcomes or grades names tasks already "
+            "held (import the benchmark's task list, or the run's trajectories, first)")
+        problems.append(problem(record.line, "task_id", record.task_id, reason))
+    refuse_if(source, problems, stored=len(kept), strict=strict)
+    return found, kept, problems
 
 
 @dataclass
@@ -50,9 +66,10 @@ class OutcomeImportReport:
     source: str
     runs: list[RunOutcomes] = field(default_factory=list)
     summary_rows: list[str] = field(default_factory=list)  # rows that summarise the others, skipped
+    problems: list[RecordProblem] = field(default_factory=list)  # rows left out
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "problems": [problem_dict(self.source, item) for item in self.problems]}
 
     def __str__(self):
         lines = []
@@ -63,12 +80,13 @@ class OutcomeImportReport:
                 line += (f". Warning: every verdict is {'pass' if run.uniform else 'fail'}; check the file was "
                          f"read right")
             lines.append(line)
-        return "\n".join(lines + summary_rows_line(self.source, self.summary_rows))
+        return "\n".join(lines + summary_rows_line(self.source, self.summary_rows)
+                         + problems_lines(self.source, self.problems))
 
 
 def import_outcomes(source: str, data: bytes, *, run: str = "", run_column: str = "", task_column: str = "",
                     success_column: str = "", benchmark: str = "webarena", user=None,
-                    origin: str = ResultOrigin.IMPORT) -> OutcomeImportReport:
+                    origin: str = ResultOrigin.IMPORT, strict: bool = False) -> OutcomeImportReport:
     """Create or update results-only runs from a file of per-task verdicts.
 
     With a `user`, runs that exist must be theirs (or they must be an admin); the command line
@@ -76,8 +94,7 @@ def import_outcomes(source: str, data: bytes, *, run: str = "", run_column: str 
     """
     read = parse_outcomes(source, data, run=run, run_column=run_column, task_column=task_column,
                           success_column=success_column)
-    records = read.records
-    tasks = _tasks(benchmark, [record.task_id for record in records], source)
+    tasks, records, problems = _held_tasks(benchmark, read.records, source, strict)
     by_run: dict[str, list] = {}
     for record in records:
         by_run.setdefault(record.run, []).append(record)
@@ -85,7 +102,8 @@ def import_outcomes(source: str, data: bytes, *, run: str = "", run_column: str 
         for existing in AgentRun.objects.filter(name__in=list(by_run)):
             if not can_import_into(user, existing):
                 raise VerdictFileError(source, f"run {existing.name!r} belongs to another account")
-    report = OutcomeImportReport(source=source, summary_rows=[str(row) for row in read.summary_rows])
+    report = OutcomeImportReport(source=source, summary_rows=[str(row) for row in read.summary_rows],
+                                 problems=problems)
     with transaction.atomic():
         for name, rows in by_run.items():
             created = not AgentRun.objects.filter(name=name).exists()
@@ -101,7 +119,7 @@ def import_outcomes(source: str, data: bytes, *, run: str = "", run_column: str 
                 if result is None:
                     to_create.append(TaskResult(run=agent_run, task=task, success=record.success,
                                                 source_name=source, origin=origin))
-                elif result.success != record.success or result.source_name != source:
+                elif result.success != record.success:  # the same verdict from another file is unchanged
                     result.success, result.source_name, result.origin = record.success, source, origin
                     to_update.append(result)
             TaskResult.objects.bulk_create(to_create, batch_size=500)
@@ -126,9 +144,10 @@ class GradeImportReport:
     tasks: int = 0
     without_trajectory: int = 0
     summary_rows: list[str] = field(default_factory=list)  # rows that summarise the others, skipped
+    problems: list[RecordProblem] = field(default_factory=list)  # rows left out
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "problems": [problem_dict(self.source, item) for item in self.problems]}
 
     def __str__(self):
         graders = ", ".join(f"{name} ({count})" for name, count in self.graders.items())
@@ -136,7 +155,7 @@ class GradeImportReport:
             f"{self.source}: {self.grades} grades of {self.tasks} tasks in run {self.run!r} by {graders} "
             f"({self.new} new, {self.updated} changed; {self.without_trajectory} tasks have no trajectory "
             f"and are kept with the run's task results)",
-            *summary_rows_line(self.source, self.summary_rows)])
+            *summary_rows_line(self.source, self.summary_rows), *problems_lines(self.source, self.problems)])
 
 
 def _refuse_other_accounts(records, stored: dict, importer, source: str) -> None:
@@ -153,19 +172,18 @@ def _refuse_other_accounts(records, stored: dict, importer, source: str) -> None
                                    record.line)
 
 
-def import_grades(run: AgentRun, source: str, data: bytes, *, importer=None,
-                  origin: str = ResultOrigin.IMPORT) -> GradeImportReport:
+def import_grades(run: AgentRun, source: str, data: bytes, *, importer=None, origin: str = ResultOrigin.IMPORT,
+                  strict: bool = False) -> GradeImportReport:
     """Graders' marks per task for one run; a task without a trajectory gets a task result row
     (verdict unknown) so its grades are listed with the run. `importer` is the account importing
     (None: the operator's command)."""
     read = parse_grades(source, data)
-    records = read.records
-    tasks = _tasks(run.benchmark, [record.task_id for record in records], source)
+    tasks, records, problems = _held_tasks(run.benchmark, read.records, source, strict)
     trajectories = dict(Trajectory.objects.filter(run=run, task__in=tasks.values()).values_list("task_id", "pk"))
     report = GradeImportReport(source=source, run=run.name, grades=len(records),
                                graders=dict(Counter(record.grader for record in records)),
                                tasks=len({record.task_id for record in records}),
-                               summary_rows=[str(row) for row in read.summary_rows])
+                               summary_rows=[str(row) for row in read.summary_rows], problems=problems)
     with transaction.atomic():
         stored = {(grade.task_id, grade.grader_name): grade for grade in OutcomeGrade.objects.filter(run=run)}
         _refuse_other_accounts(records, {name: grade for (_, name), grade in stored.items() if grade.grader_id},

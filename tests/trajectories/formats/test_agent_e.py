@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from trajectories.formats import agent_e
-from trajectories.formats.canonical import TrajectoryFormatError
+from trajectories.formats.canonical import TASK_ID_MAX_LENGTH, TrajectoryFormatError
 from trajectories.formats.readers import read_records
 
 TEXT = "text_main_chat_eval_gpt4o.excerpt.json"
@@ -98,7 +98,7 @@ def test_counts_of_the_verdicts_in_both_files(folder):
     ({"compute_cost": {"prompt_tokens": 1.5}}, "compute_cost.prompt_tokens"),
     ({"tct": "long"}, "tct"),
     ({"task_id": None}, "task_id"),
-    ({"task_id": "9" * 65}, "task_id"),
+    ({"task_id": "9" * (TASK_ID_MAX_LENGTH + 1)}, "task_id"),
 ])
 def test_a_bad_record_names_its_field(folder, change, where):
     record = {**json.loads((folder / TEXT).read_text())[0], **change}

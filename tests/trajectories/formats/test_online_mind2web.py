@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from trajectories.formats import online_mind2web
-from trajectories.formats.canonical import ActionParts, TrajectoryFormatError
+from trajectories.formats.canonical import TASK_ID_MAX_LENGTH, ActionParts, TrajectoryFormatError
 from trajectories.formats.readers import read_records
 from trajectories.formats.task_files import read_task_file
 from trajectories.formats.webarena_tasks import TaskConfigError
@@ -53,13 +53,13 @@ def test_a_bad_task_entry_is_skipped_naming_the_entry_and_field(om2w):
     entries = json.loads((om2w / "Online_Mind2Web.excerpt.json").read_text())
     entries[3]["level"] = "impossible"
     entries[5]["reference_length"] = "six"
-    entries[6]["task_id"] = "x" * 65
+    entries[6]["task_id"] = "x" * (TASK_ID_MAX_LENGTH + 1)
     entries[7]["website"] = "http://[::1"
     read = online_mind2web.parse_tasks(entries)
     text = "\n".join(str(problem) for problem in read.skipped)
     assert "entry 4): field 'level': expected one of easy, medium, hard, got 'impossible'" in text
     assert "entry 6): field 'reference_length': expected an integer, got str" in text
-    assert "entry 7): field 'task_id': longer than 64 characters" in text
+    assert f"entry 7): field 'task_id': longer than {TASK_ID_MAX_LENGTH} characters" in text
     assert "entry 8)" not in text  # a website that is not a URL is kept as written, without a site
     assert len(read.configs) == len(entries) - 3
     assert online_mind2web.parse_tasks(entries[7:8]).configs[0].sites == []
@@ -196,7 +196,7 @@ def test_webjudge_results_of_many_lines_are_recognised(om2w, tmp_path):
     ({"final_result_response": 3}, "final_result_response", "expected a string, got int"),
     ({"judge": {"score": "high"}}, "judge.score", "expected a number from 0 to 100"),
     ({"result_status": 1}, "result_status", "expected a string, got int"),
-    ({"task_id": "x" * 65}, "task_id", "a task id of more than 64 characters"),
+    ({"task_id": "x" * (TASK_ID_MAX_LENGTH + 1)}, "task_id", f"a task id of more than {TASK_ID_MAX_LENGTH} characters"),
 ])
 def test_a_bad_result_names_the_field(change, where, message):
     document = {"task_id": "t1", "task": "Do it.", "final_result_response": "done",
