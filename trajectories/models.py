@@ -225,7 +225,7 @@ class Step(models.Model):
     planned_action = models.TextField(null=True, blank=True, help_text="Action stated in the reasoning.")
     action = models.TextField(help_text="Executed action as written by the harness.")
     action_type = models.CharField(max_length=32, blank=True)
-    element_id = models.CharField(max_length=64, blank=True)
+    element_id = models.TextField(blank=True, help_text="The element as the tool names it; a free-form id can be long.")
     element_label = models.TextField(blank=True)
     action_value = models.TextField(blank=True)
     press_enter = models.BooleanField(null=True, blank=True)

@@ -839,7 +839,7 @@ def _unknown_tasks(benchmark: str, task_ids: list[str]) -> str:
             f"kept; import this file again once they are: {listed}")
 
 
-_STEP_LIMITS = {name: Step._meta.get_field(name).max_length for name in ("action_type", "element_id")}
+_ACTION_TYPE_LIMIT = Step._meta.get_field("action_type").max_length
 
 
 def _check_lengths(parsed: ParsedTrajectory) -> None:
@@ -848,13 +848,9 @@ def _check_lengths(parsed: ParsedTrajectory) -> None:
         raise TrajectoryFormatError(f"{len(parsed.steps):,} steps, more than the limit of "
                                     f"{settings.INGEST_MAX_STEPS:,} (INGEST_MAX_STEPS)", where="steps")
     for position, step in enumerate(parsed.steps):
-        parts = step.action_parts
-        for name, value in (("action_type", parts.type), ("element_id", parts.element_id)):
-            if len(value) > _STEP_LIMITS[name]:
-                raise TrajectoryFormatError(
-                    f"longer than {_STEP_LIMITS[name]} characters",
-                    where=f"steps[{position}].action_parts.{'type' if name == 'action_type' else name}",
-                )
+        if len(step.action_parts.type) > _ACTION_TYPE_LIMIT:
+            raise TrajectoryFormatError(f"longer than {_ACTION_TYPE_LIMIT} characters",
+                                        where=f"steps[{position}].action_parts.type")
 
 
 def _check_verdict_sources(parsed: ParsedTrajectory) -> None:
