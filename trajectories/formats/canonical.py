@@ -149,6 +149,32 @@ class Verdict:
     explanation: str = ""
 
 
+@dataclass(frozen=True)
+class SummaryEntry:
+    """One task of a run summary that a harness writes beside its trajectories (AgentLab's `result_df`,
+    WebArena-Infinity's `results.json`): the task, the folder its trajectory is kept in, and the harness
+    verdict (None when the summary gives none)."""
+
+    task: TaskRef
+    folder: str
+    success: bool | None
+    line: int | str  # where in the file: a line, or `tasks[3]`
+
+
+@dataclass
+class RunSummary:
+    """A harness's summary of a whole run: one entry per task, whether or not the task's folder is in
+    the upload; `problems` name the entries that could not be read (the others are)."""
+
+    format: str
+    entries: list[SummaryEntry]
+    # The files that mark a task's folder as present in the upload (`summary_info.json`, `history.json`).
+    folder_files: tuple[str, ...]
+    noun: str = "tasks"  # what the summary calls its entries: AgentLab's are episodes
+    run: RunInfo = field(default_factory=RunInfo)
+    problems: list[str] = field(default_factory=list)
+
+
 @dataclass
 class Trajectory:
     task: TaskRef
