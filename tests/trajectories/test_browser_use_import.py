@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from accounts.services import create_api_token
 from tests.factories import UserFactory
-from trajectories.models import AgentRun, Task, TaskResult, Trajectory
+from trajectories.models import AgentRun, Task, TaskResult, Trajectory, Verdict
 from trajectories.selectors import verdict_counts
 from trajectories.services.tasks import import_task_file
 from trajectories.verdicts import HARNESS
@@ -263,3 +263,37 @@ def test_the_summary_alone_is_a_results_only_run_of_its_benchmark(outputs, capsy
     assert (run.benchmark, run.agent, run.model) == ("webarena-infinity", "browser-use", "gemini")
     assert _harness_count(run) == (15, 30)
     assert not Trajectory.objects.filter(run=run).exists()
+
+
+def test_the_judges_failure_reason_and_flags_are_kept_shown_escaped_and_served(outputs, tmp_path, capsys, client):
+    """browser-use's judgement: its failure reason as the note of its verdict, `impossible_task` as not
+    executable, `reached_captcha`; on the trajectory page (escaped) and in the API."""
+    folder = _infinity_run(outputs, tmp_path)
+    history = json.loads((folder / "task_e1" / "history.json").read_text())
+    judgement = history["history"][-1]["result"][0]["judgement"]
+    judgement.update(verdict=False, failure_reason="Blocked by <b>a CAPTCHA</b> & a login wall.",
+                     impossible_task=True, reached_captcha=True)
+    (folder / "task_e1" / "history.json").write_text(json.dumps(history))
+    _import(capsys, folder, run="judged")
+    run = AgentRun.objects.get(name="judged")
+    [verdict] = Verdict.objects.filter(run=run, source__name="browser-use judge")
+    assert (verdict.success, verdict.note, verdict.labels) == (
+        False, "Blocked by <b>a CAPTCHA</b> & a login wall.", {"not_executable": "yes", "reached_captcha": "yes"})
+    assert verdict.explanation.startswith("The agent successfully navigated")
+
+    user = UserFactory()
+    client.force_login(user)
+    page = client.get(reverse("metrics:trajectory-detail", args=[verdict.trajectory_id])).content.decode()
+    assert "Blocked by &lt;b&gt;a CAPTCHA&lt;/b&gt; &amp; a login wall." in page and "<b>a CAPTCHA" not in page
+    assert '<span data-label="not executable">not executable: yes</span>' in page
+    assert '<span data-label="reached a CAPTCHA">reached a CAPTCHA: yes</span>' in page
+
+    api = APIClient()
+    api.force_authenticate(user)
+    detail = api.get(reverse("api-trajectory-detail", args=[verdict.trajectory_id])).json()
+    [judge] = [item for item in detail["verdicts"] if item["name"] == "browser-use judge"]
+    assert (judge["note"], judge["labels"]) == (verdict.note, verdict.labels)
+    tasks = api.get(reverse("api-run-verdicts", args=[run.pk])).json()["tasks"]
+    [named] = [source for task in tasks if task["task_id"] == "task_e1" for source in task["sources"]
+               if source["name"] == "browser-use judge"]
+    assert (named["success"], named["note"], named["labels"]["not_executable"]) == (False, verdict.note, "yes")

@@ -313,15 +313,22 @@ def _done(actions: list[tuple[str, dict]], results: list[dict]) -> tuple[str, bo
     return None
 
 
+# browser-use's judgement flags, by the label the platform keeps them under.
+_JUDGEMENT_FLAGS = (("impossible_task", "not_executable"), ("reached_captcha", "reached_captcha"))
+
+
 def _judge(results: list[dict]) -> Verdict | None:
-    """browser-use's own LLM judge (`judgement` on the last result, in recent versions)."""
+    """browser-use's own LLM judge (`judgement` on the last result, in recent versions): its verdict and
+    reasoning, its failure reason as the verdict's note, and whether it found the task impossible
+    (kept as `not_executable`, the counterpart of a WebArena N/A answer) or met a CAPTCHA."""
     for result in results:
         judgement = result.get("judgement")
         if isinstance(judgement, dict) and isinstance(judgement.get("verdict"), bool):
-            explanation = _text(judgement.get("reasoning"))
-            failure = _text(judgement.get("failure_reason"))
+            labels = {label: "yes" if judgement[flag] else "no" for flag, label in _JUDGEMENT_FLAGS
+                      if isinstance(judgement.get(flag), bool)}
             return Verdict(kind="llm_judge", name=BROWSER_USE_JUDGE, success=judgement["verdict"],
-                           explanation="\n".join(part for part in (explanation, failure) if part))
+                           explanation=_text(judgement.get("reasoning")), note=_text(judgement.get("failure_reason")),
+                           labels=labels)
     return None
 
 

@@ -147,6 +147,10 @@ class Verdict:
     threshold: float | None = None
     label: str = ""
     explanation: str = ""
+    # What the source noted beside its verdict (browser-use's judge: why the task failed).
+    note: str = ""
+    # Further labels of the same judgement, by name: `not_executable`, `reached_captcha` ("yes" / "no").
+    labels: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -205,6 +209,8 @@ class Trajectory:
             if step.get("action_parts"):
                 _drop_unset(step["action_parts"], _UNHASHED_PARTS_WHEN_UNSET)
         _drop_unset(body["outcome"], ("source",))
+        for verdict in body.get("verdicts", ()):
+            _drop_unset(verdict, _UNHASHED_VERDICT_FIELDS_WHEN_UNSET)
         encoded = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 
@@ -213,11 +219,12 @@ class Trajectory:
 # trajectory without them keeps the hash it was stored with.
 _UNHASHED_WHEN_UNSET = ("verdicts", "tokens_in", "tokens_out", "cost", "duration")
 _UNHASHED_PARTS_WHEN_UNSET = ("selector", "x", "y", "delta_x", "delta_y")
+_UNHASHED_VERDICT_FIELDS_WHEN_UNSET = ("note", "labels")
 
 
 def _drop_unset(body: dict, names: tuple[str, ...]) -> None:
     for name in names:
-        if body.get(name) in (None, [], ""):
+        if body.get(name) in (None, [], "", {}):
             body.pop(name, None)
 
 

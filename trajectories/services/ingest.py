@@ -54,7 +54,7 @@ from trajectories.models import AgentRun, RunTally, Step, Task, TaskResult, Traj
 
 from .reading import read_images_again, read_sources
 from .runs import describe_run, parse_run_description, record_harness_config, run_changes
-from .storable import storable_text as _text
+from .storable import storable_json, storable_text as _text
 from .tallies import refresh_tallies
 from .screenshots import batch_screenshot_ids, discard_files, discard_written_ahead, screenshot_ids, take_files
 from .harness_verdicts import record_verdicts, recorded_verdict, take_up
@@ -688,7 +688,7 @@ class _RunImport:
         Verdict.objects.bulk_create([
             Verdict(run=self.run, task=row.task, trajectory=row, source=source, success=verdict.success,
                     label=verdict.label, score=verdict.score, explanation=_text(verdict.explanation),
-                    source_name=file[-500:])
+                    note=_text(verdict.note), labels=storable_json(verdict.labels), source_name=file[-500:])
             for verdict, source in zip(parsed.verdicts, sources)
         ])
 

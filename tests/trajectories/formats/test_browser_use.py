@@ -98,6 +98,10 @@ def test_the_current_layout_with_webarena_infinitys_verdict_beside_it(samples):
         "answered", True, "WebArena-Infinity verifier", "Task completed successfully.")
     assert [(v.kind, v.name, v.success) for v in trajectory.verdicts] == [
         ("agent_self_report", "agent self-report", True), ("llm_judge", "browser-use judge", True)]
+    # The judgement's flags are kept as labels; its failure reason, empty here, would be the verdict's note.
+    judge = trajectory.verdicts[1]
+    assert (judge.labels, judge.note) == ({"not_executable": "no", "reached_captcha": "no"}, "")
+    assert judge.explanation.startswith("The agent successfully navigated to the provided URL")
     assert trajectory.duration == 23.5
     assert [s.duration for s in trajectory.steps] == [0.0, pytest.approx(8.868176), pytest.approx(3.973034)]
     # Screenshots found inside the upload by file name: none for the initial navigation.
