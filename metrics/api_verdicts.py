@@ -47,7 +47,7 @@ TASK_VERDICT_FIELDS = {
     "disagreements": serializers.ListField(child=serializers.CharField(), help_text="e.g. harness-check"),
     "sources": serializers.ListField(child=serializers.DictField(), help_text=(
         "Every source's verdict, the built-in ones and the named (imported) ones: [{kind, name, model, "
-        "screenshot_threshold, grader, success, label, score, labels}]; human ones hidden, as `human`, until you grade "
+        "screenshot_threshold, grader, success, label, score, labels, note}]; human ones hidden, as `human`, until you grade "
         "the task.")),
 }
 
@@ -125,7 +125,7 @@ def _source_verdict(verdict) -> dict:
     source = verdict.source
     return {"kind": source.kind, "name": source.name, "model": source.model,
             "screenshot_threshold": source.screenshot_threshold, "grader": verdict.grader, "success": verdict.success,
-            "label": verdict.label, "score": verdict.score, "labels": verdict.labels}
+            "label": verdict.label, "score": verdict.score, "labels": verdict.labels, "note": verdict.note}
 
 
 def _table(table) -> dict:

@@ -35,6 +35,7 @@ class SourceVerdict:
     grader: str = ""
     score: float | None = None
     labels: dict = field(default_factory=dict, hash=False, compare=False)
+    note: str = field(default="", compare=False)  # what the source noted beside its verdict
 
     @property
     def counted_success(self) -> bool | None:
@@ -51,7 +52,7 @@ def verdicts_of(run_ids, *, task_pks=None, evaluations: dict[int, Evaluation] | 
     only = {} if task_pks is None else {"task_id__in": list(task_pks)}
     named = [
         SourceVerdict(row.run_id, row.task_id, row.trajectory_id, row.source, row.success, row.label, row.grader,
-                      row.score, row.labels)
+                      row.score, row.labels, row.note)
         for row in Verdict.objects.filter(run_id__in=run_ids, **only).select_related("source").order_by(
             "run_id", "task_id", "source__kind", "source__name", "source__model", "grader")
     ]

@@ -217,7 +217,7 @@ class SourceVerdictSerializer(serializers.ModelSerializer):
     class Meta:
         model = Verdict
         fields = ("kind", "name", "model", "threshold", "screenshot_threshold", "grader", "success", "label", "score",
-                  "labels", "explanation", "file")
+                  "labels", "note", "explanation", "file")
         read_only_fields = fields
 
 

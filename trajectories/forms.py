@@ -119,10 +119,10 @@ class VerdictsUploadForm(forms.Form):
     """Files of verdicts from any source, read as `manage.py import_verdicts` reads them."""
 
     files = MultipleFileField(
-        widget=MultipleFileInput(attrs={"accept": ".csv,.json,.jsonl"}),
+        widget=MultipleFileInput(attrs={"accept": ".csv,.json,.jsonl,.zip"}),
         help_text="human_label.json, WebJudge outputs, result.json with a judge, Agent-E records, AgentRewardBench "
-                  "annotations.csv or judge files, or a per-task table of outcomes or grades. The next step shows "
-                  "what each file holds and where its verdicts go.")
+                  "annotations.csv or judge files (a zip of many is one file), or a per-task table of outcomes or "
+                  "grades. The next step shows what each file holds and where its verdicts go.")
     run = forms.CharField(max_length=200, required=False,
                           help_text="The run judged (WebJudge, browser-use judge and Agent-E files name none; grades "
                                     "need it); for human_label.json, one agent's column.")

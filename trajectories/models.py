@@ -385,7 +385,8 @@ class VerdictKind(models.TextChoices):
     AGENT_SELF_REPORT = "agent_self_report", "Agent self-report"
 
 
-VERDICT_LABEL_NAMES = {"side_effect": "side effect", "optimality": "optimality", "looping": "looping"}
+VERDICT_LABEL_NAMES = {"side_effect": "side effect", "optimality": "optimality", "looping": "looping",
+                       "not_executable": "not executable", "reached_captcha": "reached a CAPTCHA"}
 
 
 def in_label_order(items):
@@ -451,8 +452,11 @@ class Verdict(models.Model):
     label = models.CharField(max_length=200, blank=True, help_text='What the source said instead, e.g. "not_executable".')
     score = models.FloatField(null=True, blank=True, help_text="The source's graded answer, as given.")
     explanation = models.TextField(blank=True)
+    note = models.TextField(blank=True, help_text="What the source noted beside its verdict (browser-use's judge: "
+                                                  "why the task failed).")
     labels = models.JSONField(default=dict, blank=True,
-                              help_text="Labels beside success: side_effect, optimality (1-4), looping.")
+                              help_text="Labels beside success: side_effect, optimality (1-4), looping; "
+                                        "not_executable, reached_captcha.")
     origin = models.CharField(max_length=16, choices=ResultOrigin.choices, default=ResultOrigin.IMPORT)
     source_name = models.CharField(max_length=500, blank=True, help_text="File the verdict came from.")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -106,15 +106,15 @@ def test_the_api_gives_verdicts_usage_and_the_harness_source(run, api):
     detail = api.get(reverse("api-trajectory-detail", args=[_trajectory(run, "click-checkboxes").pk])).json()
     assert detail["verdicts"] == [
         {"kind": "agent_self_report", "name": "agent self-report", "model": "", "threshold": None,
-         "screenshot_threshold": None, "grader": "", "success": None, "label": "not_executable", "score": None, "labels": {}, "explanation": "",
+         "screenshot_threshold": None, "grader": "", "success": None, "label": "not_executable", "score": None, "labels": {}, "note": "", "explanation": "",
          "file": "run/click-checkboxes.json"},
         {"kind": "human", "name": "expert graders", "model": "", "threshold": None, "screenshot_threshold": None,
          "grader": "", "success": False,
-         "label": "", "score": None, "labels": {}, "explanation": "<img src=x onerror=alert(1)> The box was ticked.",
+         "label": "", "score": None, "labels": {}, "note": "", "explanation": "<img src=x onerror=alert(1)> The box was ticked.",
          "file": "run/click-checkboxes.json"},
         {"kind": "llm_judge", "name": "WebJudge", "model": "o4-mini", "threshold": 3.0, "screenshot_threshold": None,
          "grader": "", "success": True,
-         "label": "", "score": 4.0, "labels": {}, "explanation": "Key points met.",
+         "label": "", "score": 4.0, "labels": {}, "note": "", "explanation": "Key points met.",
          "file": "run/click-checkboxes.json"},
     ]
     assert (detail["tokens_in"], detail["tokens_out"], detail["cost"], detail["duration"]) == (900, None, 0.5, 12.0)

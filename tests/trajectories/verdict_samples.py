@@ -83,3 +83,69 @@ def annotations_csv() -> str:
          "1. Complete Failure", "Yes"),
     ]
     return "\n".join(",".join(row) for row in (ANNOTATION_COLUMNS, *rows)) + "\n"
+
+
+# AgentRewardBench's judge files are not in ../shared either: they are written here as its
+# `scripts/run_judge.py` writes them (McGill-NLP/agent-reward-bench), one per trajectory at
+# `<benchmark>/<agent>/<judge>/<task id>.json`, the task named only by the file name: the trajectory's
+# benchmark, goal and agent, the judge's name and model, the chat it was sent (its system prompt lists the
+# answers it may give) and its chat completion as the OpenAI SDK dumps it. A request that failed leaves
+# `<task id>_error.json` with the error and the chat instead.
+JUDGE_AGENT, JUDGE_NAME, JUDGE_MODEL = "GenericAgent-gpt-4o-2024-11-20", "gpt-4o-noaxtree", "gpt-4o-2024-11-20"
+JUDGE_SYSTEM_PROMPT = (
+    "You are a Language Model specialized in judging the performance of web agents in web navigation tasks. ...\n"
+    "Question 1: Was the sequence of actions below successful in achieving the goal?\n"
+    "Choices: <success>Successful</success>, <success>Unsuccessful</success>\n...\n"
+    "<reasoning>your reasoning here</reasoning>\n<success>answer</success>\n<side>answer</side>\n"
+    "<optimal>answer</optimal>\n<loop>answer</loop>")
+
+
+def judge_completion(success: str, side: str = "No", optimal: str = "4. Completely Optimal", loop: str = "No") -> str:
+    return (f"<reasoning>The agent reached the page the goal asks for and stopped there.</reasoning>\n"
+            f"<success>{success}</success>\n<side>{side}</side>\n<optimal>{optimal}</optimal>\n<loop>{loop}</loop>")
+
+
+def _chat(goal: str) -> list[dict]:
+    return [{"role": "system", "content": JUDGE_SYSTEM_PROMPT},
+            {"role": "user", "content": [
+                {"type": "text", "text": f"The user goal is: {goal}\n"},
+                {"type": "text", "text": "The agent performed the following actions:\n-----\nStep: 1\nURL: "
+                                         "http://localhost:7780/\nAction: click('42')\nReasoning: Open the menu.\n-----"},
+                {"type": "text", "text": "Here is the screenshot of the last step."},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+                {"type": "text", "text": "Provide your reasoning and answer the four questions from the system "
+                                         "prompt, using the specified format."}]}]
+
+
+def judge_file(benchmark: str, goal: str, content: str | None, *, reward: float = 1.0) -> dict:
+    """One judge file; `content` None: the file of a request that failed."""
+    info = {"valid": True, "model": "gpt-4o-2024-11-20", "trajectory_dir": f"trajectories/cleaned/{benchmark}",
+            "seed": 0, "model_args": {"model_name": "gpt-4o-2024-11-20", "temperature": 0.1},
+            "flags": {"use_ax_tree": True, "use_screenshot": True},
+            "summary_info": {"n_steps": 6, "cum_reward": reward, "err_msg": None, "stack_trace": None}}
+    if content is None:
+        return {"error": "Error code: 400 - {'error': {'message': 'context_length_exceeded'}}",
+                "chat_messages": {"regular": _chat(goal), "pruned": _chat(goal)}, "trajectory_info": info}
+    return {
+        "benchmark": benchmark, "goal": goal, "agent": JUDGE_AGENT, "judge": JUDGE_NAME, "judge_model_name": JUDGE_MODEL,
+        "provider": "openai", "judge_args": {"use_screenshot": True, "use_axtree": False, "invert_sys_prompt": False},
+        "completion_args": {"max_completion_tokens": 1024, "temperature": 0.0, "seed": 0},
+        "cost": {"input": 0.0125, "output": 0.0012, "total": 0.0137},
+        "response": {
+            "id": "chatcmpl-B1x", "created": 1741100000, "model": JUDGE_MODEL, "object": "chat.completion",
+            "service_tier": "default", "system_fingerprint": "fp_f9f4fb6dbf",
+            "choices": [{"finish_reason": "stop", "index": 0, "logprobs": None, "message": {
+                "content": content, "refusal": None, "role": "assistant", "annotations": [], "audio": None,
+                "function_call": None, "tool_calls": None}}],
+            "usage": {"completion_tokens": 96, "prompt_tokens": 4977, "total_tokens": 5073}},
+        "chat_messages": _chat(goal),
+        "trajectory_info": info,
+    }
+
+
+def write_judgments(folder: Path, files: dict[str, dict]) -> Path:
+    """`files` {path under the judgments folder: document}, written as run_judge.py lays them out."""
+    for name, document in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(json.dumps(document))
+    return folder

@@ -16,7 +16,9 @@ verdict of kind `agent_self_report`, never as the harness's. WebArena-Infinity w
 `result.json` beside the history with its verifier's verdict, the harness verdict of record; the
 task is then that file's (`task_id`, `instruction`) in the benchmark `webarena-infinity`. Its apps
 number their tasks alike (each has a `task_e1`) and the files do not name the app: a task id met
-again with other text is reported as such by the import. A history alone names no task: its folder
+again with other text is reported as such by the import. The run folder's `results.json` is the
+harness's summary of all its tasks (`parse_infinity_summary`), read as the verifier's verdicts of
+the tasks whose folders are not uploaded. A history alone names no task: its folder
 (or its file, unless generically named) is the task id, in the benchmark `browser-use`, and the
 task text is the request the agent was shown, where the history keeps it.
 """
@@ -33,7 +35,9 @@ from .canonical import (
     ActionParts,
     Outcome,
     RunInfo,
+    RunSummary,
     Step,
+    SummaryEntry,
     TaskRef,
     Trajectory,
     TrajectoryFormatError,
@@ -41,9 +45,12 @@ from .canonical import (
     check_depth,
     one_step_per_action,
 )
+from .strict_json import load_json
+from .text import decode_utf8
 
 FORMAT = "browser_use_history"
 INFINITY_RESULT_FORMAT = "webarena_infinity_result"
+INFINITY_SUMMARY_FORMAT = "webarena_infinity_summary"
 BENCHMARK = "browser-use"
 INFINITY_BENCHMARK = "webarena-infinity"
 INFINITY_SOURCE = "WebArena-Infinity verifier"
@@ -73,6 +80,13 @@ def looks_like_history(document: object) -> bool:
 
 def looks_like_infinity_result(document: object) -> bool:
     return isinstance(document, dict) and _INFINITY_KEYS <= document.keys()
+
+
+def looks_like_infinity_summary(document: object) -> bool:
+    """WebArena-Infinity's `results.json` of a whole run: its totals and one entry per task."""
+    return (isinstance(document, dict) and isinstance(document.get("tasks"), list)
+            and {"total", "passed"} <= document.keys()
+            and any(looks_like_infinity_result(item) for item in document["tasks"]))
 
 
 def companion_history(read_sibling: ReadSibling) -> str | None:
@@ -299,15 +313,22 @@ def _done(actions: list[tuple[str, dict]], results: list[dict]) -> tuple[str, bo
     return None
 
 
+# browser-use's judgement flags, by the label the platform keeps them under.
+_JUDGEMENT_FLAGS = (("impossible_task", "not_executable"), ("reached_captcha", "reached_captcha"))
+
+
 def _judge(results: list[dict]) -> Verdict | None:
-    """browser-use's own LLM judge (`judgement` on the last result, in recent versions)."""
+    """browser-use's own LLM judge (`judgement` on the last result, in recent versions): its verdict and
+    reasoning, its failure reason as the verdict's note, and whether it found the task impossible
+    (kept as `not_executable`, the counterpart of a WebArena N/A answer) or met a CAPTCHA."""
     for result in results:
         judgement = result.get("judgement")
         if isinstance(judgement, dict) and isinstance(judgement.get("verdict"), bool):
-            explanation = _text(judgement.get("reasoning"))
-            failure = _text(judgement.get("failure_reason"))
+            labels = {label: "yes" if judgement[flag] else "no" for flag, label in _JUDGEMENT_FLAGS
+                      if isinstance(judgement.get(flag), bool)}
             return Verdict(kind="llm_judge", name=BROWSER_USE_JUDGE, success=judgement["verdict"],
-                           explanation="\n".join(part for part in (explanation, failure) if part))
+                           explanation=_text(judgement.get("reasoning")), note=_text(judgement.get("failure_reason")),
+                           labels=labels)
     return None
 
 
@@ -340,10 +361,6 @@ def _checked_task_id(task_id: str, where: str) -> str:
     return task_id
 
 
-def _not_a_number(name: str):
-    raise ValueError(f"not a JSON number: {name}")
-
-
 def _infinity_result(read_sibling: ReadSibling) -> tuple[str, dict] | None:
     for name in RESULT_FILES:
         try:
@@ -351,9 +368,9 @@ def _infinity_result(read_sibling: ReadSibling) -> tuple[str, dict] | None:
         except (OSError, ValueError):
             continue
         try:
-            document = json.loads(data.decode("utf-8-sig"), parse_constant=_not_a_number)
-        except (UnicodeDecodeError, ValueError, RecursionError) as error:
-            raise TrajectoryFormatError(f"the harness result beside the history is not JSON: {error}",
+            document = load_json(decode_utf8(data)[0])
+        except TrajectoryFormatError as error:
+            raise TrajectoryFormatError(f"the harness result beside the history is not JSON: {error.message}",
                                         where=name) from None
         if looks_like_infinity_result(document):
             return name, document
@@ -435,3 +452,24 @@ def parse_infinity_result(document: dict) -> Trajectory:
         final_answer=answer,
         duration=_number(document.get("elapsed")),
     )
+
+
+def parse_infinity_summary(document: dict) -> RunSummary:
+    """The verifier's verdict on every task of a WebArena-Infinity run (`results.json`), each task's
+    folder named by its id (`task_e1/`). An entry that cannot be read is named among the summary's
+    problems; the others are read."""
+    entries, problems = [], []
+    for position, item in enumerate(document["tasks"]):
+        where = f"tasks[{position}]"
+        try:
+            if not isinstance(item, dict):
+                raise TrajectoryFormatError(f"expected a task object, got {json.dumps(item)[:80]}", where=where)
+            task_id = _checked_task_id(_text(item.get("task_id")), f"{where}.task_id")
+            passed, _ = _infinity_outcome(item, where)
+        except TrajectoryFormatError as error:
+            problems.append(f"{error.where}: {error.message}")
+            continue
+        task = TaskRef(task_id=task_id, benchmark=INFINITY_BENCHMARK, intent=_text(item.get("instruction")))
+        entries.append(SummaryEntry(task=task, folder=task_id, success=passed, line=where))
+    return RunSummary(format=INFINITY_SUMMARY_FORMAT, entries=entries, folder_files=HISTORY_FILES + RESULT_FILES,
+                      run=RunInfo(agent="browser-use", model=_text(document.get("model"))), problems=problems)

@@ -19,13 +19,12 @@ import csv
 import io
 import posixpath
 import re
-from dataclasses import dataclass
 
 from PIL import Image
 
 from .actions import resolve_element_label, scroll_direction
-from .canonical import (TASK_ID_MAX_LENGTH, ActionParts, Outcome, RunInfo, Step, TaskRef, Trajectory,
-                        TrajectoryFormatError, one_step_per_action)
+from .canonical import (TASK_ID_MAX_LENGTH, ActionParts, Outcome, RunInfo, RunSummary, Step, SummaryEntry, TaskRef,
+                        Trajectory, TrajectoryFormatError, one_step_per_action)
 from .safe_pickle import Array, PickledObject, PickleError, load_file
 
 FORMAT = "browsergym_agentlab"
@@ -332,22 +331,13 @@ def parse_episode(summary: dict, read_sibling) -> Trajectory:
     )
 
 
-@dataclass(frozen=True)
-class EpisodeResult:
-    """One episode of a study's `result_df`: its task, its folder's name and the harness verdict."""
-
-    task: TaskRef
-    episode: str
-    success: bool | None
-    line: int
-
-
 _STUDY_COLUMNS = ("env.task_name", "env.task_seed", "exp_dir", "cum_reward")
 
 
-def parse_study_results(data: bytes, name: str) -> list[EpisodeResult]:
-    """The episodes of an AgentLab `result_df*.csv`, one per row; the verdict is `cum_reward > 0`
-    (none when the episode has no reward, e.g. it crashed before its end)."""
+def parse_study_results(data: bytes, name: str) -> RunSummary:
+    """The episodes of an AgentLab `result_df*.csv`, one per row, each with the name of its episode
+    folder; the verdict is `cum_reward > 0` (none when the episode has no reward, e.g. it crashed
+    before its end)."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -356,7 +346,7 @@ def parse_study_results(data: bytes, name: str) -> list[EpisodeResult]:
     missing = [column for column in _STUDY_COLUMNS if column not in (reader.fieldnames or ())]
     if missing:
         raise TrajectoryFormatError(f"no column {missing[0]!r}: not an AgentLab result_df", line=1)
-    results = []
+    entries = []
     for row in reader:
         line = reader.line_num
         seed = (row["env.task_seed"] or "").strip()
@@ -370,5 +360,5 @@ def parse_study_results(data: bytes, name: str) -> list[EpisodeResult]:
             raise TrajectoryFormatError(f"expected numbers, got {reward!r} and {seed!r}",
                                         where="cum_reward, env.task_seed", line=line) from None
         episode = posixpath.basename((row["exp_dir"] or "").replace("\\", "/").rstrip("/"))
-        results.append(EpisodeResult(task=task, episode=episode, success=success, line=line))
-    return results
+        entries.append(SummaryEntry(task=task, folder=episode, success=success, line=line))
+    return RunSummary(format=STUDY_FORMAT, entries=entries, folder_files=(SUMMARY_FILE,), noun="episodes")

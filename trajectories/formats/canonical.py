@@ -147,6 +147,36 @@ class Verdict:
     threshold: float | None = None
     label: str = ""
     explanation: str = ""
+    # What the source noted beside its verdict (browser-use's judge: why the task failed).
+    note: str = ""
+    # Further labels of the same judgement, by name: `not_executable`, `reached_captcha` ("yes" / "no").
+    labels: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SummaryEntry:
+    """One task of a run summary that a harness writes beside its trajectories (AgentLab's `result_df`,
+    WebArena-Infinity's `results.json`): the task, the folder its trajectory is kept in, and the harness
+    verdict (None when the summary gives none)."""
+
+    task: TaskRef
+    folder: str
+    success: bool | None
+    line: int | str  # where in the file: a line, or `tasks[3]`
+
+
+@dataclass
+class RunSummary:
+    """A harness's summary of a whole run: one entry per task, whether or not the task's folder is in
+    the upload; `problems` name the entries that could not be read (the others are)."""
+
+    format: str
+    entries: list[SummaryEntry]
+    # The files that mark a task's folder as present in the upload (`summary_info.json`, `history.json`).
+    folder_files: tuple[str, ...]
+    noun: str = "tasks"  # what the summary calls its entries: AgentLab's are episodes
+    run: RunInfo = field(default_factory=RunInfo)
+    problems: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -179,6 +209,8 @@ class Trajectory:
             if step.get("action_parts"):
                 _drop_unset(step["action_parts"], _UNHASHED_PARTS_WHEN_UNSET)
         _drop_unset(body["outcome"], ("source",))
+        for verdict in body.get("verdicts", ()):
+            _drop_unset(verdict, _UNHASHED_VERDICT_FIELDS_WHEN_UNSET)
         encoded = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 
@@ -187,11 +219,12 @@ class Trajectory:
 # trajectory without them keeps the hash it was stored with.
 _UNHASHED_WHEN_UNSET = ("verdicts", "tokens_in", "tokens_out", "cost", "duration")
 _UNHASHED_PARTS_WHEN_UNSET = ("selector", "x", "y", "delta_x", "delta_y")
+_UNHASHED_VERDICT_FIELDS_WHEN_UNSET = ("note", "labels")
 
 
 def _drop_unset(body: dict, names: tuple[str, ...]) -> None:
     for name in names:
-        if body.get(name) in (None, [], ""):
+        if body.get(name) in (None, [], "", {}):
             body.pop(name, None)
 
 

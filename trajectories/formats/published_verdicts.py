@@ -14,17 +14,23 @@ Formats, found by content:
 - browser-use `result.json` files with `judge{score, reasoning}`: a score of 0-100, success at or
   above the threshold.
 - Agent-E evaluation records: human `score` / `reason` and judge `pred_score` / `pred_reason`.
-- AgentRewardBench `annotations.csv` (one row per annotator and trajectory) and its judge files
-  (`benchmark, goal, agent, judge, judge_model_name, response`).
+- AgentRewardBench `annotations.csv` (one row per annotator and trajectory) and its judge files, one
+  per trajectory and named after its task (`webarena.100.json`: `chat_messages`, the judge's chat
+  completion `response`, `judge`, `judge_model_name`, `agent`, `benchmark`), alone or many in a zip or
+  folder read as one file.
 """
 
 import ast
 import json
+import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .canonical import TrajectoryFormatError
 from .online_mind2web import JUDGE_NAME as BROWSER_USE_JUDGE, JUDGE_THRESHOLD as BROWSER_USE_THRESHOLD
+from .strict_json import load_json
+from .text import decode_utf8
 from .verdict_files import SUMMARY_LABELS, SummaryRow, VerdictFileError, read_rows
 
 HUMAN, LLM_JUDGE, HARNESS, AGENT = "human", "llm_judge", "harness", "agent_self_report"
@@ -293,60 +299,136 @@ def agent_reward_bench_annotations(source: str, rows, *, source_name: str = "") 
     return VerdictFile("agent_reward_bench_annotations", records)
 
 
+# AgentRewardBench's judge files: `scripts/run_judge.py` writes one per trajectory, at
+# `<benchmark>/<agent>/<judge>/<task id>.json` (`webarena.100.json`): the file's name is its task. Each holds
+# the chat the judge was sent (`chat_messages`) and its chat completion (`response`), with the judge's name,
+# model, agent and benchmark; a request that failed leaves `<task id>_error.json` with its `error` instead.
+AGENT_REWARD_BENCH_JUDGE = "agent_reward_bench_judge"
+JUDGE_COMPLETION = "response.choices[0].message.content"
+_JUDGE_KEYS = frozenset({"chat_messages", "judge", "judge_model_name"})
+_NO_VERDICT = ("no verdict in the judge's completion: AgentRewardBench reads <success>Successful</success> or "
+               "<success>Unsuccessful</success> (or a last 'Status: success|failure' line, or 'Reward: 1-5')")
+
+
+def looks_like_agent_reward_bench_judge_file(document: object) -> bool:
+    """One judge file: a chat completion (`response` with its `choices`) beside the chat it answered or the
+    judge's name; or the file a failed request leaves (`error` beside `chat_messages`)."""
+    if not isinstance(document, dict) or not document.keys() & _JUDGE_KEYS:
+        return False
+    response = document.get("response")
+    return (isinstance(response, dict) and "choices" in response) or ("error" in document and "response" not in document)
+
+
 def looks_like_agent_reward_bench_judge(rows) -> bool:
-    return bool(rows) and all({"benchmark", "agent", "judge", "response"} <= row.keys() for _, row in rows)
+    return bool(rows) and all(looks_like_agent_reward_bench_judge_file(row) for _, row in rows)
 
 
-_TAG = re.compile(r"<(success|side|optimal|loop)>\s*(.*?)\s*</\1>", re.IGNORECASE | re.DOTALL)
+def _first_tag(tag: str, text: str) -> str | None:
+    """The text inside the first `<tag>...</tag>`, as AgentRewardBench's `get_content_inside_tag` takes it."""
+    found = re.search(rf"<{tag}>(.*?)</{tag}>", text, re.DOTALL)
+    return found.group(1) if found else None
 
 
-def _response_text(response) -> str:
-    """The text of a chat completion as stored (the whole completion object, its message, or text)."""
-    response = _literal(response)
-    if isinstance(response, dict):
-        choices = response.get("choices")
-        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-            message = choices[0].get("message") or {}
-            return str(message.get("content") or choices[0].get("text") or "")
-        return str(response.get("content") or response.get("text") or "")
-    return str(response or "")
+def _clean_word(value: str) -> str:
+    return value.strip().lower().replace("'", "").replace('"', "")
 
 
 def judge_answer(text: str) -> tuple[bool | None, dict]:
-    """The success verdict and other labels a judge's text ends with: `<success>Successful</success>`
-    tags (AgentRewardBench's prompt), else a last `Status: success|failure` line."""
-    tags = {name.lower(): value.strip() for name, value in _TAG.findall(text)}
-    if "success" in tags:
-        word = tags["success"].strip("'\"").lower()
-        success = _SUCCESS_WORDS.get(word)
-        labels = {key: tags[tag] for tag, key in (("side", "side_effect"), ("optimal", "optimality"),
-                                                  ("loop", "looping")) if tag in tags}
-        return success, labels
-    statuses = re.findall(r"status\s*[:=]\s*\"?(success|failure|successful|unsuccessful)", text, re.IGNORECASE)
-    return (_SUCCESS_WORDS[statuses[-1].lower()] if statuses else None), {}
+    """The success verdict and the other labels of a judge's completion, read as AgentRewardBench reads them:
+    the first `<success>`, `<side>`, `<optimal>`, `<loop>` tags of its prompt; else (its AER judges) the last
+    `Status: success|failure` line; else (its NNetNav judge) `Reward: N` on a 1-5 scale, a success from 4."""
+    answer = _first_tag("success", text)
+    if answer is not None:
+        labels = {key: value.strip() for tag, key in (("side", "side_effect"), ("optimal", "optimality"),
+                                                      ("loop", "looping"))
+                  if (value := _first_tag(tag, text)) is not None and value.strip()}
+        return _SUCCESS_WORDS.get(_clean_word(answer)), labels
+    statuses = [line.split(":", 1)[1] for line in text.splitlines() if line.strip().lower().startswith("status:")]
+    if statuses:
+        return _SUCCESS_WORDS.get(_clean_word(statuses[-1])), {}
+    if "Reward:" in text:
+        reward = text.split("Reward:", 1)[1].strip()
+        if reward.isdigit() and 1 <= int(reward) <= 5:
+            return int(reward) >= 4, {}
+    return None, {}
+
+
+def _judge_completion(document: dict) -> str | None:
+    choices = document["response"].get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        message = choices[0].get("message")
+        if isinstance(message, dict) and isinstance(message.get("content"), str):
+            return message["content"]
+    return None
+
+
+def _judge_record(name: str, line: int | str, document: dict, source_name: str) -> VerdictRecord | RecordProblem:
+    """The verdict of one judge file `name`, or why it has none."""
+    if "response" not in document:
+        return RecordProblem(line, "error", repr(document.get("error"))[:80],
+                             "the judge's request failed: the file holds no completion to read")
+    text = _judge_completion(document)
+    if text is None:
+        return RecordProblem(line, JUDGE_COMPLETION, repr(document["response"].get("choices"))[:80],
+                             "no completion text in the judge's response")
+    success, labels = judge_answer(text)
+    if success is None:
+        return RecordProblem(line, JUDGE_COMPLETION, repr(text)[:80], _NO_VERDICT)
+    stem = posixpath.basename(name.replace("\\", "/"))
+    task_id = _text(document.get("task_id")).strip() or (stem[:-5] if stem.lower().endswith(".json") else stem)
+    benchmark = _text(document.get("benchmark")).strip() or (task_id.split(".", 1)[0] if "." in task_id else "")
+    judge = _text(document.get("judge")).strip()
+    model = _text(document.get("judge_model_name")).strip() or _text(document["response"].get("model")).strip()
+    ref = SourceRef(LLM_JUDGE, source_name or f"AgentRewardBench {judge or 'judge'}", model)
+    return VerdictRecord(source=ref, task_id=task_id, line=line, success=success, benchmark=benchmark,
+                         agent_model=_text(document.get("agent")).strip(), explanation=text, labels=labels,
+                         intent=_text(document.get("goal")).strip())
+
+
+def _judge_file(source: str, records: list[tuple[str, int | str, dict]], source_name: str) -> VerdictFile:
+    """Judge files (name, where, document) as one file of verdicts: a file without a verdict is that record's
+    problem, and the others are read."""
+    found, problems = [], []
+    for name, line, document in records:
+        record = _judge_record(name, line, document, source_name)
+        (found if isinstance(record, VerdictRecord) else problems).append(record)
+    return VerdictFile(AGENT_REWARD_BENCH_JUDGE, found, problems=problems)
 
 
 def agent_reward_bench_judge(source: str, rows, *, source_name: str = "") -> VerdictFile:
-    records, unparsed = [], 0
-    for line, row in rows:
-        summary = (row.get("trajectory_info") or {}).get("summary_info") or {} if isinstance(
-            row.get("trajectory_info"), dict) else {}
-        task_id = str(row.get("task_id") or summary.get("task_id") or "").strip()
-        if not task_id:
-            raise VerdictFileError(source, "task_id: missing (neither task_id nor trajectory_info.summary_info "
-                                           "names the task)", line)
-        model = str(row.get("judge_model_name") or "").strip()
-        ref = SourceRef(LLM_JUDGE, source_name or f"AgentRewardBench {row['judge']}".strip(), model)
-        text = _response_text(row["response"])
-        success, labels = judge_answer(text)
-        if success is None:
-            unparsed += 1
-        records.append(VerdictRecord(
-            source=ref, task_id=task_id, line=line, success=success, label="" if success is not None else UNSURE,
-            run=str(row.get("agent") or "").strip(), benchmark=str(row.get("benchmark", "")).strip(),
-            explanation=text, labels=labels))
-    notes = [f"{unparsed} response(s) without a success answer: stored as unsure"] if unparsed else []
-    return VerdictFile("agent_reward_bench_judge", records, notes)
+    return _judge_file(source, [(source, line, row) for line, row in rows], source_name)
+
+
+def agent_reward_bench_judge_files(source: str, files: list[tuple[str, bytes]], *,
+                                   source_name: str = "") -> VerdictFile:
+    """A zip or folder of AgentRewardBench judge files (`source`, holding the files (name, bytes)) read as one
+    file of verdicts, each record named by its file: a file that is not JSON or not a judge file is a problem of
+    its own, as is one without a verdict; other kinds of files (not `.json`) are passed over and counted."""
+    judged, problems, passed_over = [], [], 0
+    for name, data in files:
+        if not name.lower().endswith(".json"):
+            passed_over += 1
+            continue
+        try:
+            document = load_json(decode_utf8(data)[0])
+        except TrajectoryFormatError as error:
+            problems.append(RecordProblem(name, "(file)", repr(data[:40])[:80], f"not JSON: {error.message}"))
+            continue
+        if looks_like_agent_reward_bench_judge_file(document):
+            judged.append((name, name, document))
+        else:
+            keys = sorted(document)[:8] if isinstance(document, dict) else type(document).__name__
+            problems.append(RecordProblem(name, "(file)", repr(keys)[:80], "not an AgentRewardBench judge file (no "
+                                          "response with choices beside chat_messages, judge or judge_model_name)"))
+    if not judged:
+        raise VerdictFileError(source, "no AgentRewardBench judge file in it: a zip or folder of verdicts is read as "
+                                       "AgentRewardBench judge files, one per trajectory; import other verdict files "
+                                       "one by one")
+    found = _judge_file(source, judged, source_name)
+    found.problems = problems + found.problems
+    if passed_over:
+        found.notes.append(f"{passed_over} file(s) other than .json passed over")
+    return found
 
 
 # --- entry point ------------------------------------------------------------------------------
@@ -382,6 +464,8 @@ def _rows(source: str, data: bytes) -> tuple[list[str], list[tuple[int | str, di
             return _json_lines(source, text)
         except RecursionError:
             raise VerdictFileError(source, "invalid JSON: nested too deeply") from None
+        if looks_like_agent_reward_bench_judge_file(document):
+            return list(document), [(1, document)]
         if isinstance(document, dict) and not any(isinstance(value, list) and value and all(
                 isinstance(item, dict) for item in value) and key not in ("image_judge_record",)
                 for key, value in document.items()):

@@ -7,6 +7,7 @@ names (absolute or with `..`). Archives are read in place, never extracted to di
 make an entry larger than the check saw.
 """
 
+import io
 import posixpath
 import re
 import threading
@@ -295,3 +296,30 @@ class Catalogue:
                     limits=self.limits,
                 )
             )
+
+
+def is_archive(data: bytes) -> bool:
+    return data[:4] == b"PK\x03\x04"
+
+
+def archive_members(data: bytes, limits: Limits) -> list[tuple[str, bytes]]:
+    """The files (name, bytes) of a zip archive held in memory, checked as an upload's archives are (files, total
+    size, one file's size, compression ratio, entry names) before a byte is decompressed; ImportRefused, naming
+    the entry, when one is over a limit. Hidden files, `__MACOSX` and images are left out."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile as error:
+        raise ImportRefused(f"not a readable zip archive: {error}") from None
+    with archive:
+        entries = [info for info in archive.infolist() if not info.is_dir()]
+        if len(entries) > limits.max_files:
+            raise ImportRefused(f"more than {limits.max_files} files")
+        if sum(info.file_size for info in entries) > limits.max_total_bytes:
+            raise ImportRefused(f"more than {limits.max_total_bytes:,} bytes in total once uncompressed")
+        members = []
+        for info in entries:
+            if problem := entry_problem(info, TRAJECTORIES, limits):
+                raise ImportRefused(f"{info.filename}: {problem}")
+            if not _ignored(info.filename.replace("\\", "/").split("/")):
+                members.append((info.filename, archive.read(info)))
+        return members

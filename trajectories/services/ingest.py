@@ -30,9 +30,9 @@ from django.conf import settings
 from django.db import DataError, IntegrityError, connection, reset_queries, transaction
 
 from trajectories.formats import mind2web_live, online_mind2web, webarena_verified
-from trajectories.formats.browsergym_agentlab import (STUDY_FORMAT, SUMMARY_FILE as AGENTLAB_SUMMARY,
-                                                      companion_reason, is_study_results, parse_study_results)
-from trajectories.formats.canonical import MAX_DEPTH, TaskRef, Trajectory as ParsedTrajectory, TrajectoryFormatError
+from trajectories.formats.browsergym_agentlab import companion_reason, is_study_results, parse_study_results
+from trajectories.formats.canonical import (MAX_DEPTH, RunSummary, TaskRef, Trajectory as ParsedTrajectory,
+                                            TrajectoryFormatError)
 from trajectories.formats.format_traces import FORMAT as TRACE
 from trajectories.formats.harness import parse_harness_config, parse_results
 from trajectories.formats.readers import NOT_UTF8, Record, load_json
@@ -54,7 +54,7 @@ from trajectories.models import AgentRun, RunTally, Step, Task, TaskResult, Traj
 
 from .reading import read_images_again, read_sources
 from .runs import describe_run, parse_run_description, record_harness_config, run_changes
-from .storable import storable_text as _text
+from .storable import storable_json, storable_text as _text
 from .tallies import refresh_tallies
 from .screenshots import batch_screenshot_ids, discard_files, discard_written_ahead, screenshot_ids, take_files
 from .harness_verdicts import record_verdicts, recorded_verdict, take_up
@@ -227,6 +227,7 @@ class _RunImport:
         # Benchmarks with an imported task list: their tasks come from it, never from trajectories.
         self.max_bytes = settings.INGEST_MAX_FILE_BYTES
         self.traces: list[tuple[Source, Record]] = []
+        self.summaries: list[tuple[Source, Record]] = []  # run summaries, read once every trajectory is stored
         # What the run holds, by task: (trajectory id, content hash). A first check only; the
         # transaction that stores a trajectory checks again.
         self.held: dict[int, tuple[int, str]] = {}
@@ -351,11 +352,14 @@ class _RunImport:
             reset_queries()
 
     def finish(self) -> None:
-        """Apply the format traces, once every trajectory they may belong to is stored."""
+        """Apply the format traces and run summaries, once every trajectory they may belong to is stored."""
         self._commit()
         traces, self.traces = self.traces, []
         for source, record in traces:
             self.report.files.append(self._trace(source, record))
+        summaries, self.summaries = self.summaries, []
+        for source, record in summaries:
+            self._run_summary(source, record.summary, record.notes)
 
     def _skipped(self, source: Source, content=None) -> None:
         reason = ("archives inside archives are not opened" if source.suffix == ".zip"
@@ -377,6 +381,9 @@ class _RunImport:
                 for record in records:
                     if record.format == TRACE:
                         self.traces.append((source, record))
+                        return
+                    if record.summary is not None:
+                        self.summaries.append((source, record))
                         return
                     if record.skipped:
                         entry = FileReport(file=source.name, status=SKIPPED_STATUS, kind="other",
@@ -572,7 +579,8 @@ class _RunImport:
         and changing nothing of the run, so that storing it later, with others, writes no less and
         no more than storing it now."""
         parsed = record.trajectory
-        if record.format == TRACE or record.skipped or record.error is not None or parsed.verdicts:
+        if (record.format == TRACE or record.summary is not None or record.skipped or record.error is not None
+                or parsed.verdicts):
             return False
         task = self._task(parsed.task)
         if task is None or (not task.intent and parsed.task.intent.strip()):
@@ -680,7 +688,7 @@ class _RunImport:
         Verdict.objects.bulk_create([
             Verdict(run=self.run, task=row.task, trajectory=row, source=source, success=verdict.success,
                     label=verdict.label, score=verdict.score, explanation=_text(verdict.explanation),
-                    source_name=file[-500:])
+                    note=_text(verdict.note), labels=storable_json(verdict.labels), source_name=file[-500:])
             for verdict, source in zip(parsed.verdicts, sources)
         ])
 
@@ -768,36 +776,65 @@ class _RunImport:
         self.report.files.extend([entry, *unknown])
 
     def _study_results(self, source: Source) -> None:
-        """An AgentLab study's `result_df`: the harness verdicts of its episodes whose folders are not
-        in the import (those that are bring their own), kept as the run's task results."""
-        results = parse_study_results(source.read(), source.name)
+        self._run_summary(source, parse_study_results(source.read(), source.name))
+
+    def _run_summary(self, source: Source, summary: RunSummary, notes=()) -> None:
+        """A harness's summary of the run (AgentLab's `result_df`, WebArena-Infinity's `results.json`), read once
+        the trajectories of the import are stored. The verdicts of tasks whose folders are not in the import are
+        kept as the run's task results; a trajectory read from its folder keeps its own verdict (the summary's is
+        compared with it) or, having none, takes the summary's up."""
         present = {posixpath.basename(posixpath.dirname(other.name)) for other in self.catalogue
-                   if posixpath.basename(other.name) == AGENTLAB_SUMMARY}
-        absent = [result for result in results if result.episode not in present]
-        entry = FileReport(file=source.name, status=UNCHANGED, kind="results", format=STUDY_FORMAT, notes=[
-            f"{len(results)} episodes, {len(results) - len(absent)} of them read from their folders in this import"])
+                   if posixpath.basename(other.name) in summary.folder_files}
+        absent = [item for item in summary.entries if item.folder not in present]
+        held = self._held_verdicts([item.task for item in summary.entries if item.folder in present])
+        entry = FileReport(file=source.name, status=UNCHANGED, kind="results", format=summary.format, notes=[
+            *notes, f"{len(summary.entries)} {summary.noun}, {len(summary.entries) - len(absent)} of them read from "
+                    "their folders in this import", *summary.problems])
+        recorded = [item for item in summary.entries
+                    if item.folder not in present or held.get(_task_key(item.task), (True,))[0] is None]
         unknown, updated, kept = [], 0, 0
         with transaction.atomic():
-            for benchmark in dict.fromkeys(result.task.benchmark for result in absent):
-                verdicts = {result.task.task_id: result.success for result in absent
-                            if result.task.benchmark == benchmark}
-                for task_id in verdicts:
-                    ref = TaskRef(task_id=task_id, benchmark=benchmark)
-                    if self._task(ref) is None:
-                        self._task_from_file(ref)
-                applied = record_verdicts(self.run, verdicts, source.name, benchmark=benchmark)
+            if describe_run(self.run, summary.run):
+                entry.status = IMPORTED
+            if recorded and not (self.held or self.verdict_tasks) and self.run.benchmark != recorded[0].task.benchmark:
+                # A run holding nothing yet is a run on the benchmark of its summary.
+                self.run.benchmark = recorded[0].task.benchmark
+                self.run.save(update_fields=["benchmark", "updated_at"])
+            for benchmark in dict.fromkeys(item.task.benchmark for item in recorded):
+                of_benchmark = [item for item in recorded if item.task.benchmark == benchmark]
+                for item in of_benchmark:
+                    if self._task(item.task) is None:
+                        self._task_from_file(item.task)
+                applied = record_verdicts(self.run, {item.task.task_id: item.success for item in of_benchmark},
+                                          source.name, benchmark=benchmark)
                 self.verdict_tasks |= applied.kept
                 unknown += [f"{benchmark}/{task_id}" for task_id in applied.unknown]
                 updated += len(applied.updated)
-                kept += sum(success is not None and task_id not in applied.unknown
-                            for task_id, success in verdicts.items())
+                kept += sum(item.success is not None and item.task.task_id not in applied.unknown
+                            for item in of_benchmark if item.folder not in present)
                 entry.status = IMPORTED if applied.updated or applied.records_changed else entry.status
-        entry.notes.append(f"{kept} verdicts of episodes without their folder kept for the run page; "
+        entry.notes.append(f"{kept} verdicts of {summary.noun} without their folder kept for the run page; "
                            f"{updated} trajectories updated")
+        for item in summary.entries:
+            own, own_source = held.get(_task_key(item.task), (None, ""))
+            if None not in (own, item.success) and item.success != own and item.folder in present:
+                entry.notes.append(f"{item.line}: task {item.task.task_id}: the summary says "
+                                   f"{'PASS' if item.success else 'FAIL'}, its trajectory {'PASS' if own else 'FAIL'} "
+                                   f"({own_source}): the trajectory's verdict is kept")
         if unknown:
             listed = ", ".join(unknown[:_LISTED_TASKS]) + (" ..." if len(unknown) > _LISTED_TASKS else "")
             entry.notes.append(f"tasks not imported (run manage.py import_tasks), their verdicts not kept: {listed}")
         self.report.files.append(entry)
+
+    def _held_verdicts(self, tasks: list[TaskRef]) -> dict[tuple[str, str], tuple[bool | None, str]]:
+        """{(benchmark, task id): (its verdict, where that came from)} of the run's trajectories of these tasks."""
+        found = {}
+        for benchmark in dict.fromkeys(task.benchmark for task in tasks):
+            ids = [task.task_id for task in tasks if task.benchmark == benchmark]
+            found.update({(benchmark, task_id): (success, by or file) for task_id, success, by, file in
+                          Trajectory.objects.filter(run=self.run, task__benchmark=benchmark, task__task_id__in=ids)
+                          .values_list("task__task_id", "success", "success_by", "success_source")})
+        return found
 
     def _log_list(self, source: Source, content=None) -> None:
         listed = [line.strip() for line in decode_utf8(source.read())[0].splitlines() if line.strip()]
@@ -821,6 +858,10 @@ class _RunImport:
         changed = record_harness_config(self.run, config)
         self.report.files.append(FileReport(file=source.name, status=IMPORTED if changed else UNCHANGED,
                                             kind="harness_config", format="webarena_config"))
+
+
+def _task_key(task: TaskRef) -> tuple[str, str]:
+    return task.benchmark, task.task_id
 
 
 def _natural(task_id: str) -> tuple:

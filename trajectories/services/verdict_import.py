@@ -21,14 +21,15 @@ from django.db import transaction
 
 from trajectories.formats import agent_e, online_mind2web
 from trajectories.formats.published_verdicts import (
-    HUMAN_LABEL_SUFFIX, RecordProblem, VerdictFile, VerdictRecord, read_verdict_file,
+    HUMAN_LABEL_SUFFIX, RecordProblem, VerdictFile, VerdictRecord, agent_reward_bench_judge_files, read_verdict_file,
 )
+from trajectories.formats.sources import ImportRefused, archive_members, is_archive
 from trajectories.formats.verdict_files import GRADER_COLUMNS, SUCCESS_COLUMNS, VerdictFileError, read_rows
 from trajectories.formats.wording import count_of
 from trajectories.models import AgentRun, ResultOrigin, Task, TaskResult, Trajectory, Verdict, VerdictSource
 from trajectories.permissions import can_import_into
 
-from .ingest import TASKS_NAMED_BY_RESULTS, has_task_list
+from .ingest import TASKS_NAMED_BY_RESULTS, has_task_list, ingest_limits
 from .record_problems import SAID_PROBLEMS, problem, problem_dict, problems_lines, refuse_if, refusal, where
 from .runs import get_or_create_run
 from .storable import storable_json, storable_text
@@ -261,13 +262,26 @@ class VerdictFileRead:
 def read_verdicts(source: str, data: bytes, *, run: str = "", source_name: str = "", threshold: float | None = None,
                   table: str = "", **table_options) -> VerdictFileRead:
     """Read one file. `table` reads it as a plain table of outcomes or grades without looking for a
-    published format."""
+    published format. A zip archive is read as a folder (`read_verdict_folder`)."""
     if table and table not in TABLES:
         raise ValueError(f"table: {table!r} is not one of {', '.join(TABLES)}")
+    if is_archive(data) and not table:
+        try:
+            files = archive_members(data, ingest_limits())
+        except ImportRefused as error:
+            raise VerdictFileError(source, f"refused, nothing was read: {error}") from None
+        return read_verdict_folder(source, files, run=run, source_name=source_name, data=data)
     published = None if table else read_verdict_file(source, data, source_name=source_name, run=run,
                                                       threshold=threshold)
     return VerdictFileRead(source, data, run, published, table or ("" if published else _table_kind(source, data)),
                            table_options)
+
+
+def read_verdict_folder(source: str, files: list[tuple[str, bytes]], *, run: str = "", source_name: str = "",
+                        data: bytes = b"") -> VerdictFileRead:
+    """A folder or zip `source` of AgentRewardBench judge files (name, bytes), one per trajectory, read as one
+    file whose records are named by their files (`data`: the archive, kept to be read again)."""
+    return VerdictFileRead(source, data, run, agent_reward_bench_judge_files(source, files, source_name=source_name))
 
 
 def import_verdicts(source: str, data: bytes, *, run: str = "", source_name: str = "", benchmark: str = "",

@@ -98,6 +98,10 @@ def test_the_current_layout_with_webarena_infinitys_verdict_beside_it(samples):
         "answered", True, "WebArena-Infinity verifier", "Task completed successfully.")
     assert [(v.kind, v.name, v.success) for v in trajectory.verdicts] == [
         ("agent_self_report", "agent self-report", True), ("llm_judge", "browser-use judge", True)]
+    # The judgement's flags are kept as labels; its failure reason, empty here, would be the verdict's note.
+    judge = trajectory.verdicts[1]
+    assert (judge.labels, judge.note) == ({"not_executable": "no", "reached_captcha": "no"}, "")
+    assert judge.explanation.startswith("The agent successfully navigated to the provided URL")
     assert trajectory.duration == 23.5
     assert [s.duration for s in trajectory.steps] == [0.0, pytest.approx(8.868176), pytest.approx(3.973034)]
     # Screenshots found inside the upload by file name: none for the initial navigation.
@@ -300,3 +304,64 @@ def test_actions_nested_too_deep_are_refused_before_they_are_walked(tmp_path):
     with pytest.raises(TrajectoryFormatError) as refused:
         browser_use.parse_history(document, "run/task_1/history.json", lambda name: PNG)
     assert refused.value.where.startswith("history[0].model_output.action")
+
+
+def test_the_run_summary_gives_every_tasks_verdict_and_its_folder(samples):
+    [record] = _records(samples / "webarena-infinity-gmail")["results.json"]
+    assert (record.format, record.trajectory, record.error) == ("webarena_infinity_summary", None, None)
+    summary = record.summary
+    assert (summary.format, summary.noun, summary.problems) == ("webarena_infinity_summary", "tasks", [])
+    assert (summary.run.agent, summary.run.model) == ("browser-use", "gemini")
+    assert "history.json" in summary.folder_files and "result.json" in summary.folder_files
+    assert len(summary.entries) == 30 and sum(entry.success for entry in summary.entries) == 15
+    first, fourth = summary.entries[0], summary.entries[3]
+    assert (first.task.benchmark, first.task.task_id, first.folder, first.success, first.line) == (
+        "webarena-infinity", "task_e1", "task_e1", True, "tasks[0]")
+    assert first.task.intent == "Star the email with the subject 'Q1 Product Roadmap Review' from Sarah Chen."
+    assert (fourth.task.task_id, fourth.success) == ("task_e3", False)
+
+
+def test_a_summary_entry_that_cannot_be_read_is_named_and_the_others_are_read(samples):
+    document = json.loads((samples / "webarena-infinity-gmail" / "results.json").read_text())
+    document["tasks"][1]["passed"] = 1
+    document["tasks"][2]["task_id"] = None
+    document["tasks"][3] = "task_e3"
+    summary = browser_use.parse_infinity_summary(document)
+    assert summary.problems == ["tasks[1].passed: expected true, false or null, got 1",
+                                "tasks[2].task_id: no task id: name the file or its folder after the task",
+                                'tasks[3]: expected a task object, got "task_e3"']
+    assert len(summary.entries) == 27 and summary.entries[1].task.task_id == "task_e4"
+    document["tasks"][4]["passed"] = None
+    assert browser_use.parse_infinity_summary(document).entries[1].success is None
+
+
+def test_a_run_summary_is_told_from_a_tasks_result_and_from_other_json():
+    entry = {"task_id": "task_e1", "instruction": "x", "passed": True, "verifier_message": "ok"}
+    assert browser_use.looks_like_infinity_summary({"total": 1, "passed": 1, "tasks": [entry]})
+    assert not browser_use.looks_like_infinity_summary(entry)
+    assert not browser_use.looks_like_infinity_summary({"total": 1, "passed": 1, "tasks": [{"task_id": "a"}]})
+    assert not browser_use.looks_like_infinity_summary({"passed": 1, "tasks": [entry]})
+
+
+@pytest.mark.parametrize("judgement, labels, note", [
+    ({"verdict": False, "failure_reason": " Blocked. ", "impossible_task": True, "reached_captcha": False},
+     {"not_executable": "yes", "reached_captcha": "no"}, "Blocked."),
+    ({"verdict": True}, {}, ""),
+    ({"verdict": True, "impossible_task": "yes", "reached_captcha": True}, {"reached_captcha": "yes"}, ""),
+])
+def test_the_judgements_failure_reason_is_its_note_and_its_flags_are_labels(judgement, labels, note):
+    verdict = browser_use._judge([{"is_done": True}, {"judgement": {"reasoning": "Seen.", **judgement}}])
+    assert (verdict.success, verdict.explanation, verdict.labels, verdict.note) == (
+        judgement["verdict"], "Seen.", labels, note)
+    assert browser_use._judge([{"judgement": {"verdict": "yes"}}]) is None
+
+
+def test_the_result_beside_a_history_is_read_by_the_readers_strict_loader(samples, tmp_path):
+    folder = tmp_path / "run" / "task_e1"
+    folder.mkdir(parents=True)
+    shutil.copy(samples / "webarena-infinity-gmail" / "task_e1" / "history.json", folder)
+    (folder / "result.json").write_text('{"task_id": "task_e1", "instruction": "x", "passed": true, '
+                                        '"verifier_message": "ok", "elapsed": NaN}')
+    [record] = _records(tmp_path / "run")["task_e1/history.json"]
+    assert (record.error.where, record.error.message) == (
+        "result.json", "the harness result beside the history is not JSON: not a JSON number: NaN")

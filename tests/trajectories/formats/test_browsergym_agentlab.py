@@ -230,8 +230,8 @@ def test_a_summary_info_json_elsewhere_is_not_taken_for_an_episode(tmp_path):
 
 
 def test_the_study_result_df_gives_each_episodes_task_folder_and_reward(study):
-    results = parse_study_results((study / "result_df_trial_1_of_3.csv").read_bytes(), "result_df_trial_1_of_3.csv")
-    assert [(r.task.benchmark, r.task.task_id, r.episode, r.success, r.line) for r in results] == [
+    summary = parse_study_results((study / "result_df_trial_1_of_3.csv").read_bytes(), "result_df_trial_1_of_3.csv")
+    assert [(r.task.benchmark, r.task.task_id, r.folder, r.success, r.line) for r in summary.entries] == [
         ("miniwob", "click-checkboxes_7", CHECKBOXES, True, 2),
         ("miniwob", "click-checkboxes_20",
          "2025-01-22_11-03-29_GenericAgent-gpt-4o-mini_on_miniwob.click-checkboxes_20", True, 3),

@@ -1,12 +1,15 @@
 """Published verdicts read from the real files in shared (counts taken from the files by hand) and
 from AgentRewardBench's documented layout."""
 
+import json
 from collections import Counter
 
 import pytest
 
+from tests.trajectories.verdict_samples import JUDGE_AGENT, judge_completion, judge_file
+
 from trajectories.formats.published_verdicts import (
-    NOT_EXECUTABLE, UNSURE, judge_answer, read_verdict_file,
+    NOT_EXECUTABLE, UNSURE, RecordProblem, agent_reward_bench_judge_files, judge_answer, read_verdict_file,
 )
 from trajectories.formats.verdict_files import VerdictFileError
 
@@ -126,27 +129,67 @@ def test_agent_reward_bench_annotation_with_an_unknown_success_word_names_the_li
         read_verdict_file("annotations.csv", bad.encode())
 
 
-def test_agent_reward_bench_judge_files_give_the_parsed_verdict_of_the_response():
-    response = {"choices": [{"message": {"content": (
-        "<reasoning>The agent opened the issue.</reasoning>\n<success>Successful</success>\n"
-        "<side>No</side>\n<optimal>3. Somewhat Optimal</optimal>\n<loop>No</loop>")}}]}
-    import json
-    document = {"benchmark": "webarena", "goal": "Open issue 3", "agent": "GenericAgent-gpt-4o",
-                "judge": "aer", "judge_model_name": "gpt-4o-2024-11-20", "response": response,
-                "trajectory_info": {"summary_info": {"task_id": "webarena.12"}}}
-    verdicts = read_verdict_file("judge.json", json.dumps(document).encode())
+def test_an_agent_reward_bench_judge_file_is_the_verdict_of_its_completion_on_the_task_its_name_says():
+    """The file as run_judge.py writes it: a `chat_messages` list (whose system prompt lists every answer), the
+    completion under response.choices[0].message.content, the task only in the file name."""
+    document = judge_file("webarena", "Open issue 3", judge_completion("Successful", optimal="3. Somewhat Optimal"))
+    verdicts = read_verdict_file("webarena.100.json", json.dumps(document).encode())
+    assert verdicts.format == "agent_reward_bench_judge" and verdicts.problems == []
     [record] = verdicts.records
     assert (record.source.kind, record.source.name, record.source.model) == (
-        "llm_judge", "AgentRewardBench aer", "gpt-4o-2024-11-20")
-    assert (record.task_id, record.run, record.success) == ("webarena.12", "GenericAgent-gpt-4o", True)
+        "llm_judge", "AgentRewardBench gpt-4o-noaxtree", "gpt-4o-2024-11-20")
+    assert (record.task_id, record.benchmark, record.agent_model, record.run, record.success, record.intent) == (
+        "webarena.100", "webarena", JUDGE_AGENT, "", True, "Open issue 3")
     assert record.labels == {"side_effect": "No", "optimality": "3. Somewhat Optimal", "looping": "No"}
+    assert record.explanation.startswith("<reasoning>The agent reached the page")
+
+
+def test_a_judge_file_whose_completion_gives_no_verdict_is_that_records_problem():
+    document = judge_file("webarena", "Open issue 3", "I could not decide from the screenshot.")
+    verdicts = read_verdict_file("webarena.101.json", json.dumps(document).encode())
+    assert verdicts.records == []
+    assert verdicts.problems == [RecordProblem(
+        1, "response.choices[0].message.content", "'I could not decide from the screenshot.'",
+        "no verdict in the judge's completion: AgentRewardBench reads <success>Successful</success> or "
+        "<success>Unsuccessful</success> (or a last 'Status: success|failure' line, or 'Reward: 1-5')")]
+
+
+def test_judge_files_together_are_one_file_each_record_named_by_its_file():
+    files = [("gpt-4o-noaxtree/webarena.100.json", judge_file("webarena", "a", judge_completion("Successful"))),
+             ("gpt-4o-noaxtree/webarena.101.json", judge_file("webarena", "b", judge_completion("Unsuccessful"))),
+             ("gpt-4o-noaxtree/webarena.102.json", judge_file("webarena", "c", "<success>Maybe</success>")),
+             ("gpt-4o-noaxtree/webarena.103_error.json", judge_file("webarena", "d", None)),
+             ("gpt-4o-noaxtree/notes.json", {"note": "not a judge file"})]
+    verdicts = agent_reward_bench_judge_files(
+        "judgments.zip", [(name, json.dumps(document).encode()) for name, document in files]
+        + [("README.md", b"# judgments"), ("broken.json", b"{")])
+    assert [(r.line, r.task_id, r.success) for r in verdicts.records] == [
+        ("gpt-4o-noaxtree/webarena.100.json", "webarena.100", True),
+        ("gpt-4o-noaxtree/webarena.101.json", "webarena.101", False)]
+    assert len(verdicts.sources) == 1
+    assert [(p.line, p.field, p.reason.split(":")[0]) for p in verdicts.problems] == [
+        ("gpt-4o-noaxtree/notes.json", "(file)", "not an AgentRewardBench judge file (no response with choices "
+                                                 "beside chat_messages, judge or judge_model_name)"),
+        ("broken.json", "(file)", "not JSON"),
+        ("gpt-4o-noaxtree/webarena.102.json", "response.choices[0].message.content", "no verdict in the judge's completion"),
+        ("gpt-4o-noaxtree/webarena.103_error.json", "error", "the judge's request failed")]
+    assert verdicts.notes == ["1 file(s) other than .json passed over"]
+
+
+def test_a_zip_of_no_judge_files_is_refused_saying_what_it_reads():
+    with pytest.raises(VerdictFileError, match="no AgentRewardBench judge file in it"):
+        agent_reward_bench_judge_files("labels.zip", [("human_label.json", b'[{"task_id": "1"}]')])
 
 
 @pytest.mark.parametrize("text, success", [
     ("<success>Unsuccessful</success>", False),
+    ("<success>'Successful'</success> then <success>Unsuccessful</success>", True),  # the first, as ARB reads it
     ("Thoughts: done.\nStatus: success", True),
     ("Thoughts: no.\nStatus: \"failure\"", False),
+    ("Thought: it looped.\nReward: 2", False),
+    ("Thought: done.\nReward: 5", True),
     ("I cannot tell.", None),
+    ("<success>Partly</success>", None),
 ])
 def test_judge_answers(text, success):
     assert judge_answer(text)[0] is success

@@ -3,22 +3,26 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from trajectories.formats.verdict_files import VerdictFileError
-from trajectories.services.verdict_import import TABLES, UnknownAgents, import_files, mapping_of_pairs, read_verdicts
+from trajectories.services.verdict_import import (
+    TABLES, UnknownAgents, import_files, mapping_of_pairs, read_verdict_folder, read_verdicts,
+)
 
 
 class Command(BaseCommand):
     help = (
         "Import verdicts on agents' success from any source, each file read by its content: Online-Mind2Web "
         "human_label.json (one run per agent column), WebJudge JSON lines, browser-use judge result.json, Agent-E "
-        "evaluation records, AgentRewardBench annotations.csv and judge files, and plain per-task tables of harness "
-        "outcomes or human grades (as import_outcomes and import_grades). --map sends an agent's verdicts to a run, "
-        "or leaves them out. A record that cannot be stored is left out and named; a file none of whose records "
-        "can be stored (or, with --strict, any) stores nothing. Summary rows (Win Rate, Average, All) are skipped "
+        "evaluation records, AgentRewardBench annotations.csv and judge files (one per trajectory; a folder or zip "
+        "of them is read as one file), and plain per-task tables of harness outcomes or human grades (as "
+        "import_outcomes and import_grades). --map sends an agent's verdicts to a run, or leaves them out. A record "
+        "that cannot be stored is left out and named; a file none of whose records can be stored (or, with --strict, "
+        "any) stores nothing. Summary rows (Win Rate, Average, All) are skipped "
         "and named. Re-running updates the verdicts in place and counts the same ones unchanged."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("files", nargs="+", type=Path)
+        parser.add_argument("files", nargs="+", type=Path,
+                            help="Files; a folder or zip archive of AgentRewardBench judge files")
         parser.add_argument("--run", default="", help="The run the verdicts judge (WebJudge, browser-use judge and "
                                                       "Agent-E files name none); for human_label.json, one agent's "
                                                       "column")
@@ -46,13 +50,18 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         failed, read = 0, []
         for file in files:
-            if not file.is_file():
-                self.stderr.write(self.style.ERROR(f"{file}: no such file"))
+            if not file.exists():
+                self.stderr.write(self.style.ERROR(f"{file}: no such file or folder"))
                 failed += 1
                 continue
             try:
-                read.append(read_verdicts(file.name, file.read_bytes(), run=run, source_name=source,
-                                          threshold=threshold, table=table))
+                if file.is_dir():
+                    read.append(read_verdict_folder(file.name, [
+                        (path.relative_to(file).as_posix(), path.read_bytes())
+                        for path in sorted(file.rglob("*")) if path.is_file()], run=run, source_name=source))
+                else:
+                    read.append(read_verdicts(file.name, file.read_bytes(), run=run, source_name=source,
+                                              threshold=threshold, table=table))
             except VerdictFileError as error:
                 self.stderr.write(self.style.ERROR(f"{error}; nothing was stored."))
                 failed += 1
