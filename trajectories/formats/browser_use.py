@@ -41,6 +41,8 @@ from .canonical import (
     check_depth,
     one_step_per_action,
 )
+from .text import decode_utf8
+from .values import lenient_number, lenient_quantity, lenient_text, load_json
 
 FORMAT = "browser_use_history"
 INFINITY_RESULT_FORMAT = "webarena_infinity_result"
@@ -86,18 +88,6 @@ def companion_history(read_sibling: ReadSibling) -> str | None:
     return None
 
 
-def _text(value) -> str:
-    return value.strip() if isinstance(value, str) else ""
-
-
-def _number(value) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _count(value) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
 def _actions(model_output: dict, where: str) -> list[tuple[str, dict]]:
     """(name, params) of each action, in order: a list of `{name: params}` objects, or one object."""
     raw = model_output.get("action")
@@ -120,11 +110,11 @@ def _element_label(element) -> str:
     """An interacted element as the accessibility tree would name it: `button '☆'`."""
     if not isinstance(element, dict):
         return ""
-    role = _text(element.get("node_name")).lower()
+    role = lenient_text(element.get("node_name")).strip().lower()
     attributes = element.get("attributes") if isinstance(element.get("attributes"), dict) else {}
-    name = _text(element.get("ax_name")) or _text(attributes.get("aria-label")) or _text(attributes.get("title"))
-    if not name:
-        name = _text(attributes.get("placeholder")) or _text(attributes.get("name"))
+    names = (element.get("ax_name"), attributes.get("aria-label"), attributes.get("title"),
+             attributes.get("placeholder"), attributes.get("name"))
+    name = next((text for text in (lenient_text(value).strip() for value in names) if text), "")
     return f"{role} {name!r}" if role and name else role or name
 
 
@@ -138,7 +128,7 @@ def _legacy_labels(state: dict) -> dict[str, str]:
     labels = {}
     for item in _items(state):
         if isinstance(item, dict) and "index" in item and not item.get("is_text_only"):
-            labels[str(item["index"])] = _text(item.get("text"))
+            labels[str(item["index"])] = lenient_text(item.get("text")).strip()
     return labels
 
 
@@ -149,7 +139,7 @@ def _legacy_observation(state: dict) -> str:
         if not isinstance(item, dict):
             continue
         depth = item.get("depth") if isinstance(item.get("depth"), int) else 0
-        text = _text(item.get("text"))
+        text = lenient_text(item.get("text")).strip()
         prefix = "" if item.get("is_text_only") else f"[{item.get('index')}]"
         lines.append("\t" * min(max(depth, 0), 32) + prefix + text)
     return "\n".join(lines)
@@ -157,7 +147,7 @@ def _legacy_observation(state: dict) -> str:
 
 def _selector(element) -> str:
     """The XPath browser-use recorded for an interacted element."""
-    return _text(element.get("x_path")) if isinstance(element, dict) else ""
+    return lenient_text(element.get("x_path")).strip() if isinstance(element, dict) else ""
 
 
 def _point(params: dict, result: dict | None) -> tuple[float | None, float | None]:
@@ -166,8 +156,8 @@ def _point(params: dict, result: dict | None) -> tuple[float | None, float | Non
     metadata = result.get("metadata") if isinstance(result, dict) and isinstance(result.get("metadata"), dict) else {}
     for x, y in ((params.get("coordinate_x"), params.get("coordinate_y")),
                  (metadata.get("click_x"), metadata.get("click_y"))):
-        if _number(x) is not None and _number(y) is not None:
-            return _number(x), _number(y)
+        if lenient_number(x) is not None and lenient_number(y) is not None:
+            return lenient_number(x), lenient_number(y)
     return None, None
 
 
@@ -183,24 +173,24 @@ def _parts(name: str, params: dict, element, result: dict | None, legacy_labels:
         x, y = _point(params, result)
         return ActionParts(type="click", x=x, y=y, **on_element)
     if name in ("input", "input_text"):
-        return ActionParts(type="type", value=_text(params.get("text")), press_enter=False, **on_element)
+        return ActionParts(type="type", value=lenient_text(params.get("text")).strip(), press_enter=False, **on_element)
     if name in ("select_dropdown", "select_dropdown_option"):
-        return ActionParts(type="select", value=_text(params.get("text")), **on_element)
+        return ActionParts(type="select", value=lenient_text(params.get("text")).strip(), **on_element)
     if name in ("navigate", "go_to_url", "open_tab"):
-        return ActionParts(type="goto", value=_text(params.get("url")))
+        return ActionParts(type="goto", value=lenient_text(params.get("url")).strip())
     if name in ("search", "search_google"):
-        engine = _text(params.get("engine")).lower() or "google"
+        engine = lenient_text(params.get("engine")).strip().lower() or "google"
         query = params.get("query") if isinstance(params.get("query"), str) else ""
         return ActionParts(type="goto", value=_SEARCH_URLS.get(engine, _SEARCH_URLS["google"])
                            + urllib.parse.quote(query))
     if name in ("scroll", "scroll_down", "scroll_up"):
         down = name == "scroll_down" or (name == "scroll" and params.get("down", True) is not False)
-        amount = _number(params.get("amount"))  # pixels, in the early layout; else pages, of unknown height
+        amount = lenient_number(params.get("amount"))  # pixels, in the early layout; else pages, of unknown height
         delta = None if amount is None else amount if down else -amount
         return ActionParts(type="scroll", value="down" if down else "up", delta_x=None if delta is None else 0.0,
                            delta_y=delta, **on_element)
     if name == "send_keys":
-        return ActionParts(type="press", value=_text(params.get("keys")))
+        return ActionParts(type="press", value=lenient_text(params.get("keys")).strip())
     if name == "go_back":
         return ActionParts(type="go_back")
     if name in ("switch", "switch_tab"):
@@ -209,7 +199,7 @@ def _parts(name: str, params: dict, element, result: dict | None, legacy_labels:
     if name in ("close", "close_tab"):
         return ActionParts(type="close_tab")
     if name == "done":
-        return ActionParts(type="stop", value=_text(params.get("text")))
+        return ActionParts(type="stop", value=lenient_text(params.get("text")).strip())
     return ActionParts(type="none")
 
 
@@ -219,7 +209,7 @@ def _reasoning(model_output: dict) -> str:
     evaluation = state.get("evaluation_previous_goal", state.get("valuation_previous_goal"))
     parts = (("", model_output.get("thinking")), ("Evaluation of the previous goal: ", evaluation),
              ("Memory: ", state.get("memory")), ("Next goal: ", state.get("next_goal")))
-    return "\n".join(prefix + _text(value) for prefix, value in parts if _text(value))
+    return "\n".join(prefix + lenient_text(value).strip() for prefix, value in parts if lenient_text(value).strip())
 
 
 def _screenshot(state: dict, read_sibling: ReadSibling, notes: list[str], position: int) -> str | None:
@@ -272,17 +262,17 @@ def _steps(item: dict, position: int, read_sibling: ReadSibling, notes: list[str
                      results[k] if k < len(results) else None, labels))
              for k, (name, params) in enumerate(actions)] or [("", ActionParts(type="none"))]
     metadata = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
-    start, end = _number(metadata.get("step_start_time")), _number(metadata.get("step_end_time"))
+    start, end = lenient_number(metadata.get("step_start_time")), lenient_number(metadata.get("step_end_time"))
     observation = item.get("state_message")
     step = Step(
         index=position + 1,
         action="",
-        url=_text(state.get("url")),
+        url=lenient_text(state.get("url")).strip(),
         observation=observation if isinstance(observation, str) else _legacy_observation(state),
         reasoning=_reasoning(model_output),
         screenshot=_screenshot(state, read_sibling, notes, position),
-        tokens_in=_count(metadata.get("input_tokens")),
-        tokens_out=_count(metadata.get("output_tokens")),
+        tokens_in=lenient_quantity(metadata.get("input_tokens"), integer=True),
+        tokens_out=lenient_quantity(metadata.get("output_tokens"), integer=True),
         duration=round(end - start, 6) if start is not None and end is not None and end >= start else None,
     )
     return one_step_per_action(step, typed), actions
@@ -304,8 +294,8 @@ def _judge(results: list[dict]) -> Verdict | None:
     for result in results:
         judgement = result.get("judgement")
         if isinstance(judgement, dict) and isinstance(judgement.get("verdict"), bool):
-            explanation = _text(judgement.get("reasoning"))
-            failure = _text(judgement.get("failure_reason"))
+            explanation = lenient_text(judgement.get("reasoning")).strip()
+            failure = lenient_text(judgement.get("failure_reason")).strip()
             return Verdict(kind="llm_judge", name=BROWSER_USE_JUDGE, success=judgement["verdict"],
                            explanation="\n".join(part for part in (explanation, failure) if part))
     return None
@@ -340,10 +330,6 @@ def _checked_task_id(task_id: str, where: str) -> str:
     return task_id
 
 
-def _not_a_number(name: str):
-    raise ValueError(f"not a JSON number: {name}")
-
-
 def _infinity_result(read_sibling: ReadSibling) -> tuple[str, dict] | None:
     for name in RESULT_FILES:
         try:
@@ -351,8 +337,8 @@ def _infinity_result(read_sibling: ReadSibling) -> tuple[str, dict] | None:
         except (OSError, ValueError):
             continue
         try:
-            document = json.loads(data.decode("utf-8-sig"), parse_constant=_not_a_number)
-        except (UnicodeDecodeError, ValueError, RecursionError) as error:
+            document = load_json(decode_utf8(data)[0])
+        except TrajectoryFormatError as error:
             raise TrajectoryFormatError(f"the harness result beside the history is not JSON: {error}",
                                         where=name) from None
         if looks_like_infinity_result(document):
@@ -364,7 +350,7 @@ def _infinity_outcome(result: dict, where: str) -> tuple[bool | None, str]:
     passed = result.get("passed")
     if passed is not None and not isinstance(passed, bool):
         raise TrajectoryFormatError(f"expected true, false or null, got {passed!r}", where=f"{where}.passed")
-    return passed, _text(result.get("verifier_message"))
+    return passed, lenient_text(result.get("verifier_message")).strip()
 
 
 def parse_history(document: dict, name: str, read_sibling: ReadSibling) -> tuple[Trajectory, list[str]]:
@@ -387,7 +373,7 @@ def parse_history(document: dict, name: str, read_sibling: ReadSibling) -> tuple
     result_name, result = found if found else ("", {})
     task_id = _checked_task_id(str(result.get("task_id") or _task_id(name)), f"{result_name}.task_id" if found
                                else "(file name)")
-    intent = _text(result.get("instruction")) or _intent_from_state(history)
+    intent = lenient_text(result.get("instruction")).strip() or _intent_from_state(history)
     verdicts = [judge] if judge else []
     if finish is not None and finish[1] is not None:
         verdicts.insert(0, Verdict(kind="agent_self_report", name=SELF_REPORT, success=finish[1]))
@@ -408,10 +394,10 @@ def parse_history(document: dict, name: str, read_sibling: ReadSibling) -> tuple
         run=RunInfo(agent="browser-use"),
         final_answer=answer,
         verdicts=verdicts,
-        tokens_in=_count(usage.get("total_prompt_tokens")),
-        tokens_out=_count(usage.get("total_completion_tokens")),
-        cost=_number(usage.get("total_cost")),
-        duration=_number(result.get("elapsed")),
+        tokens_in=lenient_quantity(usage.get("total_prompt_tokens"), integer=True),
+        tokens_out=lenient_quantity(usage.get("total_completion_tokens"), integer=True),
+        cost=lenient_quantity(usage.get("total_cost")),
+        duration=lenient_quantity(result.get("elapsed")),
     )
     if found:
         notes.append(f"harness verdict from {result_name} ({INFINITY_SOURCE})")
@@ -428,10 +414,11 @@ def parse_infinity_result(document: dict) -> Trajectory:
     else:
         answer, status = None, "no_stop"
     return Trajectory(
-        task=TaskRef(task_id=task_id, benchmark=INFINITY_BENCHMARK, intent=_text(document.get("instruction"))),
+        task=TaskRef(task_id=task_id, benchmark=INFINITY_BENCHMARK,
+                     intent=lenient_text(document.get("instruction")).strip()),
         steps=[],
         outcome=Outcome(status=status, success=passed, message=message, source=INFINITY_SOURCE),
         run=RunInfo(agent="browser-use"),
         final_answer=answer,
-        duration=_number(document.get("elapsed")),
+        duration=lenient_quantity(document.get("elapsed")),
     )

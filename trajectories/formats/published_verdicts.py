@@ -19,13 +19,15 @@ Formats, found by content:
 """
 
 import ast
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .agent_e import file_stem, judge_of, read_score, read_task_id
+from .canonical import TrajectoryFormatError
 from .online_mind2web import JUDGE_NAME as BROWSER_USE_JUDGE, JUDGE_THRESHOLD as BROWSER_USE_THRESHOLD
-from .verdict_files import SUMMARY_LABELS, SummaryRow, VerdictFileError, read_rows
+from .values import InvalidJSON, lenient_number, lenient_text, load_json, shown
+from .verdict_files import SUMMARY_LABELS, SummaryRow, VerdictFileError, place, read_rows
 
 HUMAN, LLM_JUDGE, HARNESS, AGENT = "human", "llm_judge", "harness", "agent_self_report"
 NOT_EXECUTABLE = "not_executable"
@@ -96,26 +98,6 @@ def _literal(value):
     return value
 
 
-def _number(value) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    text = str(value).strip()
-    if text.lower() in ("", "none", "null", "nan"):
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        return None
-
-
-def _text(value) -> str:
-    if value is None or (isinstance(value, str) and value.strip().lower() in ("none", "null")):
-        return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
 # --- Online-Mind2Web human labels ------------------------------------------------------------
 
 HUMAN_LABEL_SUFFIX = "_human_label"
@@ -147,7 +129,7 @@ def human_labels(source: str, rows, source_name: str = "") -> VerdictFile:
             records.append(VerdictRecord(
                 source=ref, task_id=task_id, line=line, run=_agent_name(column),
                 success=None if mark == "2" else mark == "1", label=NOT_EXECUTABLE if mark == "2" else "",
-                intent=_text(row.get("confirmed_task")).strip()))
+                intent=lenient_text(row.get("confirmed_task"), words_unknown=True).strip()))
     return VerdictFile("online_mind2web_human_labels", records)
 
 
@@ -178,8 +160,9 @@ def webjudge(source: str, rows, *, source_name: str = "", run: str = "") -> Verd
         images = _literal(row.get("image_judge_record")) or []
         scores = [item.get("Score") for item in images if isinstance(item, dict)] if isinstance(images, list) else []
         explanation = "\n\n".join(part for part in (
-            _text(details),
-            f"Key points:{_text(row.get('key_points')).rstrip()}" if row.get("key_points") else "",
+            lenient_text(details, words_unknown=True),
+            f"Key points:{lenient_text(row.get('key_points'), words_unknown=True).rstrip()}"
+            if row.get("key_points") else "",
             f"Screenshot scores: {', '.join(str(score) for score in scores)}" if scores else "",
         ) if part)
         records.append(VerdictRecord(source=ref, task_id=task_id, line=line, run=run,
@@ -199,14 +182,15 @@ def browser_use_judge(source: str, rows, *, source_name: str = "", run: str = ""
     ref = SourceRef(LLM_JUDGE, source_name or BROWSER_USE_JUDGE, threshold=threshold)
     records = []
     for line, row in rows:
-        score = _number(row["judge"].get("score"))
+        score = lenient_number(row["judge"].get("score"))
         if score is None:
             raise VerdictFileError(source, f"judge.score: {row['judge'].get('score')!r} is not a number", line)
         task = str(row.get("task_id") or task_id).strip()
         if not task:
             raise VerdictFileError(source, "task_id: missing", line)
         records.append(VerdictRecord(source=ref, task_id=task, line=line, run=run, success=score >= threshold,
-                                     score=score, explanation=_text(row["judge"].get("reasoning"))))
+                                     score=score,
+                                     explanation=lenient_text(row["judge"].get("reasoning"), words_unknown=True)))
     return VerdictFile("browser_use_judge", records)
 
 
@@ -216,35 +200,35 @@ def looks_like_agent_e(rows) -> bool:
     return bool(rows) and all({"task_id", "score", "last_statement"} <= row.keys() for _, row in rows)
 
 
-def _binary_score(value, source: str, line, column: str) -> bool | None:
-    number = _number(value)
-    if number is None:
-        return None
-    if number not in (0.0, 1.0):
-        raise VerdictFileError(source, f"{column}: {value!r} is not 1 or 0", line)
-    return number == 1.0
-
-
 def agent_e(source: str, rows, *, run: str = "") -> VerdictFile:
+    """Read as `import_trajectories` reads the same records (`agent_e.read_task_id`, `read_score`): a
+    score off the scale is an unsure verdict, named in the notes; a record whose task id or score
+    cannot be read is left out, named."""
     humans = SourceRef(HUMAN, "Agent-E human evaluators")
-    judge = SourceRef(LLM_JUDGE, "Agent-E GPT-4o judge", "gpt-4o")
-    records, unjudged = [], 0
+    judge = SourceRef(LLM_JUDGE, *judge_of(file_stem(source)))
+    records, unjudged, notes, problems = [], 0, [], []
     for line, row in rows:
-        task_id = str(row.get("task_id", "")).strip()
-        if not task_id:
-            raise VerdictFileError(source, "task_id: missing", line)
-        human = _binary_score(row.get("score"), source, line, "score")
-        if human is not None:
-            records.append(VerdictRecord(source=humans, task_id=task_id, line=line, run=run, success=human,
-                                         explanation=_text(row.get("reason"))))
-        predicted = _binary_score(row.get("pred_score"), source, line, "pred_score")
+        try:
+            task_id = read_task_id(row)
+            human = read_score(row, "score")
+            predicted = read_score(row, "pred_score") if row.get("pred_score") is not None else None
+        except TrajectoryFormatError as error:
+            problems.append(RecordProblem(line, error.where, shown(row.get(error.where)), error.message))
+            continue
+        for success, label, problem in (human, predicted or (None, "", "")):
+            if problem:
+                notes.append(f"{place(line)} ({task_id}), {problem}")
+        records.append(VerdictRecord(source=humans, task_id=task_id, line=line, run=run, success=human[0],
+                                     label=human[1], explanation=lenient_text(row.get("reason"), words_unknown=True)))
         if predicted is None:
             unjudged += 1
             continue
-        records.append(VerdictRecord(source=judge, task_id=task_id, line=line, run=run, success=predicted,
-                                     explanation=_text(row.get("pred_reason"))))
-    notes = [f"{unjudged} record(s) without a judge score (pred_score): the judge's verdict is left out"] if unjudged else []
-    return VerdictFile("agent_e", records, notes)
+        records.append(VerdictRecord(source=judge, task_id=task_id, line=line, run=run, success=predicted[0],
+                                     label=predicted[1],
+                                     explanation=lenient_text(row.get("pred_reason"), words_unknown=True)))
+    if unjudged:
+        notes.append(f"{unjudged} record(s) without a judge score (pred_score): the judge's verdict is left out")
+    return VerdictFile("agent_e", records, notes, problems=problems)
 
 
 # --- AgentRewardBench -------------------------------------------------------------------------
@@ -357,11 +341,9 @@ def _json_lines(source: str, text: str) -> tuple[list[str], list[tuple[int, dict
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise VerdictFileError(source, f"invalid JSON: {error.msg}", number) from None
-        except RecursionError:
-            raise VerdictFileError(source, "invalid JSON: nested too deeply", number) from None
+            item = load_json(line)
+        except TrajectoryFormatError as error:
+            raise VerdictFileError(source, error.message, number) from None
         if not isinstance(item, dict):
             raise VerdictFileError(source, "expected one JSON object per line", number)
         rows.append((number, item))
@@ -374,14 +356,13 @@ def _rows(source: str, data: bytes) -> tuple[list[str], list[tuple[int | str, di
     text = data.decode("utf-8-sig", errors="replace")
     if text.lstrip()[:1] == "{":
         try:
-            document = json.loads(text)
-        except json.JSONDecodeError as error:
-            if error.msg != "Extra data":
-                raise VerdictFileError(source, f"invalid JSON: {error.msg} (column {error.colno})",
-                                       error.lineno) from None
+            document = load_json(text)
+        except InvalidJSON as error:
+            if not error.extra_data:
+                raise VerdictFileError(source, error.message, error.line) from None
             return _json_lines(source, text)
-        except RecursionError:
-            raise VerdictFileError(source, "invalid JSON: nested too deeply") from None
+        except TrajectoryFormatError as error:
+            raise VerdictFileError(source, error.message, error.line) from None
         if isinstance(document, dict) and not any(isinstance(value, list) and value and all(
                 isinstance(item, dict) for item in value) and key not in ("image_judge_record",)
                 for key, value in document.items()):

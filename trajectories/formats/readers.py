@@ -4,8 +4,6 @@ A file may hold one trajectory (a render file, a JSON object) or many (a JSON li
 html2json output); each comes out as its own record, so one bad line or example fails alone.
 """
 
-import json
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
@@ -14,11 +12,12 @@ from . import agent_e, browser_use, online_mind2web, webvoyager
 from .actions import extract_planned_action
 from .browsergym_agentlab import FORMAT as AGENTLAB, looks_like_summary_info, parse_episode
 from .agent_steps import action_parts
-from .canonical import MAX_DEPTH, SCHEMA_ID, Trajectory, TrajectoryFormatError, from_dict
+from .canonical import SCHEMA_ID, Trajectory, TrajectoryFormatError, from_dict
 from .format_traces import FORMAT as TRACE, HarnessTrace, looks_like_trace, parse_trace
 from .screenshots import Image, take_images
 from .sources import Source
-from .text import LONE_SURROGATES, decode_utf8, loads
+from .text import decode_utf8
+from .values import load_json
 from .webarena_html2json import FORMAT as HTML2JSON, NOTE as HTML2JSON_NOTE, looks_like_html2json, parse_html2json
 from .webarena_render import FORMAT as RENDER, decode_render, parse_render
 
@@ -49,46 +48,6 @@ class Record:
     # Why the file is not a trajectory of its own: a harness result read with the history beside it,
     # a benchmark's task list or verdict file.
     skipped: str = ""
-
-
-# Integers beyond this many digits are refused before Python converts them (its own limit is 4,300
-# digits, raised as a bare ValueError); 20 digits hold every 64-bit integer.
-_MAX_INTEGER_DIGITS = 20
-
-
-def _integer(text: str) -> int:
-    if len(text.lstrip("-")) > _MAX_INTEGER_DIGITS:
-        raise TrajectoryFormatError(f"number too large: {text[:20]}... ({len(text)} digits)")
-    return int(text)
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        raise TrajectoryFormatError(f"number too large: {text[:40]}")
-    return value
-
-
-def _no_constant(name: str) -> None:
-    raise TrajectoryFormatError(f"not a JSON number: {name}")
-
-
-def _strict_json(text: str) -> object:
-    return json.loads(text, parse_int=_integer, parse_float=_finite, parse_constant=_no_constant)
-
-
-def load_json(text: str, notes: list[str] | None = None) -> object:
-    """Strict JSON: finite numbers only (NaN and Infinity cannot be stored in PostgreSQL's JSON); lone
-    surrogates replaced, which adds a note to `notes`."""
-    try:
-        document, replaced = loads(text, _strict_json)
-        if replaced and notes is not None:
-            notes.append(f"{LONE_SURROGATES} ({replaced})")
-        return document
-    except json.JSONDecodeError as error:
-        raise TrajectoryFormatError(f"invalid JSON: {error.msg} (column {error.colno})", line=error.lineno) from None
-    except RecursionError:
-        raise TrajectoryFormatError(f"nested deeper than {MAX_DEPTH} levels") from None
 
 
 def canonical_trajectory(document: object) -> Trajectory:
@@ -123,13 +82,14 @@ def _trace_record(document: list, name: str, notes: tuple[str, ...]) -> Record:
         return Record(format=TRACE, error=error, notes=notes)
 
 
-def _tool_record(format: str, parse, notes: tuple[str, ...]) -> Record:
-    """A record of a reader that also returns notes (screenshots named but not in the upload)."""
+def _tool_record(format: str, parse, notes: tuple[str, ...], key: str = "") -> Record:
+    """A record of a reader that also returns notes (screenshots named but not in the upload, a
+    value read as unknown or unsure)."""
     try:
         trajectory, found = parse()
     except TrajectoryFormatError as error:
-        return Record(format=format, error=error, notes=notes)
-    return Record(format=format, trajectory=trajectory, notes=(*notes, *found))
+        return Record(format=format, error=_located(error, key, None), key=key, notes=notes)
+    return Record(format=format, trajectory=trajectory, key=key, notes=(*notes, *found))
 
 
 def _json_records(document: object, name: str, notes: tuple[str, ...], read_sibling) -> Iterator[Record]:
@@ -156,8 +116,8 @@ def _json_records(document: object, name: str, notes: tuple[str, ...], read_sibl
         yield Record(format=online_mind2web.OTHER_FORMAT, skipped=reason, notes=notes)
     elif agent_e.looks_like_records(document):
         for position, item in enumerate(document):
-            yield _record(agent_e.FORMAT, lambda item=item: agent_e.parse_record(item, name), key=f"[{position}]",
-                          notes=notes)
+            yield _tool_record(agent_e.FORMAT, lambda item=item: agent_e.parse_record(item, name), notes,
+                               key=f"[{position}]")
     elif isinstance(document, dict) and document.keys() & {"schema", "task", "steps"}:
         yield _record(CANONICAL_JSON, lambda: canonical_trajectory(document), notes=notes)
     elif isinstance(document, list):

@@ -37,7 +37,8 @@ from trajectories.formats.browsergym_agentlab import (STUDY_FORMAT, SUMMARY_FILE
 from trajectories.formats.canonical import MAX_DEPTH, TaskRef, Trajectory as ParsedTrajectory, TrajectoryFormatError
 from trajectories.formats.format_traces import FORMAT as TRACE
 from trajectories.formats.harness import parse_harness_config, parse_results
-from trajectories.formats.readers import NOT_UTF8, Record, load_json
+from trajectories.formats.readers import NOT_UTF8, Record
+from trajectories.formats.values import load_json
 from trajectories.formats.text import decode_utf8
 from trajectories.formats.screenshots import REFERENCE_PREFIX
 from trajectories.formats.sources import (
@@ -56,7 +57,7 @@ from trajectories.models import AgentRun, RunTally, Step, Task, TaskResult, Traj
 
 from .reading import read_images_again, read_sources
 from .runs import describe_run, parse_run_description, record_harness_config, run_changes
-from .storable import storable_text as _text
+from .storable import storable_text
 from .tallies import refresh_tallies
 from .screenshots import batch_screenshot_ids, discard_files, discard_written_ahead, screenshot_ids, take_files
 from .harness_verdicts import record_verdicts, recorded_verdict, take_up
@@ -476,7 +477,7 @@ class _RunImport:
                 task = self._task_from_file(parsed.task, entry)
         if task is not None and not task.intent and parsed.task.intent.strip():
             # A verdict without its episode (a study's results) named the task without its intent.
-            task.intent = _text(parsed.task.intent).strip()
+            task.intent = storable_text(parsed.task.intent).strip()
             task.save(update_fields=["intent", "updated_at"])
         if task is None:
             entry.reason = (f"task {parsed.task.benchmark}/{parsed.task.task_id} is not imported "
@@ -577,16 +578,16 @@ class _RunImport:
         parsed = record.trajectory
         return Trajectory(
             **_totals(parsed),
-            success_by=_text(parsed.outcome.source) if parsed.outcome.success is not None else "",
+            success_by=storable_text(parsed.outcome.source) if parsed.outcome.success is not None else "",
             run=self.run,
             task=task,
-            final_answer=_text(parsed.final_answer),
+            final_answer=storable_text(parsed.final_answer),
             outcome_status=parsed.outcome.status,
             outcome_reason=parsed.outcome.reason or "",
-            outcome_message=_text(parsed.outcome.message),
+            outcome_message=storable_text(parsed.outcome.message),
             success=success,
             success_source=success_source[-500:],
-            plan=[_text(item) for item in parsed.plan],
+            plan=[storable_text(item) for item in parsed.plan],
             step_count=len(parsed.steps),
             content_hash=record.content_hash,
             source_name=entry.file[-500:],
@@ -689,7 +690,7 @@ class _RunImport:
         named = ref.benchmark in TASKS_NAMED_BY_RESULTS and bool(ref.intent.strip())
         if (listed and not named) or not (ref.task_id.isprintable() and ref.benchmark.isprintable()):
             return None
-        task, created = task_from_file(ref.benchmark, ref.task_id, _text(ref.intent).strip())
+        task, created = task_from_file(ref.benchmark, ref.task_id, storable_text(ref.intent).strip())
         if created and entry is not None:
             held = "no task of this id" if listed else f"no task list of {ref.benchmark}"
             entry.notes.append(f"task {task} created from this file: the platform holds {held}")
@@ -706,7 +707,7 @@ class _RunImport:
         Verdict.objects.filter(run=self.run, task=row.task, source__in=sources).delete()
         Verdict.objects.bulk_create([
             Verdict(run=self.run, task=row.task, trajectory=row, source=source, success=verdict.success,
-                    label=verdict.label, score=verdict.score, explanation=_text(verdict.explanation),
+                    label=verdict.label, score=verdict.score, explanation=storable_text(verdict.explanation),
                     source_name=file[-500:])
             for verdict, source in zip(parsed.verdicts, sources)
         ])
@@ -921,23 +922,23 @@ def _step_values(trajectory_id: int, step, screenshot_ids: dict[str, int], model
     return (
         trajectory_id,
         step.index,
-        _text(step.url),
-        _text(step.observation),
-        _text(step.reasoning),
-        _text(step.planned_action),
-        _text(step.action),
+        storable_text(step.url),
+        storable_text(step.observation),
+        storable_text(step.reasoning),
+        storable_text(step.planned_action),
+        storable_text(step.action),
         parts.type,
-        _text(parts.element_id),
-        _text(parts.element_label),
-        _text(parts.value),
+        storable_text(parts.element_id),
+        storable_text(parts.element_label),
+        storable_text(parts.value),
         parts.press_enter,
-        _text(parts.selector),
+        storable_text(parts.selector),
         parts.x,
         parts.y,
         parts.delta_x,
         parts.delta_y,
-        _text(step.prev_action),
-        _text(model_output),
+        storable_text(step.prev_action),
+        storable_text(model_output),
         screenshot_ids[screenshot] if screenshot else None,
         step.tokens_in,
         step.tokens_out,

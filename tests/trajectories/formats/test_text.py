@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 from annotation.formats import read_gold_bytes
 from annotation.gold_records import GoldFormatError
-from trajectories.formats.readers import LONE_SURROGATES, read_records
+from trajectories.formats.readers import read_records
+from trajectories.formats.text import LONE_SURROGATES
 from trajectories.formats.task_files import TaskConfigError, parse_subset_ids, read_task_bytes
 from trajectories.formats.text import decode_utf8, loads, replace_surrogates
 from trajectories.formats.verdict_files import VerdictFileError, parse_grades, parse_outcomes
