@@ -5,6 +5,7 @@ meant (NUL and surrogate replaced and reported) or fails alone, named by its fie
 exits 0 when nothing failed and 1 when something did."""
 
 import json
+import re
 import shutil
 import zipfile
 
@@ -14,6 +15,7 @@ from django.core.management import CommandError, call_command
 from tests.factories import AgentRunFactory
 from tests.trajectories.verdict_samples import CLICK_CHECKBOXES, CLICK_DIALOG
 from trajectories.formats.agent_e import read_task_id
+from trajectories.formats.readers import NOT_UTF8
 from trajectories.formats.text import LONE_SURROGATES
 from trajectories.formats.values import NUL_CHARACTERS
 from trajectories.models import Task, Trajectory, Verdict
@@ -123,6 +125,24 @@ def _agentlab_change(folder, change):
     _write(path, summary)
 
 
+def _render(shared, folder):
+    for source in sorted((shared.parent / "trajectory-samples").glob("*.html")):
+        shutil.copy(source, folder / source.name)
+    return folder, 3
+
+
+def _render_change(folder, change):
+    path = folder / "llama3-8b_render_6.html"
+    path.write_bytes(change(path.read_bytes()))
+
+
+def _replace(old: bytes, new: bytes, count: int = 1):
+    def change(data: bytes) -> bytes:
+        assert old in data
+        return data.replace(old, new, count)
+    return change
+
+
 def _set(**values):
     return lambda document: document.update(values)
 
@@ -198,6 +218,16 @@ TOOLS = {
         "nul": (_set(final_answer="done\x00 here"), IMPORTED, ""),
         "surrogate": (_set(final_answer="done \ud800 here"), IMPORTED, ""),
     }),
+    # A render file has no types: what it may lack or add, its ids and its text.
+    "webarena-render": (_render, _render_change, {
+        "missing optional": (lambda data: re.sub(rb"<img src='data:[^']*'[^>]*>", b"", data), IMPORTED, ""),
+        "extra field": (_replace(b"<div class='prev_action'", b"<div class='reviewer'>n</div><div class='prev_action'"),
+                        IMPORTED, ""),
+        "long id": (_replace(b"task_id: 6", b"task_id: " + LONG_ID.encode()), FAILED, "task"),
+        "nul": (_replace(b"<div class='state_obv'><pre>", b"<div class='state_obv'><pre>\x00"), IMPORTED, ""),
+        "surrogate": (_replace(b"<div class='state_obv'><pre>", b"<div class='state_obv'><pre>\xed\xa0\x80"),
+                      IMPORTED, ""),
+    }),
     "agentlab": (_agentlab, _agentlab_change, {
         "sentinel": (_set(**{"stats.cum_cost": -1, "stats.cum_input_tokens": -1}), IMPORTED, ""),
         "missing optional": (_drop("stats.cum_cost", "err_msg", "stack_trace"), IMPORTED, ""),
@@ -231,7 +261,9 @@ def _stored_text(trajectory: Trajectory) -> str:
 
 
 @pytest.mark.parametrize("tool, kind", CASES)
-def test_one_odd_record_is_read_as_meant_or_fails_alone_named(shared_data, tmp_path, capsys, tool, kind):
+def test_one_odd_record_is_read_as_meant_or_fails_alone_named(shared_data, tmp_path, capsys, tool, kind, request):
+    if tool == "webarena-render":
+        request.getfixturevalue("webarena_tasks")
     build, _, kinds = TOOLS[tool]
     _, expected, field = kinds[kind]
     folder = tmp_path / "upload"
@@ -259,7 +291,8 @@ def test_one_odd_record_is_read_as_meant_or_fails_alone_named(shared_data, tmp_p
     notes = [note for entry in entries for note in entry["notes"]]
     if kind in ("nul", "surrogate"):
         assert any(("\ufffd" in _stored_text(trajectory)) for trajectory in Trajectory.objects.all())
-        assert any(note.startswith(NUL_CHARACTERS if kind == "nul" else LONE_SURROGATES) for note in notes), notes
+        said = NUL_CHARACTERS if kind == "nul" else NOT_UTF8 if tool == "webarena-render" else LONE_SURROGATES
+        assert any(note.startswith(said) for note in notes), notes
 
 
 @pytest.mark.parametrize("tool", ["agent-e", "online-mind2web", "trajectory/v1"])

@@ -17,7 +17,7 @@ from .format_traces import FORMAT as TRACE, HarnessTrace, looks_like_trace, pars
 from .screenshots import Image, take_images
 from .sources import Source
 from .text import decode_utf8
-from .values import load_json
+from .values import NUL_CHARACTERS, load_json
 from .webarena_html2json import FORMAT as HTML2JSON, NOTE as HTML2JSON_NOTE, looks_like_html2json, parse_html2json
 from .webarena_render import FORMAT as RENDER, decode_render, parse_render
 
@@ -189,7 +189,8 @@ def read_records(name: str, stream: BinaryIO, max_bytes: int, read_sibling=_noth
         return
     if suffix in ("html", "htm"):
         text, screenshots, valid = decode_render(stream.read())
-        yield _record(RENDER, lambda: parse_render(text, name, screenshots), notes=() if valid else (NOT_UTF8,))
+        notes = (() if valid else (NOT_UTF8,)) + ((f"{NUL_CHARACTERS} ({nul})",) if (nul := text.count("\x00")) else ())
+        yield _record(RENDER, lambda: parse_render(text, name, screenshots), notes=notes)
         return
     text, valid = decode_utf8(stream.read())
     notes = [] if valid else [NOT_UTF8]
