@@ -56,6 +56,8 @@ def test_a_json_body_with_one_bad_trajectory_stores_the_others(webarena_tasks, a
     assert [(e["file"], e["line"], e["status"]) for e in body["files"]] == [
         ("request.jsonl", 1, "imported"), ("request.jsonl", 2, "failed"), ("request.jsonl", 3, "imported")]
     assert body["files"][1]["reason"] == "'outcome' is a required property"
+    assert body["counts"]["imported"] == 2 and body["failures"] == [
+        {"record": "request.jsonl, line 2", "task_id": "", "reason": "'outcome' is a required property"}]
     assert sorted(Trajectory.objects.values_list("task__task_id", flat=True)) == ["3", "6"]
 
 

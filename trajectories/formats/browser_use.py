@@ -42,7 +42,7 @@ from .canonical import (
     one_step_per_action,
 )
 from .text import decode_utf8
-from .values import lenient_number, lenient_quantity, lenient_text, load_json
+from .values import flag, lenient_number, lenient_quantity, lenient_text, load_json
 
 FORMAT = "browser_use_history"
 INFINITY_RESULT_FORMAT = "webarena_infinity_result"
@@ -347,9 +347,7 @@ def _infinity_result(read_sibling: ReadSibling) -> tuple[str, dict] | None:
 
 
 def _infinity_outcome(result: dict, where: str) -> tuple[bool | None, str]:
-    passed = result.get("passed")
-    if passed is not None and not isinstance(passed, bool):
-        raise TrajectoryFormatError(f"expected true, false or null, got {passed!r}", where=f"{where}.passed")
+    passed = flag(result, "passed", f"{where}.passed")
     return passed, lenient_text(result.get("verifier_message")).strip()
 
 
