@@ -329,3 +329,33 @@ def test_both_readers_of_agent_e_read_one_record_alike(shared_data, tmp_path):
     assert (unsure.cost, unsure.tokens_in) == (None, None)
     said = "score: -0.1 is neither 1 (success) nor 0 (failure): read as unsure"
     assert any(said in note for note in report.notes)
+
+
+def test_both_readers_of_browser_use_judge_scores_read_one_off_the_scale_alike(shared_data, tmp_path, capsys):
+    """Online-Mind2Web's results with browser-use's judge (0 to 100): a score of 150 is unsure for
+    `import_trajectories` and `import_verdicts` alike, and both say so."""
+    folder = tmp_path / "browser_use_cloud"
+    sources = sorted((shared_data / "agent-outputs" / "online-mind2web" / "browser_use_cloud").iterdir())[:3]
+    for source in sources:
+        (folder / source.name).mkdir(parents=True)
+        shutil.copy(source / "result.json", folder / source.name / "result.json")
+    odd = folder / sources[1].name / "result.json"
+    document = _read(odd)
+    _write(odd, {**document, "judge": {**document["judge"], "score": 150}})
+
+    call_command("import_trajectories", str(folder), "--run", "by-trajectories", "--json", verbosity=0)
+    entries = json.loads(capsys.readouterr().out)["files"]
+    AgentRunFactory(name="by-verdicts", benchmark="online-mind2web")
+    reports = [import_verdicts(path.name, path.read_bytes(), run="by-verdicts")
+               for path in sorted(folder.glob("*/result.json"))]
+
+    def stored(run: str) -> set:
+        return {(verdict.task.task_id, verdict.source.name, verdict.success, verdict.label, verdict.score)
+                for verdict in Verdict.objects.filter(run__name=run).select_related("task", "source")}
+
+    assert stored("by-trajectories") == stored("by-verdicts")
+    assert (sources[1].name, "browser-use judge", None, "score 150", 150.0) in stored("by-verdicts")
+    said = "judge.score: 150 is outside the scale 0 to 100: read as unsure"
+    assert [any(said in note for note in report.notes) for report in reports] == [False, True, False]
+    assert {entry["task_id"]: (entry["status"], said in entry["notes"]) for entry in entries} == {
+        source.name: ("imported", source == sources[1]) for source in sources}

@@ -33,6 +33,7 @@ JUDGE_NAME = "browser-use judge"
 # browser-use's judge scores 0-100 and its published results hold only 0 and 100; half-way is the
 # default pass mark, kept with every verdict so that a reader can apply another.
 JUDGE_THRESHOLD = 50.0
+JUDGE_SCALE = (0.0, 100.0)
 # `result_status` of runners built on an agent SDK: how the session ended, not whether the task was done.
 _ENDED = {"success": "answered", "error_max_turns": "early_stop"}
 _VERSION_SUFFIX = re.compile(r"_\d{6}\Z")
@@ -204,18 +205,25 @@ def _run_name(name: str) -> str:
     return parts[-3] if len(parts) >= 3 else ""
 
 
-def _judge(document: dict, threshold: float) -> list[Verdict]:
-    judge = document.get("judge")
-    if judge is None:
-        return []
-    if not isinstance(judge, dict):
-        raise TrajectoryFormatError(f"expected an object, got {type(judge).__name__}", where="judge")
-    score = values.number(judge, "score", "judge.score", expected="a number from 0 to 100")
+def judge_score(judge: dict, threshold: float = JUDGE_THRESHOLD) -> values.Score:
+    """The browser-use judge's score (0 to 100) of a result, as both readers of these results read it."""
+    score = values.graded_score(judge, "score", "judge.score", scale=JUDGE_SCALE, threshold=threshold)
     if score is None:
         raise TrajectoryFormatError("expected a number from 0 to 100, got None", where="judge.score")
-    return [Verdict(kind="llm_judge", name=JUDGE_NAME, score=float(score), threshold=threshold,
-                    success=score >= threshold, explanation=values.text(judge, "reasoning") if "reasoning" in judge
-                    else "")]
+    return score
+
+
+def _judge(document: dict, threshold: float) -> tuple[list[Verdict], list[str]]:
+    judge = document.get("judge")
+    if judge is None:
+        return [], []
+    if not isinstance(judge, dict):
+        raise TrajectoryFormatError(f"expected an object, got {type(judge).__name__}", where="judge")
+    score = judge_score(judge, threshold)
+    verdict = Verdict(kind="llm_judge", name=JUDGE_NAME, score=float(score.value), threshold=threshold,
+                      success=score.success, label=score.label,
+                      explanation=values.text(judge, "reasoning") if "reasoning" in judge else "")
+    return [verdict], [score.problem] if score.problem else []
 
 
 def _outcome(document: dict, answer: str) -> Outcome:
@@ -232,8 +240,9 @@ def _outcome(document: dict, answer: str) -> Outcome:
 
 
 def parse_result(document: dict, name: str, read_sibling: Callable[[str], bytes] | None = None, *,
-                 judge_threshold: float = JUDGE_THRESHOLD) -> Trajectory:
-    """One `result.json`; screenshots `trajectory/<i>_full_screenshot.png` beside it go with step i+1."""
+                 judge_threshold: float = JUDGE_THRESHOLD) -> tuple[Trajectory, list[str]]:
+    """One `result.json`, and what of it was read as unsure (a judge's score off its scale);
+    screenshots `trajectory/<i>_full_screenshot.png` beside it go with step i+1."""
     actions, thoughts = values.strings(document, "action_history"), values.strings(document, "thoughts")
     if thoughts and len(thoughts) != len(actions):
         raise TrajectoryFormatError(f"{len(thoughts)} thoughts for {len(actions)} actions; they go in pairs",
@@ -242,15 +251,17 @@ def parse_result(document: dict, name: str, read_sibling: Callable[[str], bytes]
     steps = [Step(index=position + 1, action=action, reasoning=thoughts[position] if thoughts else "",
                   action_parts=action_parts(action), screenshot=_screenshot(read_sibling, position))
              for position, action in enumerate(actions)]
-    return Trajectory(
+    verdicts, problems = _judge(document, judge_threshold)
+    trajectory = Trajectory(
         task=TaskRef(task_id=_task_id(document, name), benchmark=BENCHMARK,
                      intent=values.text(document, "task").strip()),
         steps=steps,
         outcome=_outcome(document, answer),
         run=RunInfo(name=_run_name(name)),
         final_answer=answer if answer.strip() else None,
-        verdicts=_judge(document, judge_threshold),
+        verdicts=verdicts,
     )
+    return trajectory, problems
 
 
 def _screenshot(read_sibling: Callable[[str], bytes] | None, position: int) -> str | None:

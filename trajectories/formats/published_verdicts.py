@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 from .agent_e import file_stem, judge_of, read_score, read_task_id
 from .canonical import TrajectoryFormatError
-from .online_mind2web import JUDGE_NAME as BROWSER_USE_JUDGE, JUDGE_THRESHOLD as BROWSER_USE_THRESHOLD
-from .values import InvalidJSON, lenient_number, lenient_text, load_json, shown
+from .online_mind2web import JUDGE_NAME as BROWSER_USE_JUDGE, JUDGE_THRESHOLD as BROWSER_USE_THRESHOLD, judge_score
+from .values import InvalidJSON, lenient_text, load_json, shown
 from .verdict_files import SUMMARY_LABELS, SummaryRow, VerdictFileError, place, read_rows
 
 HUMAN, LLM_JUDGE, HARNESS, AGENT = "human", "llm_judge", "harness", "agent_self_report"
@@ -180,18 +180,22 @@ def browser_use_judge(source: str, rows, *, source_name: str = "", run: str = ""
                       threshold: float | None = None, task_id: str = "") -> VerdictFile:
     threshold = BROWSER_USE_THRESHOLD if threshold is None else threshold
     ref = SourceRef(LLM_JUDGE, source_name or BROWSER_USE_JUDGE, threshold=threshold)
-    records = []
+    records, notes, problems = [], [], []
     for line, row in rows:
-        score = lenient_number(row["judge"].get("score"))
-        if score is None:
-            raise VerdictFileError(source, f"judge.score: {row['judge'].get('score')!r} is not a number", line)
         task = str(row.get("task_id") or task_id).strip()
         if not task:
             raise VerdictFileError(source, "task_id: missing", line)
-        records.append(VerdictRecord(source=ref, task_id=task, line=line, run=run, success=score >= threshold,
-                                     score=score,
+        try:  # as `import_trajectories` reads the same results
+            score = judge_score(row["judge"], threshold)
+        except TrajectoryFormatError as error:
+            problems.append(RecordProblem(line, error.where, shown(row["judge"].get("score")), error.message))
+            continue
+        if score.problem:
+            notes.append(f"{place(line)} ({task}), {score.problem}")
+        records.append(VerdictRecord(source=ref, task_id=task, line=line, run=run, success=score.success,
+                                     label=score.label, score=float(score.value),
                                      explanation=lenient_text(row["judge"].get("reasoning"), words_unknown=True)))
-    return VerdictFile("browser_use_judge", records)
+    return VerdictFile("browser_use_judge", records, notes, problems=problems)
 
 
 # --- Agent-E ----------------------------------------------------------------------------------

@@ -110,8 +110,8 @@ def _json_records(document: object, name: str, notes: tuple[str, ...], read_sibl
     elif looks_like_trace(document):
         yield _trace_record(document, name, notes)
     elif online_mind2web.looks_like_result(document):
-        yield _record(online_mind2web.RESULTS_FORMAT,
-                      lambda: online_mind2web.parse_result(document, name, read_sibling), notes=notes)
+        yield _tool_record(online_mind2web.RESULTS_FORMAT,
+                           lambda: online_mind2web.parse_result(document, name, read_sibling), notes)
     elif reason := online_mind2web.not_trajectories(document):
         yield Record(format=online_mind2web.OTHER_FORMAT, skipped=reason, notes=notes)
     elif agent_e.looks_like_records(document):

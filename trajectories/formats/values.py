@@ -114,6 +114,20 @@ def binary_score(record: Mapping, name: str, where: str = "") -> Score | None:
                  f"{where or name}: {value:g} is neither 1 (success) nor 0 (failure): read as unsure")
 
 
+def graded_score(record: Mapping, name: str, where: str = "", *, scale: tuple[float, float],
+                 threshold: float) -> Score | None:
+    """A score on `scale` (low, high), success at or above `threshold`; None when absent or null; a
+    score off the scale is unsure."""
+    low, high = scale
+    value = number(record, name, where, expected=f"a number from {low:g} to {high:g}")
+    if value is None:
+        return None
+    if low <= value <= high:
+        return Score(value, value >= threshold)
+    return Score(value, None, f"score {value:g}",
+                 f"{where or name}: {value:g} is outside the scale {low:g} to {high:g}: read as unsure")
+
+
 # --- lenient ------------------------------------------------------------------------------------
 
 def lenient_text(value, *, words_unknown: bool = False) -> str:

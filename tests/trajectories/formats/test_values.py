@@ -117,3 +117,21 @@ def test_the_json_loader_is_strict_and_says_what_it_replaced_or_counted():
     with pytest.raises(values.InvalidJSON) as error:
         values.load_json('{"a": 1}\n{"a": 2}')
     assert error.value.extra_data and error.value.line == 2
+
+
+@pytest.mark.parametrize("value, expected", [
+    (0, values.Score(0, False)),
+    (49.9, values.Score(49.9, False)),
+    (50, values.Score(50, True)),
+    (100, values.Score(100, True)),
+    (150, values.Score(150, None, "score 150", "score: 150 is outside the scale 0 to 100: read as unsure")),
+    (-1, values.Score(-1, None, "score -1", "score: -1 is outside the scale 0 to 100: read as unsure")),
+    (None, None),
+])
+def test_a_graded_score_off_its_scale_is_unsure_and_said(value, expected):
+    assert values.graded_score({"score": value}, "score", scale=(0, 100), threshold=50) == expected
+
+
+def test_a_graded_score_that_is_no_number_names_its_scale():
+    with pytest.raises(TrajectoryFormatError, match="expected a number from 0 to 100, got '80'"):
+        values.graded_score({"score": "80"}, "score", scale=(0, 100), threshold=50)
