@@ -44,6 +44,11 @@ IMPORT_REPORT_SCHEMA = inline_serializer("ImportReport", {
     "counts": serializers.DictField(child=serializers.IntegerField(), help_text="Files per status."),
     "run_removed": serializers.BooleanField(
         help_text="The run was created for this upload and removed again because nothing was stored."),
+    "failures": inline_serializer("FailedRecord", many=True, fields={
+        "record": serializers.CharField(help_text="File, line or record (`[3]`, `example_7`) and field."),
+        "task_id": serializers.CharField(),
+        "reason": serializers.CharField(),
+    }, help_text="The records that failed, each alone: the file's other records are stored."),
     "files": FILE_REPORTS_SCHEMA,
     "nothing_imported": serializers.CharField(
         required=False, help_text="Present when nothing was imported: why, as a sentence."),

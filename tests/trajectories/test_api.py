@@ -46,7 +46,7 @@ def test_multipart_files_return_the_report(webarena_tasks, api, samples):
     assert again.json()["counts"]["unchanged"] == 3
 
 
-def test_a_json_body_with_one_bad_trajectory_stores_none(webarena_tasks, api):
+def test_a_json_body_with_one_bad_trajectory_stores_the_others(webarena_tasks, api):
     bad = _document("4")
     del bad["outcome"]
     response = api.post(reverse("api-run-import"),
@@ -54,10 +54,11 @@ def test_a_json_body_with_one_bad_trajectory_stores_none(webarena_tasks, api):
     body = response.json()
     assert response.status_code == 200 and body["ok"] is False
     assert [(e["file"], e["line"], e["status"]) for e in body["files"]] == [
-        ("request.jsonl", 1, "failed"), ("request.jsonl", 2, "failed"), ("request.jsonl", 3, "failed")]
+        ("request.jsonl", 1, "imported"), ("request.jsonl", 2, "failed"), ("request.jsonl", 3, "imported")]
     assert body["files"][1]["reason"] == "'outcome' is a required property"
-    assert body["files"][0]["reason"].startswith("not stored: line 2 of this file failed")
-    assert not Trajectory.objects.exists()
+    assert body["counts"]["imported"] == 2 and body["failures"] == [
+        {"record": "request.jsonl, line 2", "task_id": "", "reason": "'outcome' is a required property"}]
+    assert sorted(Trajectory.objects.values_list("task__task_id", flat=True)) == ["3", "6"]
 
 
 def test_background_imports_answer_with_the_job(webarena_tasks, api, user, django_capture_on_commit_callbacks):

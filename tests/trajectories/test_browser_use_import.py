@@ -250,7 +250,7 @@ def test_an_unreadable_task_of_the_summary_is_named_and_the_others_are_kept(outp
     assert summary["status"] == "imported"
     assert summary["notes"][:4] == [
         "27 tasks, 1 of them read from their folders in this import",
-        "tasks[3].passed: expected true, false or null, got 'yes'",
+        "tasks[3].passed: expected true or false, got 'yes'",
         'tasks[4]: expected a task object, got ["not", "a", "task"]',
         f"tasks[5].task_id: task id longer than 255 characters: {'t' * 40}..."]
     assert TaskResult.objects.filter(run__name="spoilt").count() == 26

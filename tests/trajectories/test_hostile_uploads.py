@@ -157,6 +157,25 @@ def test_the_job_page_says_when_the_new_run_was_removed(webarena_tasks, client, 
     assert not AgentRun.objects.exists()
 
 
+def test_the_job_page_lists_the_failed_records_beside_the_imported(webarena_tasks, client,
+                                                                  django_capture_on_commit_callbacks):
+    client.force_login(UserFactory())
+    bad = _document("7")
+    del bad["outcome"]
+    lines = "\n".join(json.dumps(document) for document in (_document("3"), bad, _document("6")))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("trajectories:upload"), {
+            "run": "web-some", "paradigm": "step_by_step",
+            "files": [SimpleUploadedFile("run.jsonl", lines.encode())]})
+    page = client.get(response["Location"]).content.decode()
+    assert "2 imported" in page and "1 of 3 entries failed" in page
+    failures = page[page.index('id="failed-records"'):]
+    failures = failures[:failures.index("</div>")]
+    assert "1 record failed, each alone; the others were read and stored" in failures
+    assert "<code>run.jsonl, line 2</code>: &#x27;outcome&#x27; is a required property" in failures
+    assert AgentRun.objects.get(name="web-some").trajectories.count() == 2
+
+
 def test_nul_characters_in_run_fields_are_stored_replaced(webarena_tasks, api):
     document = _document("6", run={"agent": "a\x00b", "model": "m\x00", "meta": {"k\x00": ["v\x00"]}})
     response = api.post(reverse("api-run-import"), {"run": "nul", "files": [_upload("nul.json", document)]},

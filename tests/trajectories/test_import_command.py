@@ -4,7 +4,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from tests.trajectories.expectations import assert_samples_imported
-from trajectories.models import AgentRun, Trajectory
+from trajectories.models import AgentRun, Task, Trajectory
 
 pytestmark = pytest.mark.django_db
 
@@ -50,3 +50,26 @@ def test_replacing_needs_the_flag(webarena_tasks, samples, tmp_path, capsys):
 def test_an_invalid_run_is_a_command_error():
     with pytest.raises(CommandError, match="needs a name"):
         call_command("import_trajectories", "x.html", "--run", " ", verbosity=0)
+
+
+def test_a_record_failing_as_it_is_stored_fails_alone_and_leaves_nothing_behind(db, tmp_path, capsys):
+    """Its task (made from the file) and its run description are undone with it; the file's other
+    records are stored, and the command names the record and exits 1."""
+    def document(task_id, agent, verdicts=()):
+        return {"schema": "trajectory/v1", "run": {"agent": agent},
+                "task": {"task_id": task_id, "benchmark": "miniwob", "intent": f"click {task_id}"},
+                "outcome": {"status": "no_stop"}, "steps": [{"index": 1, "action": "click [1]"}],
+                "verdicts": list(verdicts)}
+
+    twice = [{"kind": "human", "name": "me", "success": True}] * 2
+    path = tmp_path / "three.json"
+    path.write_text(json.dumps([document("a", ""), document("b", "bad-agent", twice), document("c", "")]))
+
+    with pytest.raises(CommandError, match=r"1 of 3 entries failed: three.json, \[1\].verdicts\[1\]$"):
+        call_command("import_trajectories", str(path), "--run", "r", verbosity=0)
+    out = capsys.readouterr().out
+    assert "run r: 2 imported, 0 unchanged, 0 replaced, 1 failed, 0 skipped" in out
+    assert "failed    three.json, [1].verdicts[1]: a second verdict of source 'me'" in out
+    run = AgentRun.objects.get(name="r")
+    assert sorted(run.trajectories.values_list("task__task_id", flat=True)) == ["a", "c"]
+    assert run.agent == "" and not Task.objects.filter(task_id="b").exists()

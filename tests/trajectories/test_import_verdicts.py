@@ -107,7 +107,7 @@ def test_agent_e_records_give_humans_and_the_judge(shared_data):
     run = AgentRunFactory(name="agent-e-vision", benchmark="webvoyager")
     report = import_verdicts(path.name, path.read_bytes(), run=run.name)
     assert _counts(run, "Agent-E human evaluators") == (21, 9, 0)
-    assert _counts(run, "Agent-E GPT-4o judge") == (7, 8, 0)
+    assert _counts(run, "Agent-E vision GPT-4o judge") == (7, 8, 0)  # named as import_trajectories names it
     assert any("without a judge score" in note for note in report.notes)
 
 

@@ -187,18 +187,17 @@ def test_jsonl_in_a_zip_with_screenshots_beside_it(webarena_tasks, run, tmp_path
 
     report = import_paths([archive("shots/missing.png")], run)
 
-    # One bad line: the file is imported whole or not at all.
-    assert [(entry.line, entry.status) for entry in report.files] == [(1, "failed"), (2, "failed"), (3, "failed")]
+    # One bad line fails alone, named; the other lines are stored.
+    assert [(entry.line, entry.status) for entry in report.files] == [(1, "imported"), (2, "failed"), (3, "imported")]
     assert report.files[1].where == "steps[0].screenshot"
     assert "not found beside the trajectory" in report.files[1].reason
-    assert report.files[2].reason.startswith("not stored: line 2, steps[0].screenshot of this file failed")
-    assert not Trajectory.objects.exists() and not Screenshot.objects.exists() and _stored_files() == []
+    assert sorted(_by_task(run)) == ["3", "5"] and Screenshot.objects.count() == 1
     run.refresh_from_db()
-    assert (run.agent, run.paradigm) == ("", "step_by_step")
+    assert (run.agent, run.paradigm) == ("my-agent", "full_plan")
 
     report = import_paths([archive("shots/a.png")], run)
-    assert [(entry.line, entry.status) for entry in report.files] == [(1, "imported"), (2, "imported"),
-                                                                      (3, "imported")]
+    assert [(entry.line, entry.status) for entry in report.files] == [(1, "unchanged"), (2, "imported"),
+                                                                      (3, "unchanged")]
     assert Screenshot.objects.count() == 1  # the same image, once as a file and once inline
     three = _by_task(run)["3"]
     assert three.plan == ["open reports", "read the table"] and three.success is False
@@ -324,7 +323,8 @@ def test_an_import_stopped_within_a_batch_keeps_nothing_of_the_batch(webarena_ta
 
 
 def test_a_file_failing_in_a_batch_fails_alone(webarena_tasks, run, samples, tmp_path, monkeypatch):
-    """Its rows are rolled back to its savepoint; the files before and after it in the batch are kept."""
+    """The failing record's rows are rolled back to its savepoint; the file's other record, and the
+    files before and after it in the batch, are kept."""
     monkeypatch.setattr(ingest, "BATCH_SECONDS", 600)
     for name in ("gpt4turbo_render_0.html", "llama3-8b_render_6.html"):
         (tmp_path / name).write_bytes((samples / name).read_bytes())
@@ -337,9 +337,9 @@ def test_a_file_failing_in_a_batch_fails_alone(webarena_tasks, run, samples, tmp
     report = import_paths([tmp_path], run)
 
     assert [(Path(entry.file).name, entry.status) for entry in report.files] == [
-        ("gpt4turbo_render_0.html", "imported"), ("list.json", "failed"), ("list.json", "failed"),
+        ("gpt4turbo_render_0.html", "imported"), ("list.json", "imported"), ("list.json", "failed"),
         ("llama3-8b_render_6.html", "imported")]
-    assert set(_by_task(run)) == {"0", "6"}
+    assert set(_by_task(run)) == {"0", "3", "6"}
     assert sorted(path.relative_to(settings.MEDIA_ROOT).as_posix() for path in _stored_files()) == sorted(
         Screenshot.objects.values_list("image", flat=True)) != []
 

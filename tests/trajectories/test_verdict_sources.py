@@ -138,17 +138,24 @@ def test_a_replaced_trajectory_replaces_its_verdicts(folder, tmp_path):
     }
 
 
-def test_a_file_that_fails_leaves_no_verdict_task_or_source(tmp_path):
-    lines = [json.dumps(CLICK_CHECKBOXES), json.dumps({**CLICK_DIALOG, "steps": [{"index": 1}]})]
+def test_a_record_that_fails_leaves_no_verdict_task_or_source(tmp_path):
+    """The second record fails as it is stored (two verdicts of one source), after its task was
+    made from the file: it fails alone, and leaves nothing behind; the first is stored."""
+    twice = [{"kind": "human", "name": "second graders", "success": True}] * 2
+    lines = [json.dumps(CLICK_CHECKBOXES), json.dumps({**CLICK_DIALOG, "verdicts": twice})]
     path = tmp_path / "run.jsonl"
     path.write_text("\n".join(lines) + "\n")
     run = AgentRunFactory()
 
     report = import_paths([path], run)
 
-    assert [entry.status for entry in report.files] == ["failed", "failed"]
-    assert not Trajectory.objects.exists() and not Verdict.objects.exists()
-    assert not Task.objects.exists() and not VerdictSource.objects.exclude(name__in=BUILT_IN).exists()
+    assert [entry.status for entry in report.files] == ["imported", "failed"]
+    assert list(Trajectory.objects.values_list("task__task_id", flat=True)) == ["click-checkboxes"]
+    assert list(Task.objects.values_list("task_id", flat=True)) == ["click-checkboxes"]
+    assert {verdict.source.name for verdict in Verdict.objects.all()} == {
+        "expert graders", "WebJudge", "agent self-report"}
+    assert set(VerdictSource.objects.exclude(name__in=BUILT_IN).values_list("name", flat=True)) == {
+        "expert graders", "WebJudge", "agent self-report"}
 
 
 def test_the_command_imports_the_folder_and_again_changes_nothing(folder, capsys):

@@ -3,7 +3,8 @@
 A JSON list, one record per WebVoyager task: `task_id` (Agent-E's own number of the task, its
 position in WebVoyager's task list, read back as WebVoyager's `<site>--<n>` id),
 `intent`, `start_url`, `last_statement` (the agent's final answer), `tct` (seconds),
-`compute_cost {cost, prompt_tokens, completion_tokens}`, the human evaluators' `score` / `reason`
+`compute_cost {cost, prompt_tokens, completion_tokens}` (-1 where it was not counted: unknown), the
+human evaluators' `score` / `reason`
 and, where the file's LLM judge evaluated the task, `pred_score` / `pred_reason`. The steps were
 not published: each record is a results-only trajectory carrying its two verdicts; neither is the
 harness's, so `outcome.success` stays unset.
@@ -11,6 +12,7 @@ harness's, so `outcome.success` stays unset.
 
 import posixpath
 
+from . import values
 from .canonical import TASK_ID_MAX_LENGTH, Outcome, RunInfo, TaskRef, Trajectory, TrajectoryFormatError, Verdict
 from .online_mind2web import host_of
 
@@ -49,71 +51,71 @@ def looks_like_records(document) -> bool:
     return isinstance(first, dict) and _REQUIRED <= first.keys()
 
 
-def _judge(stem: str) -> tuple[str, str]:
-    """(name, model) of the file's judge, from the file's name (`vision_final_eval_gpt4o`)."""
+def file_stem(name: str) -> str:
+    """The file's name without folder and suffix (`vision_final_eval_gpt4o`): the run's name."""
+    return posixpath.splitext(posixpath.basename(name.replace("\\", "/")))[0].removesuffix(".excerpt")
+
+
+def judge_of(stem: str) -> tuple[str, str]:
+    """(name, model) of the file's judge, from the file's name (`vision_final_eval_gpt4o`), as both
+    readers of Agent-E's records name it."""
     model = "gpt-4o" if "gpt4o" in stem.replace("-", "").lower() else ""
     mode = "vision " if "vision" in stem.lower() else "text " if "text" in stem.lower() else ""
     return f"Agent-E {mode}{'GPT-4o ' if model else ''}judge", model
 
 
-def _success(record: dict, name: str) -> tuple[bool | None, str]:
-    """(success, label): 1 is success and 0 failure, as Agent-E's evaluators mark them."""
-    value = record.get(name)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TrajectoryFormatError(f"expected 1 (success) or 0 (failure), got {value!r}", where=name)
-    if value in (0, 1):
-        return bool(value), ""
-    return None, f"score {value:g}"
-
-
-def _text(record: dict, name: str) -> str:
-    value = record.get(name)
-    if value is not None and not isinstance(value, str):
-        raise TrajectoryFormatError(f"expected a string, got {type(value).__name__}", where=name)
-    return value or ""
-
-
-def _number(value, where: str, kinds: tuple = (int, float)) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, kinds) or value < 0:
-        raise TrajectoryFormatError(f"expected a number of at least 0, got {value!r}", where=where)
-    return value
-
-
-def parse_record(record, name: str) -> Trajectory:
-    if not isinstance(record, dict):
-        raise TrajectoryFormatError(f"expected an object, got {type(record).__name__}")
+def read_task_id(record: dict) -> str:
+    """The record's task, as both readers of Agent-E's records name it (`webvoyager_task_id`)."""
     task_id = record.get("task_id")
     if (isinstance(task_id, bool) or not isinstance(task_id, (int, str)) or not str(task_id).strip()
             or len(str(task_id).strip()) > TASK_ID_MAX_LENGTH):
         raise TrajectoryFormatError(f"expected a task id of at most {TASK_ID_MAX_LENGTH} characters, got "
                                     f"{str(task_id)[:80]!r}", where="task_id")
-    stem = posixpath.splitext(posixpath.basename(name.replace("\\", "/")))[0].removesuffix(".excerpt")
-    human_success, human_label = _success(record, "score")
+    return webvoyager_task_id(task_id, values.text(record, "start_url"))
+
+
+def read_score(record: dict, name: str) -> tuple[bool | None, str, str]:
+    """(success, label, problem) of a verdict field, as both readers of Agent-E's records read it:
+    1 is success and 0 failure, as its evaluators mark them; another number is unsure, labelled with
+    the score, and `problem` says so for the record's report. A value that is no number fails."""
+    score = values.binary_score(record, name)
+    if score is None:
+        raise TrajectoryFormatError("expected 1 (success) or 0 (failure), got None", where=name)
+    return score.success, score.label, score.problem
+
+
+def parse_record(record, name: str) -> tuple[Trajectory, list[str]]:
+    """One evaluation record, and what of it was read as unknown or unsure (a score off the scale)."""
+    if not isinstance(record, dict):
+        raise TrajectoryFormatError(f"expected an object, got {type(record).__name__}")
+    task_id = read_task_id(record)
+    stem = file_stem(name)
+    human_success, human_label, problem = read_score(record, "score")
+    problems = [problem] if problem else []
     verdicts = [Verdict(kind="human", name=HUMAN, success=human_success, label=human_label,
-                        explanation=_text(record, "reason"))]
+                        explanation=values.text(record, "reason"))]
     if record.get("pred_score") is not None:
-        judge_success, judge_label = _success(record, "pred_score")
-        judge_name, model = _judge(stem)
+        judge_success, judge_label, problem = read_score(record, "pred_score")
+        problems += [problem] if problem else []
+        judge_name, model = judge_of(stem)
         verdicts.append(Verdict(kind="llm_judge", name=judge_name, model=model, success=judge_success,
-                                label=judge_label, explanation=_text(record, "pred_reason")))
+                                label=judge_label, explanation=values.text(record, "pred_reason")))
     cost = record.get("compute_cost") or {}
     if not isinstance(cost, dict):
         raise TrajectoryFormatError(f"expected an object, got {type(cost).__name__}", where="compute_cost")
-    answer = _text(record, "last_statement")
-    last_url = _text(record, "last_url")
-    return Trajectory(
-        task=TaskRef(task_id=webvoyager_task_id(task_id, _text(record, "start_url")), benchmark=BENCHMARK,
-                     intent=_text(record, "intent").strip()),
+    answer = values.text(record, "last_statement")
+    last_url = values.text(record, "last_url")
+    trajectory = Trajectory(
+        task=TaskRef(task_id=task_id, benchmark=BENCHMARK, intent=values.text(record, "intent").strip()),
         steps=[],
         outcome=Outcome(status="answered" if answer.strip() else "no_stop",
                         message=f"last URL {last_url}" if last_url else ""),
         run=RunInfo(name=stem, agent=AGENT),
         final_answer=answer if answer.strip() else None,
         verdicts=verdicts,
-        duration=_number(record.get("tct"), "tct"),
-        cost=_number(cost.get("cost"), "compute_cost.cost"),
-        tokens_in=_number(cost.get("prompt_tokens"), "compute_cost.prompt_tokens", (int,)),
-        tokens_out=_number(cost.get("completion_tokens"), "compute_cost.completion_tokens", (int,)),
+        duration=values.quantity(record, "tct"),
+        cost=values.quantity(cost, "cost", "compute_cost.cost"),
+        tokens_in=values.quantity(cost, "prompt_tokens", "compute_cost.prompt_tokens", integer=True),
+        tokens_out=values.quantity(cost, "completion_tokens", "compute_cost.completion_tokens", integer=True),
     )
+    return trajectory, problems

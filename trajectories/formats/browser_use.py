@@ -45,8 +45,8 @@ from .canonical import (
     check_depth,
     one_step_per_action,
 )
-from .strict_json import load_json
 from .text import decode_utf8
+from .values import flag, lenient_number, lenient_quantity, lenient_text, load_json
 
 FORMAT = "browser_use_history"
 INFINITY_RESULT_FORMAT = "webarena_infinity_result"
@@ -100,18 +100,6 @@ def companion_history(read_sibling: ReadSibling) -> str | None:
     return None
 
 
-def _text(value) -> str:
-    return value.strip() if isinstance(value, str) else ""
-
-
-def _number(value) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _count(value) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
 def _actions(model_output: dict, where: str) -> list[tuple[str, dict]]:
     """(name, params) of each action, in order: a list of `{name: params}` objects, or one object."""
     raw = model_output.get("action")
@@ -134,11 +122,11 @@ def _element_label(element) -> str:
     """An interacted element as the accessibility tree would name it: `button '☆'`."""
     if not isinstance(element, dict):
         return ""
-    role = _text(element.get("node_name")).lower()
+    role = lenient_text(element.get("node_name")).strip().lower()
     attributes = element.get("attributes") if isinstance(element.get("attributes"), dict) else {}
-    name = _text(element.get("ax_name")) or _text(attributes.get("aria-label")) or _text(attributes.get("title"))
-    if not name:
-        name = _text(attributes.get("placeholder")) or _text(attributes.get("name"))
+    names = (element.get("ax_name"), attributes.get("aria-label"), attributes.get("title"),
+             attributes.get("placeholder"), attributes.get("name"))
+    name = next((text for text in (lenient_text(value).strip() for value in names) if text), "")
     return f"{role} {name!r}" if role and name else role or name
 
 
@@ -152,7 +140,7 @@ def _legacy_labels(state: dict) -> dict[str, str]:
     labels = {}
     for item in _items(state):
         if isinstance(item, dict) and "index" in item and not item.get("is_text_only"):
-            labels[str(item["index"])] = _text(item.get("text"))
+            labels[str(item["index"])] = lenient_text(item.get("text")).strip()
     return labels
 
 
@@ -163,7 +151,7 @@ def _legacy_observation(state: dict) -> str:
         if not isinstance(item, dict):
             continue
         depth = item.get("depth") if isinstance(item.get("depth"), int) else 0
-        text = _text(item.get("text"))
+        text = lenient_text(item.get("text")).strip()
         prefix = "" if item.get("is_text_only") else f"[{item.get('index')}]"
         lines.append("\t" * min(max(depth, 0), 32) + prefix + text)
     return "\n".join(lines)
@@ -171,7 +159,7 @@ def _legacy_observation(state: dict) -> str:
 
 def _selector(element) -> str:
     """The XPath browser-use recorded for an interacted element."""
-    return _text(element.get("x_path")) if isinstance(element, dict) else ""
+    return lenient_text(element.get("x_path")).strip() if isinstance(element, dict) else ""
 
 
 def _point(params: dict, result: dict | None) -> tuple[float | None, float | None]:
@@ -180,8 +168,8 @@ def _point(params: dict, result: dict | None) -> tuple[float | None, float | Non
     metadata = result.get("metadata") if isinstance(result, dict) and isinstance(result.get("metadata"), dict) else {}
     for x, y in ((params.get("coordinate_x"), params.get("coordinate_y")),
                  (metadata.get("click_x"), metadata.get("click_y"))):
-        if _number(x) is not None and _number(y) is not None:
-            return _number(x), _number(y)
+        if lenient_number(x) is not None and lenient_number(y) is not None:
+            return lenient_number(x), lenient_number(y)
     return None, None
 
 
@@ -197,24 +185,24 @@ def _parts(name: str, params: dict, element, result: dict | None, legacy_labels:
         x, y = _point(params, result)
         return ActionParts(type="click", x=x, y=y, **on_element)
     if name in ("input", "input_text"):
-        return ActionParts(type="type", value=_text(params.get("text")), press_enter=False, **on_element)
+        return ActionParts(type="type", value=lenient_text(params.get("text")).strip(), press_enter=False, **on_element)
     if name in ("select_dropdown", "select_dropdown_option"):
-        return ActionParts(type="select", value=_text(params.get("text")), **on_element)
+        return ActionParts(type="select", value=lenient_text(params.get("text")).strip(), **on_element)
     if name in ("navigate", "go_to_url", "open_tab"):
-        return ActionParts(type="goto", value=_text(params.get("url")))
+        return ActionParts(type="goto", value=lenient_text(params.get("url")).strip())
     if name in ("search", "search_google"):
-        engine = _text(params.get("engine")).lower() or "google"
+        engine = lenient_text(params.get("engine")).strip().lower() or "google"
         query = params.get("query") if isinstance(params.get("query"), str) else ""
         return ActionParts(type="goto", value=_SEARCH_URLS.get(engine, _SEARCH_URLS["google"])
                            + urllib.parse.quote(query))
     if name in ("scroll", "scroll_down", "scroll_up"):
         down = name == "scroll_down" or (name == "scroll" and params.get("down", True) is not False)
-        amount = _number(params.get("amount"))  # pixels, in the early layout; else pages, of unknown height
+        amount = lenient_number(params.get("amount"))  # pixels, in the early layout; else pages, of unknown height
         delta = None if amount is None else amount if down else -amount
         return ActionParts(type="scroll", value="down" if down else "up", delta_x=None if delta is None else 0.0,
                            delta_y=delta, **on_element)
     if name == "send_keys":
-        return ActionParts(type="press", value=_text(params.get("keys")))
+        return ActionParts(type="press", value=lenient_text(params.get("keys")).strip())
     if name == "go_back":
         return ActionParts(type="go_back")
     if name in ("switch", "switch_tab"):
@@ -223,7 +211,7 @@ def _parts(name: str, params: dict, element, result: dict | None, legacy_labels:
     if name in ("close", "close_tab"):
         return ActionParts(type="close_tab")
     if name == "done":
-        return ActionParts(type="stop", value=_text(params.get("text")))
+        return ActionParts(type="stop", value=lenient_text(params.get("text")).strip())
     return ActionParts(type="none")
 
 
@@ -233,7 +221,7 @@ def _reasoning(model_output: dict) -> str:
     evaluation = state.get("evaluation_previous_goal", state.get("valuation_previous_goal"))
     parts = (("", model_output.get("thinking")), ("Evaluation of the previous goal: ", evaluation),
              ("Memory: ", state.get("memory")), ("Next goal: ", state.get("next_goal")))
-    return "\n".join(prefix + _text(value) for prefix, value in parts if _text(value))
+    return "\n".join(prefix + lenient_text(value).strip() for prefix, value in parts if lenient_text(value).strip())
 
 
 def _screenshot(state: dict, read_sibling: ReadSibling, notes: list[str], position: int) -> str | None:
@@ -286,17 +274,17 @@ def _steps(item: dict, position: int, read_sibling: ReadSibling, notes: list[str
                      results[k] if k < len(results) else None, labels))
              for k, (name, params) in enumerate(actions)] or [("", ActionParts(type="none"))]
     metadata = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
-    start, end = _number(metadata.get("step_start_time")), _number(metadata.get("step_end_time"))
+    start, end = lenient_number(metadata.get("step_start_time")), lenient_number(metadata.get("step_end_time"))
     observation = item.get("state_message")
     step = Step(
         index=position + 1,
         action="",
-        url=_text(state.get("url")),
+        url=lenient_text(state.get("url")).strip(),
         observation=observation if isinstance(observation, str) else _legacy_observation(state),
         reasoning=_reasoning(model_output),
         screenshot=_screenshot(state, read_sibling, notes, position),
-        tokens_in=_count(metadata.get("input_tokens")),
-        tokens_out=_count(metadata.get("output_tokens")),
+        tokens_in=lenient_quantity(metadata.get("input_tokens"), integer=True),
+        tokens_out=lenient_quantity(metadata.get("output_tokens"), integer=True),
         duration=round(end - start, 6) if start is not None and end is not None and end >= start else None,
     )
     return one_step_per_action(step, typed), actions
@@ -324,10 +312,11 @@ def _judge(results: list[dict]) -> Verdict | None:
     for result in results:
         judgement = result.get("judgement")
         if isinstance(judgement, dict) and isinstance(judgement.get("verdict"), bool):
-            labels = {label: "yes" if judgement[flag] else "no" for flag, label in _JUDGEMENT_FLAGS
-                      if isinstance(judgement.get(flag), bool)}
+            labels = {label: "yes" if judgement[field] else "no" for field, label in _JUDGEMENT_FLAGS
+                      if isinstance(judgement.get(field), bool)}
             return Verdict(kind="llm_judge", name=BROWSER_USE_JUDGE, success=judgement["verdict"],
-                           explanation=_text(judgement.get("reasoning")), note=_text(judgement.get("failure_reason")),
+                           explanation=lenient_text(judgement.get("reasoning")).strip(),
+                           note=lenient_text(judgement.get("failure_reason")).strip(),
                            labels=labels)
     return None
 
@@ -378,10 +367,8 @@ def _infinity_result(read_sibling: ReadSibling) -> tuple[str, dict] | None:
 
 
 def _infinity_outcome(result: dict, where: str) -> tuple[bool | None, str]:
-    passed = result.get("passed")
-    if passed is not None and not isinstance(passed, bool):
-        raise TrajectoryFormatError(f"expected true, false or null, got {passed!r}", where=f"{where}.passed")
-    return passed, _text(result.get("verifier_message"))
+    passed = flag(result, "passed", f"{where}.passed")
+    return passed, lenient_text(result.get("verifier_message")).strip()
 
 
 def parse_history(document: dict, name: str, read_sibling: ReadSibling) -> tuple[Trajectory, list[str]]:
@@ -404,7 +391,7 @@ def parse_history(document: dict, name: str, read_sibling: ReadSibling) -> tuple
     result_name, result = found if found else ("", {})
     task_id = _checked_task_id(str(result.get("task_id") or _task_id(name)), f"{result_name}.task_id" if found
                                else "(file name)")
-    intent = _text(result.get("instruction")) or _intent_from_state(history)
+    intent = lenient_text(result.get("instruction")).strip() or _intent_from_state(history)
     verdicts = [judge] if judge else []
     if finish is not None and finish[1] is not None:
         verdicts.insert(0, Verdict(kind="agent_self_report", name=SELF_REPORT, success=finish[1]))
@@ -425,10 +412,10 @@ def parse_history(document: dict, name: str, read_sibling: ReadSibling) -> tuple
         run=RunInfo(agent="browser-use"),
         final_answer=answer,
         verdicts=verdicts,
-        tokens_in=_count(usage.get("total_prompt_tokens")),
-        tokens_out=_count(usage.get("total_completion_tokens")),
-        cost=_number(usage.get("total_cost")),
-        duration=_number(result.get("elapsed")),
+        tokens_in=lenient_quantity(usage.get("total_prompt_tokens"), integer=True),
+        tokens_out=lenient_quantity(usage.get("total_completion_tokens"), integer=True),
+        cost=lenient_quantity(usage.get("total_cost")),
+        duration=lenient_quantity(result.get("elapsed")),
     )
     if found:
         notes.append(f"harness verdict from {result_name} ({INFINITY_SOURCE})")
@@ -445,12 +432,13 @@ def parse_infinity_result(document: dict) -> Trajectory:
     else:
         answer, status = None, "no_stop"
     return Trajectory(
-        task=TaskRef(task_id=task_id, benchmark=INFINITY_BENCHMARK, intent=_text(document.get("instruction"))),
+        task=TaskRef(task_id=task_id, benchmark=INFINITY_BENCHMARK,
+                     intent=lenient_text(document.get("instruction")).strip()),
         steps=[],
         outcome=Outcome(status=status, success=passed, message=message, source=INFINITY_SOURCE),
         run=RunInfo(agent="browser-use"),
         final_answer=answer,
-        duration=_number(document.get("elapsed")),
+        duration=lenient_quantity(document.get("elapsed")),
     )
 
 
@@ -464,12 +452,12 @@ def parse_infinity_summary(document: dict) -> RunSummary:
         try:
             if not isinstance(item, dict):
                 raise TrajectoryFormatError(f"expected a task object, got {json.dumps(item)[:80]}", where=where)
-            task_id = _checked_task_id(_text(item.get("task_id")), f"{where}.task_id")
+            task_id = _checked_task_id(lenient_text(item.get("task_id")).strip(), f"{where}.task_id")
             passed, _ = _infinity_outcome(item, where)
         except TrajectoryFormatError as error:
             problems.append(f"{error.where}: {error.message}")
             continue
-        task = TaskRef(task_id=task_id, benchmark=INFINITY_BENCHMARK, intent=_text(item.get("instruction")))
+        task = TaskRef(task_id=task_id, benchmark=INFINITY_BENCHMARK, intent=lenient_text(item.get("instruction")).strip())
         entries.append(SummaryEntry(task=task, folder=task_id, success=passed, line=where))
     return RunSummary(format=INFINITY_SUMMARY_FORMAT, entries=entries, folder_files=HISTORY_FILES + RESULT_FILES,
-                      run=RunInfo(agent="browser-use", model=_text(document.get("model"))), problems=problems)
+                      run=RunInfo(agent="browser-use", model=lenient_text(document.get("model")).strip()), problems=problems)

@@ -26,6 +26,7 @@ from .actions import resolve_element_label, scroll_direction
 from .canonical import (TASK_ID_MAX_LENGTH, ActionParts, Outcome, RunInfo, RunSummary, Step, SummaryEntry, TaskRef,
                         Trajectory, TrajectoryFormatError, one_step_per_action)
 from .safe_pickle import Array, PickledObject, PickleError, load_file
+from .values import lenient_number, lenient_quantity, lenient_text
 
 FORMAT = "browsergym_agentlab"
 SUMMARY_FILE = "summary_info.json"
@@ -89,16 +90,6 @@ def _literal(node: ast.expr):
         return None
 
 
-def _text(value) -> str:
-    if isinstance(value, (list, tuple)):
-        return ", ".join(str(item) for item in value)
-    return "" if value is None else str(value)
-
-
-def _coordinate(value) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def _call_parts(call: ast.Call, observation: str) -> ActionParts:
     """One call (`click('30')`, `fill('12', 'text')`, `mouse_click(120, 48)`) in its parts. The
     element label is the element's line of the step's accessibility tree."""
@@ -106,26 +97,27 @@ def _call_parts(call: ast.Call, observation: str) -> ActionParts:
     args = [_literal(arg) for arg in call.args]
     kwargs = {item.arg: _literal(item.value) for item in call.keywords if item.arg}
     kind = _KINDS.get(name, name)[:32]
-    element = _text(args[0] if args else kwargs.get("bid")) if name in _ELEMENT_FIRST else ""
+    element = lenient_text(args[0] if args else kwargs.get("bid")) if name in _ELEMENT_FIRST else ""
     rest = args[1:] if name in _ELEMENT_FIRST else args
     label = resolve_element_label(observation, element)
     if name in _AT_POINT:
-        x, y = (_coordinate(item) for item in (rest + [None, None])[:2])
+        x, y = (lenient_number(item) for item in (rest + [None, None])[:2])
         if name == "mouse_drag_and_drop":
-            end_x, end_y = (_coordinate(item) for item in (rest + [None] * 4)[2:4])
+            end_x, end_y = (lenient_number(item) for item in (rest + [None] * 4)[2:4])
             moved = None not in (x, y, end_x, end_y)
             return ActionParts(type=kind, x=x, y=y, delta_x=end_x - x if moved else None,
                                delta_y=end_y - y if moved else None)
         return ActionParts(type=kind, x=x, y=y)
     if name == "scroll":
-        dx, dy = (_coordinate(item) for item in (rest + [None, None])[:2])
+        dx, dy = (lenient_number(item) for item in (rest + [None, None])[:2])
         return ActionParts(type=kind, value=scroll_direction(dx or 0.0, dy or 0.0), delta_x=dx, delta_y=dy)
     if name == "drag_and_drop":
-        return ActionParts(type=kind, element_id=element, element_label=label, value=_text(rest[0] if rest else ""))
+        return ActionParts(type=kind, element_id=element, element_label=label,
+                           value=lenient_text(rest[0] if rest else ""))
     if name == "goto":
-        value = _text(rest[0] if rest else kwargs.get("url"))
+        value = lenient_text(rest[0] if rest else kwargs.get("url"))
     else:
-        value = _text(rest[0] if rest else kwargs.get("value", kwargs.get("text", kwargs.get("options", ""))))
+        value = lenient_text(rest[0] if rest else kwargs.get("value", kwargs.get("text", kwargs.get("options", ""))))
     return ActionParts(type=kind, element_id=element, element_label=label, value=value,
                        press_enter=False if kind == "type" else None)
 
@@ -191,14 +183,6 @@ def _read_pickle(read_sibling, name: str, *, required: bool):
         raise TrajectoryFormatError(f"{name}: {error}") from None
 
 
-def _number(value, kind=float):
-    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if kind is int:
-        return int(value) if value >= 0 else None
-    return float(value) if value == value and value >= 0 else None
-
-
 def _png(array: Array) -> str | None:
     """An RGB(A) screenshot array (height x width x 3 or 4 bytes) as a PNG `data:` URI."""
     shape = array.shape
@@ -242,9 +226,9 @@ def _steps(info: dict, position: int, read_sibling) -> list[Step]:
         reasoning=agent_info.get("think") if isinstance(agent_info.get("think"), str) else "",
         prev_action=obs.get("last_action") if isinstance(obs.get("last_action"), str) else "",
         screenshot=_screenshot(read_sibling, position, obs),
-        tokens_in=_number(stats.get("input_tokens"), int),
-        tokens_out=_number(stats.get("output_tokens"), int),
-        cost=_number(stats.get("cost")),
+        tokens_in=lenient_quantity(stats.get("input_tokens"), integer=True),
+        tokens_out=lenient_quantity(stats.get("output_tokens"), integer=True),
+        cost=lenient_quantity(stats.get("cost")),
         duration=sum(elapsed) if all(isinstance(item, (int, float)) and item >= 0 for item in elapsed) else None,
     )
     return one_step_per_action(step, actions(action, observation))
@@ -287,8 +271,8 @@ def _run(exp_args: dict) -> RunInfo:
                    model=model_name if isinstance(model_name, str) else "")
 
 
-def _total(summary: dict, key: str, kind=float):
-    return _number(summary.get(f"stats.cum_{key}"), kind)
+def _total(summary: dict, key: str, *, integer: bool = False):
+    return lenient_quantity(summary.get(f"stats.cum_{key}"), integer=integer)
 
 
 def parse_episode(summary: dict, read_sibling) -> Trajectory:
@@ -324,8 +308,8 @@ def parse_episode(summary: dict, read_sibling) -> Trajectory:
         outcome=outcome,
         run=_run(exp_args),
         final_answer=answer,
-        tokens_in=_total(summary, "input_tokens", int),
-        tokens_out=_total(summary, "output_tokens", int),
+        tokens_in=_total(summary, "input_tokens", integer=True),
+        tokens_out=_total(summary, "output_tokens", integer=True),
         cost=_total(summary, "cost"),
         duration=sum(elapsed) if None not in elapsed else None,
     )

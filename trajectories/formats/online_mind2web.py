@@ -13,14 +13,15 @@
   instead of failing them.
 """
 
-import json
 import re
 import urllib.parse
 from collections.abc import Callable
 
+from . import values
 from .actions import scroll_direction
 from .canonical import (TASK_ID_MAX_LENGTH, ActionParts, Outcome, RunInfo, Step, TaskRef, Trajectory,
                         TrajectoryFormatError, Verdict)
+from .values import load_json
 from .webarena_tasks import TaskConfig, TaskEntries, _Checker, checked_entries
 
 BENCHMARK = "online-mind2web"
@@ -32,6 +33,7 @@ JUDGE_NAME = "browser-use judge"
 # browser-use's judge scores 0-100 and its published results hold only 0 and 100; half-way is the
 # default pass mark, kept with every verdict so that a reader can apply another.
 JUDGE_THRESHOLD = 50.0
+JUDGE_SCALE = (0.0, 100.0)
 # `result_status` of runners built on an agent SDK: how the session ended, not whether the task was done.
 _ENDED = {"success": "answered", "error_max_turns": "early_stop"}
 _VERSION_SUFFIX = re.compile(r"_\d{6}\Z")
@@ -114,7 +116,7 @@ def not_trajectory_lines(text: str) -> str:
     """`not_trajectories` for WebJudge's results, written one JSON object per line in a `.json` file."""
     first = text.lstrip().split("\n", 1)[0]
     try:
-        return not_trajectories(json.loads(first))
+        return not_trajectories(load_json(first))
     except ValueError:
         return ""
 
@@ -181,23 +183,6 @@ def action_parts(action: str) -> ActionParts:
     return ActionParts(type="none")
 
 
-def _strings(document: dict, name: str) -> list[str]:
-    value = document.get(name) or []
-    if not isinstance(value, list):
-        raise TrajectoryFormatError(f"expected a list of strings, got {type(value).__name__}", where=name)
-    for position, item in enumerate(value):
-        if not isinstance(item, str):
-            raise TrajectoryFormatError(f"expected a string, got {type(item).__name__}", where=f"{name}[{position}]")
-    return value
-
-
-def _text(document: dict, name: str) -> str:
-    value = document.get(name)
-    if value is not None and not isinstance(value, str):
-        raise TrajectoryFormatError(f"expected a string, got {type(value).__name__}", where=name)
-    return value or ""
-
-
 def _task_id(document: dict, name: str) -> str:
     """The result's own `task_id`, else its folder's name."""
     value = document.get("task_id")
@@ -220,18 +205,25 @@ def _run_name(name: str) -> str:
     return parts[-3] if len(parts) >= 3 else ""
 
 
-def _judge(document: dict, threshold: float) -> list[Verdict]:
+def judge_score(judge: dict, threshold: float = JUDGE_THRESHOLD) -> values.Score:
+    """The browser-use judge's score (0 to 100) of a result, as both readers of these results read it."""
+    score = values.graded_score(judge, "score", "judge.score", scale=JUDGE_SCALE, threshold=threshold)
+    if score is None:
+        raise TrajectoryFormatError("expected a number from 0 to 100, got None", where="judge.score")
+    return score
+
+
+def _judge(document: dict, threshold: float) -> tuple[list[Verdict], list[str]]:
     judge = document.get("judge")
     if judge is None:
-        return []
+        return [], []
     if not isinstance(judge, dict):
         raise TrajectoryFormatError(f"expected an object, got {type(judge).__name__}", where="judge")
-    score = judge.get("score")
-    if isinstance(score, bool) or not isinstance(score, (int, float)):
-        raise TrajectoryFormatError(f"expected a number from 0 to 100, got {score!r}", where="judge.score")
-    return [Verdict(kind="llm_judge", name=JUDGE_NAME, score=float(score), threshold=threshold,
-                    success=score >= threshold, explanation=_text(judge, "reasoning") if "reasoning" in judge
-                    else "")]
+    score = judge_score(judge, threshold)
+    verdict = Verdict(kind="llm_judge", name=JUDGE_NAME, score=float(score.value), threshold=threshold,
+                      success=score.success, label=score.label,
+                      explanation=values.text(judge, "reasoning") if "reasoning" in judge else "")
+    return [verdict], [score.problem] if score.problem else []
 
 
 def _outcome(document: dict, answer: str) -> Outcome:
@@ -248,24 +240,28 @@ def _outcome(document: dict, answer: str) -> Outcome:
 
 
 def parse_result(document: dict, name: str, read_sibling: Callable[[str], bytes] | None = None, *,
-                 judge_threshold: float = JUDGE_THRESHOLD) -> Trajectory:
-    """One `result.json`; screenshots `trajectory/<i>_full_screenshot.png` beside it go with step i+1."""
-    actions, thoughts = _strings(document, "action_history"), _strings(document, "thoughts")
+                 judge_threshold: float = JUDGE_THRESHOLD) -> tuple[Trajectory, list[str]]:
+    """One `result.json`, and what of it was read as unsure (a judge's score off its scale);
+    screenshots `trajectory/<i>_full_screenshot.png` beside it go with step i+1."""
+    actions, thoughts = values.strings(document, "action_history"), values.strings(document, "thoughts")
     if thoughts and len(thoughts) != len(actions):
         raise TrajectoryFormatError(f"{len(thoughts)} thoughts for {len(actions)} actions; they go in pairs",
                                     where="thoughts")
-    answer = _text(document, "final_result_response")
+    answer = values.text(document, "final_result_response")
     steps = [Step(index=position + 1, action=action, reasoning=thoughts[position] if thoughts else "",
                   action_parts=action_parts(action), screenshot=_screenshot(read_sibling, position))
              for position, action in enumerate(actions)]
-    return Trajectory(
-        task=TaskRef(task_id=_task_id(document, name), benchmark=BENCHMARK, intent=_text(document, "task").strip()),
+    verdicts, problems = _judge(document, judge_threshold)
+    trajectory = Trajectory(
+        task=TaskRef(task_id=_task_id(document, name), benchmark=BENCHMARK,
+                     intent=values.text(document, "task").strip()),
         steps=steps,
         outcome=_outcome(document, answer),
         run=RunInfo(name=_run_name(name)),
         final_answer=answer if answer.strip() else None,
-        verdicts=_judge(document, judge_threshold),
+        verdicts=verdicts,
     )
+    return trajectory, problems
 
 
 def _screenshot(read_sibling: Callable[[str], bytes] | None, position: int) -> str | None:

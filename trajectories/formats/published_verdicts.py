@@ -21,17 +21,17 @@ Formats, found by content:
 """
 
 import ast
-import json
 import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .agent_e import file_stem, judge_of, read_score, read_task_id
 from .canonical import TrajectoryFormatError
-from .online_mind2web import JUDGE_NAME as BROWSER_USE_JUDGE, JUDGE_THRESHOLD as BROWSER_USE_THRESHOLD
-from .strict_json import load_json
+from .online_mind2web import JUDGE_NAME as BROWSER_USE_JUDGE, JUDGE_THRESHOLD as BROWSER_USE_THRESHOLD, judge_score
 from .text import decode_utf8
-from .verdict_files import SUMMARY_LABELS, SummaryRow, VerdictFileError, read_rows
+from .values import InvalidJSON, lenient_text, load_json, shown
+from .verdict_files import SUMMARY_LABELS, SummaryRow, VerdictFileError, place, read_rows
 
 HUMAN, LLM_JUDGE, HARNESS, AGENT = "human", "llm_judge", "harness", "agent_self_report"
 NOT_EXECUTABLE = "not_executable"
@@ -102,26 +102,6 @@ def _literal(value):
     return value
 
 
-def _number(value) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    text = str(value).strip()
-    if text.lower() in ("", "none", "null", "nan"):
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        return None
-
-
-def _text(value) -> str:
-    if value is None or (isinstance(value, str) and value.strip().lower() in ("none", "null")):
-        return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
 # --- Online-Mind2Web human labels ------------------------------------------------------------
 
 HUMAN_LABEL_SUFFIX = "_human_label"
@@ -153,7 +133,7 @@ def human_labels(source: str, rows, source_name: str = "") -> VerdictFile:
             records.append(VerdictRecord(
                 source=ref, task_id=task_id, line=line, run=_agent_name(column),
                 success=None if mark == "2" else mark == "1", label=NOT_EXECUTABLE if mark == "2" else "",
-                intent=_text(row.get("confirmed_task")).strip()))
+                intent=lenient_text(row.get("confirmed_task"), words_unknown=True).strip()))
     return VerdictFile("online_mind2web_human_labels", records)
 
 
@@ -184,8 +164,9 @@ def webjudge(source: str, rows, *, source_name: str = "", run: str = "") -> Verd
         images = _literal(row.get("image_judge_record")) or []
         scores = [item.get("Score") for item in images if isinstance(item, dict)] if isinstance(images, list) else []
         explanation = "\n\n".join(part for part in (
-            _text(details),
-            f"Key points:{_text(row.get('key_points')).rstrip()}" if row.get("key_points") else "",
+            lenient_text(details, words_unknown=True),
+            f"Key points:{lenient_text(row.get('key_points'), words_unknown=True).rstrip()}"
+            if row.get("key_points") else "",
             f"Screenshot scores: {', '.join(str(score) for score in scores)}" if scores else "",
         ) if part)
         records.append(VerdictRecord(source=ref, task_id=task_id, line=line, run=run,
@@ -203,17 +184,22 @@ def browser_use_judge(source: str, rows, *, source_name: str = "", run: str = ""
                       threshold: float | None = None, task_id: str = "") -> VerdictFile:
     threshold = BROWSER_USE_THRESHOLD if threshold is None else threshold
     ref = SourceRef(LLM_JUDGE, source_name or BROWSER_USE_JUDGE, threshold=threshold)
-    records = []
+    records, notes, problems = [], [], []
     for line, row in rows:
-        score = _number(row["judge"].get("score"))
-        if score is None:
-            raise VerdictFileError(source, f"judge.score: {row['judge'].get('score')!r} is not a number", line)
         task = str(row.get("task_id") or task_id).strip()
         if not task:
             raise VerdictFileError(source, "task_id: missing", line)
-        records.append(VerdictRecord(source=ref, task_id=task, line=line, run=run, success=score >= threshold,
-                                     score=score, explanation=_text(row["judge"].get("reasoning"))))
-    return VerdictFile("browser_use_judge", records)
+        try:  # as `import_trajectories` reads the same results
+            score = judge_score(row["judge"], threshold)
+        except TrajectoryFormatError as error:
+            problems.append(RecordProblem(line, error.where, shown(row["judge"].get("score")), error.message))
+            continue
+        if score.problem:
+            notes.append(f"{place(line)} ({task}), {score.problem}")
+        records.append(VerdictRecord(source=ref, task_id=task, line=line, run=run, success=score.success,
+                                     label=score.label, score=float(score.value),
+                                     explanation=lenient_text(row["judge"].get("reasoning"), words_unknown=True)))
+    return VerdictFile("browser_use_judge", records, notes, problems=problems)
 
 
 # --- Agent-E ----------------------------------------------------------------------------------
@@ -222,35 +208,35 @@ def looks_like_agent_e(rows) -> bool:
     return bool(rows) and all({"task_id", "score", "last_statement"} <= row.keys() for _, row in rows)
 
 
-def _binary_score(value, source: str, line, column: str) -> bool | None:
-    number = _number(value)
-    if number is None:
-        return None
-    if number not in (0.0, 1.0):
-        raise VerdictFileError(source, f"{column}: {value!r} is not 1 or 0", line)
-    return number == 1.0
-
-
 def agent_e(source: str, rows, *, run: str = "") -> VerdictFile:
+    """Read as `import_trajectories` reads the same records (`agent_e.read_task_id`, `read_score`): a
+    score off the scale is an unsure verdict, named in the notes; a record whose task id or score
+    cannot be read is left out, named."""
     humans = SourceRef(HUMAN, "Agent-E human evaluators")
-    judge = SourceRef(LLM_JUDGE, "Agent-E GPT-4o judge", "gpt-4o")
-    records, unjudged = [], 0
+    judge = SourceRef(LLM_JUDGE, *judge_of(file_stem(source)))
+    records, unjudged, notes, problems = [], 0, [], []
     for line, row in rows:
-        task_id = str(row.get("task_id", "")).strip()
-        if not task_id:
-            raise VerdictFileError(source, "task_id: missing", line)
-        human = _binary_score(row.get("score"), source, line, "score")
-        if human is not None:
-            records.append(VerdictRecord(source=humans, task_id=task_id, line=line, run=run, success=human,
-                                         explanation=_text(row.get("reason"))))
-        predicted = _binary_score(row.get("pred_score"), source, line, "pred_score")
+        try:
+            task_id = read_task_id(row)
+            human = read_score(row, "score")
+            predicted = read_score(row, "pred_score") if row.get("pred_score") is not None else None
+        except TrajectoryFormatError as error:
+            problems.append(RecordProblem(line, error.where, shown(row.get(error.where)), error.message))
+            continue
+        for success, label, problem in (human, predicted or (None, "", "")):
+            if problem:
+                notes.append(f"{place(line)} ({task_id}), {problem}")
+        records.append(VerdictRecord(source=humans, task_id=task_id, line=line, run=run, success=human[0],
+                                     label=human[1], explanation=lenient_text(row.get("reason"), words_unknown=True)))
         if predicted is None:
             unjudged += 1
             continue
-        records.append(VerdictRecord(source=judge, task_id=task_id, line=line, run=run, success=predicted,
-                                     explanation=_text(row.get("pred_reason"))))
-    notes = [f"{unjudged} record(s) without a judge score (pred_score): the judge's verdict is left out"] if unjudged else []
-    return VerdictFile("agent_e", records, notes)
+        records.append(VerdictRecord(source=judge, task_id=task_id, line=line, run=run, success=predicted[0],
+                                     label=predicted[1],
+                                     explanation=lenient_text(row.get("pred_reason"), words_unknown=True)))
+    if unjudged:
+        notes.append(f"{unjudged} record(s) without a judge score (pred_score): the judge's verdict is left out")
+    return VerdictFile("agent_e", records, notes, problems=problems)
 
 
 # --- AgentRewardBench -------------------------------------------------------------------------
@@ -362,6 +348,10 @@ def _judge_completion(document: dict) -> str | None:
     return None
 
 
+def _field(document: dict, key: str) -> str:
+    return lenient_text(document.get(key), words_unknown=True).strip()
+
+
 def _judge_record(name: str, line: int | str, document: dict, source_name: str) -> VerdictRecord | RecordProblem:
     """The verdict of one judge file `name`, or why it has none."""
     if "response" not in document:
@@ -375,14 +365,14 @@ def _judge_record(name: str, line: int | str, document: dict, source_name: str) 
     if success is None:
         return RecordProblem(line, JUDGE_COMPLETION, repr(text)[:80], _NO_VERDICT)
     stem = posixpath.basename(name.replace("\\", "/"))
-    task_id = _text(document.get("task_id")).strip() or (stem[:-5] if stem.lower().endswith(".json") else stem)
-    benchmark = _text(document.get("benchmark")).strip() or (task_id.split(".", 1)[0] if "." in task_id else "")
-    judge = _text(document.get("judge")).strip()
-    model = _text(document.get("judge_model_name")).strip() or _text(document["response"].get("model")).strip()
+    task_id = _field(document, "task_id") or (stem[:-5] if stem.lower().endswith(".json") else stem)
+    benchmark = _field(document, "benchmark") or (task_id.split(".", 1)[0] if "." in task_id else "")
+    judge = _field(document, "judge")
+    model = _field(document, "judge_model_name") or _field(document["response"], "model")
     ref = SourceRef(LLM_JUDGE, source_name or f"AgentRewardBench {judge or 'judge'}", model)
     return VerdictRecord(source=ref, task_id=task_id, line=line, success=success, benchmark=benchmark,
-                         agent_model=_text(document.get("agent")).strip(), explanation=text, labels=labels,
-                         intent=_text(document.get("goal")).strip())
+                         agent_model=_field(document, "agent"), explanation=text, labels=labels,
+                         intent=_field(document, "goal"))
 
 
 def _judge_file(source: str, records: list[tuple[str, int | str, dict]], source_name: str) -> VerdictFile:
@@ -439,11 +429,9 @@ def _json_lines(source: str, text: str) -> tuple[list[str], list[tuple[int, dict
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise VerdictFileError(source, f"invalid JSON: {error.msg}", number) from None
-        except RecursionError:
-            raise VerdictFileError(source, "invalid JSON: nested too deeply", number) from None
+            item = load_json(line)
+        except TrajectoryFormatError as error:
+            raise VerdictFileError(source, error.message, number) from None
         if not isinstance(item, dict):
             raise VerdictFileError(source, "expected one JSON object per line", number)
         rows.append((number, item))
@@ -456,14 +444,13 @@ def _rows(source: str, data: bytes) -> tuple[list[str], list[tuple[int | str, di
     text = data.decode("utf-8-sig", errors="replace")
     if text.lstrip()[:1] == "{":
         try:
-            document = json.loads(text)
-        except json.JSONDecodeError as error:
-            if error.msg != "Extra data":
-                raise VerdictFileError(source, f"invalid JSON: {error.msg} (column {error.colno})",
-                                       error.lineno) from None
+            document = load_json(text)
+        except InvalidJSON as error:
+            if not error.extra_data:
+                raise VerdictFileError(source, error.message, error.line) from None
             return _json_lines(source, text)
-        except RecursionError:
-            raise VerdictFileError(source, "invalid JSON: nested too deeply") from None
+        except TrajectoryFormatError as error:
+            raise VerdictFileError(source, error.message, error.line) from None
         if looks_like_agent_reward_bench_judge_file(document):
             return list(document), [(1, document)]
         if isinstance(document, dict) and not any(isinstance(value, list) and value and all(

@@ -16,8 +16,8 @@ from .canonical import SCHEMA_ID, RunSummary, Trajectory, TrajectoryFormatError,
 from .format_traces import FORMAT as TRACE, HarnessTrace, looks_like_trace, parse_trace
 from .screenshots import Image, take_images
 from .sources import Source
-from .strict_json import load_json
 from .text import decode_utf8
+from .values import NUL_CHARACTERS, load_json
 from .webarena_html2json import FORMAT as HTML2JSON, NOTE as HTML2JSON_NOTE, looks_like_html2json, parse_html2json
 from .webarena_render import FORMAT as RENDER, decode_render, parse_render
 
@@ -84,13 +84,14 @@ def _trace_record(document: list, name: str, notes: tuple[str, ...]) -> Record:
         return Record(format=TRACE, error=error, notes=notes)
 
 
-def _tool_record(format: str, parse, notes: tuple[str, ...]) -> Record:
-    """A record of a reader that also returns notes (screenshots named but not in the upload)."""
+def _tool_record(format: str, parse, notes: tuple[str, ...], key: str = "") -> Record:
+    """A record of a reader that also returns notes (screenshots named but not in the upload, a
+    value read as unknown or unsure)."""
     try:
         trajectory, found = parse()
     except TrajectoryFormatError as error:
-        return Record(format=format, error=error, notes=notes)
-    return Record(format=format, trajectory=trajectory, notes=(*notes, *found))
+        return Record(format=format, error=_located(error, key, None), key=key, notes=notes)
+    return Record(format=format, trajectory=trajectory, key=key, notes=(*notes, *found))
 
 
 def _json_records(document: object, name: str, notes: tuple[str, ...], read_sibling) -> Iterator[Record]:
@@ -114,14 +115,14 @@ def _json_records(document: object, name: str, notes: tuple[str, ...], read_sibl
     elif looks_like_trace(document):
         yield _trace_record(document, name, notes)
     elif online_mind2web.looks_like_result(document):
-        yield _record(online_mind2web.RESULTS_FORMAT,
-                      lambda: online_mind2web.parse_result(document, name, read_sibling), notes=notes)
+        yield _tool_record(online_mind2web.RESULTS_FORMAT,
+                           lambda: online_mind2web.parse_result(document, name, read_sibling), notes)
     elif reason := online_mind2web.not_trajectories(document):
         yield Record(format=online_mind2web.OTHER_FORMAT, skipped=reason, notes=notes)
     elif agent_e.looks_like_records(document):
         for position, item in enumerate(document):
-            yield _record(agent_e.FORMAT, lambda item=item: agent_e.parse_record(item, name), key=f"[{position}]",
-                          notes=notes)
+            yield _tool_record(agent_e.FORMAT, lambda item=item: agent_e.parse_record(item, name), notes,
+                               key=f"[{position}]")
     elif isinstance(document, dict) and document.keys() & {"schema", "task", "steps"}:
         yield _record(CANONICAL_JSON, lambda: canonical_trajectory(document), notes=notes)
     elif isinstance(document, list):
@@ -193,7 +194,8 @@ def read_records(name: str, stream: BinaryIO, max_bytes: int, read_sibling=_noth
         return
     if suffix in ("html", "htm"):
         text, screenshots, valid = decode_render(stream.read())
-        yield _record(RENDER, lambda: parse_render(text, name, screenshots), notes=() if valid else (NOT_UTF8,))
+        notes = (() if valid else (NOT_UTF8,)) + ((f"{NUL_CHARACTERS} ({nul})",) if (nul := text.count("\x00")) else ())
+        yield _record(RENDER, lambda: parse_render(text, name, screenshots), notes=notes)
         return
     text, valid = decode_utf8(stream.read())
     notes = [] if valid else [NOT_UTF8]

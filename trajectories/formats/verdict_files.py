@@ -15,14 +15,14 @@ task. Every other row must be read, or the file is refused.
 
 import csv
 import io
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from trajectories.verdicts import grade_value
 
-from .text import loads
+from .canonical import TrajectoryFormatError
+from .values import load_json
 
 TASK_COLUMNS = ("task_id", "task id", "task", "t", "id")
 RUN_COLUMNS = ("run", "m", "agent", "model", "run_name")
@@ -43,10 +43,11 @@ class VerdictFileError(ValueError):
 
     def __init__(self, source: str, message: str, line: int | str | None = None):
         self.source, self.line = source, line
-        super().__init__(f"{source}, {_where(line)}: {message}" if line else f"{source}: {message}")
+        super().__init__(f"{source}, {place(line)}: {message}" if line else f"{source}: {message}")
 
 
-def _where(line: int | str) -> str:
+def place(line: int | str) -> str:
+    """A record's place in its file: `line 12`, or `item 3` of a JSON list."""
     return line if isinstance(line, str) else f"line {line}"
 
 
@@ -75,7 +76,7 @@ class SummaryRow:
     label: str  # its task cell as written, empty when blank
 
     def __str__(self):
-        return f"{_where(self.line)} ({self.label or 'no task id'})"
+        return f"{place(self.line)} ({self.label or 'no task id'})"
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ def _without_summaries(rows: list[tuple[int | str, dict]], task_key: str) -> tup
     return task_rows, summaries
 
 
-def _text(data: bytes, source: str) -> str:
+def _decoded(data: bytes, source: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -121,7 +122,7 @@ def _json_rows(document, source: str) -> list[tuple[str, dict]]:
 
 def read_rows(source: str, data: bytes) -> tuple[list[str], list[tuple[int | str, dict]]]:
     """(column names, [(line number, or "item N" in a JSON list, row)]) of a CSV, JSON or JSONL file."""
-    text = _text(data, source)
+    text = _decoded(data, source)
     stripped = text.lstrip()
     if not stripped:
         raise VerdictFileError(source, "the file is empty")
@@ -132,19 +133,17 @@ def read_rows(source: str, data: bytes) -> tuple[list[str], list[tuple[int | str
             if not line.strip():
                 continue
             try:
-                item, _ = loads(line)
-            except json.JSONDecodeError as error:
-                raise VerdictFileError(source, f"invalid JSON: {error.msg}", number) from None
+                item = load_json(line)
+            except TrajectoryFormatError as error:
+                raise VerdictFileError(source, error.message, number) from None
             if not isinstance(item, dict):
                 raise VerdictFileError(source, "expected one JSON object per line", number)
             rows.append((number, item))
     elif stripped[0] in "[{":
         try:
-            document, _ = loads(text)
-        except json.JSONDecodeError as error:
-            raise VerdictFileError(source, f"invalid JSON: {error.msg} (column {error.colno})", error.lineno) from None
-        except RecursionError:
-            raise VerdictFileError(source, "invalid JSON: nested too deeply") from None
+            document = load_json(text)
+        except TrajectoryFormatError as error:
+            raise VerdictFileError(source, error.message, error.line) from None
         rows = _json_rows(document, source)
     else:
         reader = csv.DictReader(io.StringIO(text, newline=""))
@@ -225,7 +224,7 @@ def parse_outcomes(source: str, data: bytes, *, run: str = "", run_column: str =
         key = (row_run, task_id)
         if key in seen:
             raise VerdictFileError(
-                source, f"task {task_id} of run {row_run!r} given twice (first on {_where(seen[key])})", line)
+                source, f"task {task_id} of run {row_run!r} given twice (first on {place(seen[key])})", line)
         seen[key] = line
         records.append(OutcomeRecord(row_run, task_id, success, line))
     if not records:
@@ -302,7 +301,7 @@ def parse_grades(source: str, data: bytes) -> VerdictRows:
         key = (record.task_id, record.grader)
         if key in seen:
             raise VerdictFileError(source, f"grader {record.grader!r} graded task {record.task_id} twice (first on "
-                                           f"{_where(seen[key])})", record.line)
+                                           f"{place(seen[key])})", record.line)
         seen[key] = record.line
     if not records:
         raise VerdictFileError(source, "no grades")

@@ -2,10 +2,12 @@
 upload page, the API and the demo data.
 
 Files are parsed, and their screenshot files written, by a pool of worker processes (see
-`reading`) and stored one at a time, each file whole or not at all: memory does not grow with
-the run, and a bad file costs only itself (all of itself: a JSONL file with one bad line stores
-none). Consecutive trajectory files are committed in batches, each file in a savepoint of its
-own: a commit waits for the database's disk, once per batch rather than once per file. The
+`reading`) and stored one at a time, each record (a trajectory) whole or not at all: memory does
+not grow with the run, and a record that cannot be read or stored fails alone, named, while the
+other records of its file (a JSONL line, an element of a list, an evaluator's record) are stored.
+Consecutive trajectory files are committed in batches, each record of a file of many in a
+savepoint of its own: a commit waits for the database's disk, once per batch rather than once
+per file. The
 plain case, a file of one new trajectory, takes no savepoint: its rows wait, and the batch's are
 written in a few statements (screenshots, trajectories, one COPY of the steps); should one of
 them fail, the batch's trajectories are written again one by one, so the one at fault fails
@@ -35,7 +37,8 @@ from trajectories.formats.canonical import (MAX_DEPTH, RunSummary, TaskRef, Traj
                                             TrajectoryFormatError)
 from trajectories.formats.format_traces import FORMAT as TRACE
 from trajectories.formats.harness import parse_harness_config, parse_results
-from trajectories.formats.readers import NOT_UTF8, Record, load_json
+from trajectories.formats.readers import NOT_UTF8, Record
+from trajectories.formats.values import load_json
 from trajectories.formats.text import decode_utf8
 from trajectories.formats.screenshots import REFERENCE_PREFIX
 from trajectories.formats.sources import (
@@ -54,7 +57,7 @@ from trajectories.models import AgentRun, RunTally, Step, Task, TaskResult, Traj
 
 from .reading import read_images_again, read_sources
 from .runs import describe_run, parse_run_description, record_harness_config, run_changes
-from .storable import storable_json, storable_text as _text
+from .storable import storable_json, storable_text
 from .tallies import refresh_tallies
 from .screenshots import batch_screenshot_ids, discard_files, discard_written_ahead, screenshot_ids, take_files
 from .harness_verdicts import record_verdicts, recorded_verdict, take_up
@@ -99,7 +102,10 @@ class FileReport:
 
     def fail(self, error: TrajectoryFormatError) -> "FileReport":
         self.status, self.reason = FAILED, error.message
-        self.where = error.where or self.where
+        # The record's place in its file (`[3]`), then the field, unless the error names both already.
+        inner = "" if error.where == "(document)" else error.where
+        self.where = (f"{self.where}.{inner}" if self.where and inner and not inner.startswith(self.where)
+                      else inner or self.where)
         self.line = error.line or self.line
         return self
 
@@ -128,6 +134,11 @@ class ImportReport:
     def ok(self) -> bool:
         return not self.refused and not self.failed
 
+    def failures_said(self, most: int = 10) -> str:
+        """The failed records named (file, line or record, field), the first `most` of them."""
+        named = "; ".join(entry.location for entry in self.failed[:most])
+        return named + (f" and {len(self.failed) - most} more" if len(self.failed) > most else "")
+
     def summary(self) -> str:
         if self.refused:
             return self.refused
@@ -141,6 +152,8 @@ class ImportReport:
             "refused": self.refused,
             "counts": self.counts(),
             "run_removed": False,
+            "failures": [{"record": entry.location, "task_id": entry.task_id, "reason": entry.reason}
+                         for entry in self.failed],
             "files": [asdict(entry) for entry in self.files],
         }
 
@@ -164,7 +177,7 @@ def import_paths(
     """Import files, folders and zip archives of trajectories (any mix of the supported formats),
     result logs, format traces and run descriptions into `run`; `progress(done, total)` is called
     whenever what is done is committed (after each batch of trajectory files, each other file).
-    Each file is stored whole or not at all."""
+    Each record is stored whole or not at all, and fails alone."""
     report = ImportReport(run=run.name, run_id=run.pk)
     try:
         catalogue = Catalogue([Path(path) for path in paths], ingest_limits())
@@ -198,8 +211,11 @@ class _Unchanged(Exception):
         self.trajectory_id = trajectory_id
 
 
-class _FileFailed(Exception):
-    """An entry of the file could not be stored: the file's savepoint is rolled back."""
+class _RecordFailed(Exception):
+    """A record of the file could not be stored: its savepoint is rolled back."""
+
+    def __init__(self, entry: "FileReport"):
+        self.entry = entry
 
 
 @dataclass
@@ -214,9 +230,9 @@ class _Pending:
 
 
 class _RunImport:
-    """The import of the sources of one call into a run: each trajectory file in a savepoint of its
-    own, so that a file with one bad trajectory (a JSONL line, an element of a list) stores none of
-    them, inside a transaction per batch of consecutive trajectory files (at most BATCH_FILES files
+    """The import of the sources of one call into a run: each record of a trajectory file in a
+    savepoint of its own, so that one bad trajectory (a JSONL line, an element of a list) fails alone,
+    inside a transaction per batch of consecutive trajectory files (at most BATCH_FILES files
     or BATCH_SECONDS); other files each in their own transactions. The new trajectories of files
     of one trajectory that write nothing else wait, checked, and are written together when the
     batch commits: a few statements per batch rather than a few per file."""
@@ -370,13 +386,14 @@ class _RunImport:
         entries: list[FileReport] = []
         written: list[str] = []
         stored: dict[int, tuple[int, str]] = {}
-        failure: FileReport | None = None
         # A file of one trajectory needs no savepoint: if storing it fails, so does the file.
         alone = isinstance(records, list) and len(records) == 1
         defer = alone and self._deferrable(records[0])
         if not defer:
             self._flush()  # what the file checks against, and writes after, is stored first
         try:
+            # The file's own transaction is undone only when the file cannot be read to its end;
+            # each of its records is stored or fails alone (`_record`).
             with contextlib.nullcontext() if defer else transaction.atomic():
                 for record in records:
                     if record.format == TRACE:
@@ -388,30 +405,11 @@ class _RunImport:
                     if record.skipped:
                         entry = FileReport(file=source.name, status=SKIPPED_STATUS, kind="other",
                                            format=record.format, reason=record.skipped, notes=list(record.notes))
-                    elif failure is None:
-                        entry = self._store(source, record, written, stored, alone=alone, defer=defer)
                     else:
-                        entry = self._entry(source, record)
-                        if record.error is not None:
-                            entry.fail(record.error)
+                        entry = self._record(source, record, written, stored, alone=alone, defer=defer)
                     entries.append(entry)
-                    if entry.status == FAILED and failure is None:
-                        failure = entry
                 if not entries:
                     raise TrajectoryFormatError("no trajectories in the file")
-                if failure is not None:
-                    raise _FileFailed
-        except _FileFailed:
-            self.run.refresh_from_db()
-            self.tasks.clear()  # tasks the file created are gone with it
-            discard_files(written)
-            where = ", ".join(part for part in (f"line {failure.line}" if failure.line else "",
-                                                "" if failure.where == "(document)" else failure.where) if part)
-            for entry in entries:
-                if entry is not failure and entry.status != UNCHANGED:
-                    entry.status, entry.trajectory_id = FAILED, None
-                    entry.reason = entry.reason or (f"not stored: {where or 'an entry'} of this file failed, "
-                                                    "and a file is imported whole or not at all")
         except BaseException:
             # The file could not be read to its end (a JSONL file read as it is stored): nothing
             # of it was kept.
@@ -424,6 +422,8 @@ class _RunImport:
                     entry.reason = "not stored: the file could not be read to its end"
             raise
         else:
+            if alone and entries[0].status == FAILED and record.error is None:
+                self._forget(record)  # the file's transaction undid what the record wrote
             self.held.update(stored)
             self.given.update(self.giving)
             self.batch_written.extend(written)
@@ -433,14 +433,42 @@ class _RunImport:
             if isinstance(records, list):  # files written ahead for what was not stored after all
                 discard_written_ahead(records)
 
+    def _record(self, source: Source, record: Record, written: list[str], stored: dict, *, alone: bool,
+                defer: bool) -> FileReport:
+        """One record of a file, stored whole or not at all, whatever becomes of the file's others:
+        in a savepoint of its own unless it is the file's only one (then the file's transaction is its)."""
+        if record.error is not None or defer:
+            return self._store(source, record, written, stored, defer=defer)
+        try:
+            with transaction.atomic(savepoint=not alone):
+                entry = self._store(source, record, written, stored)
+                if entry.status == FAILED:
+                    raise _RecordFailed(entry)
+            return entry
+        except _RecordFailed as failed:
+            entry = failed.entry
+            entry.notes = list(record.notes)  # what storing it noted (a task made) was undone with it
+        except (IntegrityError, DataError) as error:
+            entry = self._entry(source, record)
+            entry.reason = f"could not be stored: {error}"
+        if not alone:
+            self._forget(record)
+        return entry
+
+    def _forget(self, record: Record) -> None:
+        """What the import holds in memory of the writes of a record that were undone: the run's
+        description, and the tasks of its benchmark (an intent set on one)."""
+        self.run.refresh_from_db()
+        self.tasks.pop(record.trajectory.task.benchmark, None)
+
     def _entry(self, source: Source, record: Record) -> FileReport:
         return FileReport(file=source.name, status=FAILED, format=record.format, line=record.line,
                           where=record.key, notes=list(record.notes),
                           task_id=record.trajectory.task.task_id if record.trajectory else "")
 
     def _store(self, source: Source, record: Record, written: list[str], stored: dict, *,
-               alone: bool = False, defer: bool = False) -> FileReport:
-        """Check and store one trajectory of the file, inside the file's transaction; when `defer`,
+               defer: bool = False) -> FileReport:
+        """Check and store one trajectory of the file, inside the record's transaction; when `defer`,
         check it and leave its rows to the batch."""
         entry = self._entry(source, record)
         if record.error is not None:
@@ -456,7 +484,7 @@ class _RunImport:
                 task = self._task_from_file(parsed.task, entry)
         if task is not None and not task.intent and parsed.task.intent.strip():
             # A verdict without its episode (a study's results) named the task without its intent.
-            task.intent = _text(parsed.task.intent).strip()
+            task.intent = storable_text(parsed.task.intent).strip()
             task.save(update_fields=["intent", "updated_at"])
         if task is None:
             entry.reason = (f"task {parsed.task.benchmark}/{parsed.task.task_id} is not imported "
@@ -509,7 +537,7 @@ class _RunImport:
             self.giving[task.pk] = (source.name, parsed.run.name)
             return entry
         try:
-            with transaction.atomic(savepoint=not alone):
+            with transaction.atomic(savepoint=False):  # the record's transaction is its
                 row, replaced = self._rows(entry, task, record, files, held=existing is not None)
         except BaseException as error:
             discard_files(files.values())
@@ -557,16 +585,16 @@ class _RunImport:
         parsed = record.trajectory
         return Trajectory(
             **_totals(parsed),
-            success_by=_text(parsed.outcome.source) if parsed.outcome.success is not None else "",
+            success_by=storable_text(parsed.outcome.source) if parsed.outcome.success is not None else "",
             run=self.run,
             task=task,
-            final_answer=_text(parsed.final_answer),
+            final_answer=storable_text(parsed.final_answer),
             outcome_status=parsed.outcome.status,
             outcome_reason=parsed.outcome.reason or "",
-            outcome_message=_text(parsed.outcome.message),
+            outcome_message=storable_text(parsed.outcome.message),
             success=success,
             success_source=success_source[-500:],
-            plan=[_text(item) for item in parsed.plan],
+            plan=[storable_text(item) for item in parsed.plan],
             step_count=len(parsed.steps),
             content_hash=record.content_hash,
             source_name=entry.file[-500:],
@@ -670,7 +698,7 @@ class _RunImport:
         named = ref.benchmark in TASKS_NAMED_BY_RESULTS and bool(ref.intent.strip())
         if (listed and not named) or not (ref.task_id.isprintable() and ref.benchmark.isprintable()):
             return None
-        task, created = task_from_file(ref.benchmark, ref.task_id, _text(ref.intent).strip())
+        task, created = task_from_file(ref.benchmark, ref.task_id, storable_text(ref.intent).strip())
         if created and entry is not None:
             held = "no task of this id" if listed else f"no task list of {ref.benchmark}"
             entry.notes.append(f"task {task} created from this file: the platform holds {held}")
@@ -687,8 +715,8 @@ class _RunImport:
         Verdict.objects.filter(run=self.run, task=row.task, source__in=sources).delete()
         Verdict.objects.bulk_create([
             Verdict(run=self.run, task=row.task, trajectory=row, source=source, success=verdict.success,
-                    label=verdict.label, score=verdict.score, explanation=_text(verdict.explanation),
-                    note=_text(verdict.note), labels=storable_json(verdict.labels), source_name=file[-500:])
+                    label=verdict.label, score=verdict.score, explanation=storable_text(verdict.explanation),
+                    note=storable_text(verdict.note), labels=storable_json(verdict.labels), source_name=file[-500:])
             for verdict, source in zip(parsed.verdicts, sources)
         ])
 
@@ -935,23 +963,23 @@ def _step_values(trajectory_id: int, step, screenshot_ids: dict[str, int], model
     return (
         trajectory_id,
         step.index,
-        _text(step.url),
-        _text(step.observation),
-        _text(step.reasoning),
-        _text(step.planned_action),
-        _text(step.action),
+        storable_text(step.url),
+        storable_text(step.observation),
+        storable_text(step.reasoning),
+        storable_text(step.planned_action),
+        storable_text(step.action),
         parts.type,
-        _text(parts.element_id),
-        _text(parts.element_label),
-        _text(parts.value),
+        storable_text(parts.element_id),
+        storable_text(parts.element_label),
+        storable_text(parts.value),
         parts.press_enter,
-        _text(parts.selector),
+        storable_text(parts.selector),
         parts.x,
         parts.y,
         parts.delta_x,
         parts.delta_y,
-        _text(step.prev_action),
-        _text(model_output),
+        storable_text(step.prev_action),
+        storable_text(model_output),
         screenshot_ids[screenshot] if screenshot else None,
         step.tokens_in,
         step.tokens_out,

@@ -6,7 +6,7 @@ from django.db import transaction
 
 from trajectories.formats.canonical import RunInfo, TrajectoryFormatError, run_from_dict
 from trajectories.formats.harness import HarnessConfig
-from trajectories.formats.readers import load_json
+from trajectories.formats.values import load_json
 from trajectories.formats.text import decode_utf8
 from trajectories.models import AgentRun, Paradigm
 

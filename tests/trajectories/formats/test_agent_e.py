@@ -94,7 +94,7 @@ def test_counts_of_the_verdicts_in_both_files(folder):
 @pytest.mark.parametrize("change, where", [
     ({"score": "yes"}, "score"),
     ({"pred_score": True}, "pred_score"),
-    ({"compute_cost": {"cost": -1}}, "compute_cost.cost"),
+    ({"compute_cost": {"cost": "free"}}, "compute_cost.cost"),
     ({"compute_cost": {"prompt_tokens": 1.5}}, "compute_cost.prompt_tokens"),
     ({"tct": "long"}, "tct"),
     ({"task_id": None}, "task_id"),
@@ -107,9 +107,20 @@ def test_a_bad_record_names_its_field(folder, change, where):
     assert error.value.where == where
 
 
-def test_a_score_other_than_0_or_1_is_kept_as_a_label(folder):
-    record = {**json.loads((folder / TEXT).read_text())[0], "score": 0.5}
-    assert agent_e.parse_record(record, TEXT).verdicts[0].label == "score 0.5"
+@pytest.mark.parametrize("score", [0.5, -0.1])
+def test_a_score_other_than_0_or_1_is_unsure_kept_as_a_label_and_reported(folder, score):
+    record = {**json.loads((folder / TEXT).read_text())[0], "score": score}
+    trajectory, problems = agent_e.parse_record(record, TEXT)
+    assert (trajectory.verdicts[0].success, trajectory.verdicts[0].label) == (None, f"score {score:g}")
+    assert problems == [f"score: {score:g} is neither 1 (success) nor 0 (failure): read as unsure"]
+
+
+def test_negative_cost_and_tokens_are_unknown(folder):
+    """Agent-E writes -1 where it did not count."""
+    record = {**json.loads((folder / TEXT).read_text())[0],
+              "compute_cost": {"cost": -1, "total_tokens": -1, "prompt_tokens": -1, "completion_tokens": 12}}
+    trajectory, problems = agent_e.parse_record(record, TEXT)
+    assert (trajectory.cost, trajectory.tokens_in, trajectory.tokens_out, problems) == (None, None, 12, [])
 
 
 _json = st.recursive(
@@ -124,7 +135,7 @@ _json = st.recursive(
                                               "tct": _json, "compute_cost": _json, "last_url": _json}) | _json)
 def test_any_record_is_read_or_refused_with_a_message(record):
     try:
-        trajectory = agent_e.parse_record(record, "agent-e/x.json")
+        trajectory, _ = agent_e.parse_record(record, "agent-e/x.json")
     except TrajectoryFormatError as error:
         assert error.message
     else:

@@ -327,7 +327,7 @@ def test_a_summary_entry_that_cannot_be_read_is_named_and_the_others_are_read(sa
     document["tasks"][2]["task_id"] = None
     document["tasks"][3] = "task_e3"
     summary = browser_use.parse_infinity_summary(document)
-    assert summary.problems == ["tasks[1].passed: expected true, false or null, got 1",
+    assert summary.problems == ["tasks[1].passed: expected true or false, got 1",
                                 "tasks[2].task_id: no task id: name the file or its folder after the task",
                                 'tasks[3]: expected a task object, got "task_e3"']
     assert len(summary.entries) == 27 and summary.entries[1].task.task_id == "task_e4"

@@ -106,7 +106,7 @@ def test_a_browser_use_cloud_result_is_an_answer_with_the_judges_verdict(om2w):
 
 def test_the_judges_pass_mark_can_be_set(om2w):
     document = json.loads((om2w / "browser_use_cloud" / ABP_QATAR / "result.json").read_text())
-    trajectory = online_mind2web.parse_result(document, "r/x/result.json", judge_threshold=101)
+    trajectory, _ = online_mind2web.parse_result(document, "r/x/result.json", judge_threshold=101)
     assert [(v.threshold, v.success) for v in trajectory.verdicts] == [(101, False)]
 
 
@@ -207,7 +207,7 @@ def test_a_bad_result_names_the_field(change, where, message):
 
 
 def test_the_task_id_comes_from_the_folder_when_the_result_has_none():
-    trajectory = online_mind2web.parse_result({"task_id": "", "task": "Do it.", "final_result_response": ""},
+    trajectory, _ = online_mind2web.parse_result({"task_id": "", "task": "Do it.", "final_result_response": ""},
                                               "run/abc123/result.json")
     assert trajectory.task.task_id == "abc123" and trajectory.outcome.status == "no_stop"
 
@@ -226,7 +226,7 @@ _fields = st.fixed_dictionaries({"task_id": _json, "task": st.text(max_size=30)}
 @given(document=_fields)
 def test_any_result_document_is_read_or_refused_with_a_field(document):
     try:
-        trajectory = online_mind2web.parse_result(document, "run/t/result.json")
+        trajectory, _ = online_mind2web.parse_result(document, "run/t/result.json")
     except TrajectoryFormatError as error:
         assert error.where
     else:

@@ -89,19 +89,21 @@ def test_a_result_without_a_judge_is_not_a_verdict_file(shared_data):
     assert read_verdict_file("result.json", path.read_bytes()) is None
 
 
-@pytest.mark.parametrize("name, judged, judge_yes, human_yes", [
-    ("text_main_chat_eval_gpt4o.excerpt.json", 15, 15, 21),
-    ("vision_final_eval_gpt4o.excerpt.json", 15, 7, 21),
+@pytest.mark.parametrize("name, judged, judge_yes, human_yes, judge_name", [
+    ("text_main_chat_eval_gpt4o.excerpt.json", 15, 15, 21, "Agent-E text GPT-4o judge"),
+    ("vision_final_eval_gpt4o.excerpt.json", 15, 7, 21, "Agent-E vision GPT-4o judge"),
 ])
-def test_agent_e_records_give_the_human_and_the_judge_verdicts(shared_data, name, judged, judge_yes, human_yes):
+def test_agent_e_records_give_the_human_and_the_judge_verdicts(shared_data, name, judged, judge_yes, human_yes,
+                                                               judge_name):
+    """Sources and tasks named as `import_trajectories` names them (WebVoyager's task ids)."""
     verdicts = _read(shared_data, f"agent-outputs/agent-e/{name}")
     humans = [record for record in verdicts.records if record.source.kind == "human"]
     judge = [record for record in verdicts.records if record.source.kind == "llm_judge"]
     assert len(humans) == 30 and sum(record.success for record in humans) == human_yes
     assert len(judge) == judged and sum(record.success for record in judge) == judge_yes
-    assert judge[0].source.name == "Agent-E GPT-4o judge" and judge[0].source.model == "gpt-4o"
+    assert judge[0].source.name == judge_name and judge[0].source.model == "gpt-4o"
     assert verdicts.notes == ["15 record(s) without a judge score (pred_score): the judge's verdict is left out"]
-    assert humans[0].task_id == "0"
+    assert humans[0].task_id == "Allrecipes--0"
 
 
 ANNOTATIONS = """annotator_name,benchmark,task_id,model_name,exp_name,trajectory_success,trajectory_side_effect,trajectory_optimality,trajectory_looping

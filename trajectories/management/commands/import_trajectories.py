@@ -48,7 +48,7 @@ class Command(BaseCommand):
         if report.refused:
             raise CommandError(report.refused)
         if report.failed:
-            raise CommandError(f"{len(report.failed)} of {len(report.files)} entries failed")
+            raise CommandError(f"{len(report.failed)} of {len(report.files)} entries failed: {report.failures_said()}")
 
     def _write_report(self, report) -> None:
         self.stdout.write(f"run {report.run}: {report.summary()}")
