@@ -2,6 +2,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from django.conf import settings
 
 MANAGE = [sys.executable, str(settings.BASE_DIR / "manage.py")]
@@ -26,13 +28,24 @@ def test_production_refuses_the_development_key():
     assert "SECRET_KEY must be set" in result.stderr
 
 
-GOOD_KEY = "k" * 20 + "-Zq8" + "x9" * 20
+GOOD_KEY = "Vb3q-8xTnR_2kLw9Zp4mHc7Jf1YdGs6aEo0uKiQy5NtXr-WlBvUe_MjCz"
 
 
-def test_production_refuses_a_key_of_one_repeated_character():
-    result = _run("check", SECRET_KEY="a" * 64, ALLOWED_HOSTS="example.org", METRICS_TOKEN="t0ken")
+@pytest.mark.parametrize(("key", "reason"), [
+    ("a" * 64, "1 distinct characters"),
+    ("password" * 8, "7 distinct characters"),
+    ("abcde" * 12, "5 distinct characters"),
+    ("0123456789abcdefgh" * 4, "repeats a pattern of 18 characters"),
+    ("0123456789" * 5, "10 distinct characters"),
+    ("0123456789abcdefgh" * 3 + "01234", "repeats a pattern of 18 characters"),
+    ("django-insecure-" + GOOD_KEY, "starts with 'django-insecure-'"),
+    (GOOD_KEY[:40], "40 characters, fewer than 50"),
+])
+def test_production_refuses_a_weak_key_with_the_reason(key, reason):
+    result = _run("check", SECRET_KEY=key, ALLOWED_HOSTS="example.org", METRICS_TOKEN="t0ken")
     assert result.returncode != 0
-    assert "not one character repeated" in result.stderr
+    assert "this one is refused: it " in result.stderr
+    assert reason in result.stderr
 
 
 def test_production_refuses_to_start_with_metrics_and_no_token():
