@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from . import services
-from .lockout import lockout_message
+from .lockout import lockout_message, record_login
 from .throttling import TokenRateThrottle
 
 
@@ -58,4 +58,5 @@ class ObtainToken(APIView):
                 user, name=data.get("name", ""), expires_in_days=data.get("expires_in_days"))
         except services.TokenLimitReached as exc:
             raise serializers.ValidationError(str(exc), code="token_limit") from exc
+        record_login(request._request, user)
         return Response({"token": text, "name": token.name, "expiry": token.expiry})

@@ -3,6 +3,7 @@
 from axes.helpers import get_client_username
 from axes.models import AccessAttempt, AccessLog
 from django.conf import settings
+from django.contrib.auth.signals import user_logged_in
 from django.db.models import Sum
 from django.http import HttpRequest, JsonResponse
 from django.shortcuts import render
@@ -40,6 +41,12 @@ def lockout_parameters(request, credentials=None) -> list:
     if failures >= settings.LOGIN_ACCOUNT_FAILURE_LIMIT:
         return [*PAIR_AND_ADDRESS, "username"]
     return PAIR_AND_ADDRESS
+
+
+def record_login(request: HttpRequest, user) -> None:
+    """A password login that made no session (an API token) counts as a login from its address, as a page
+    login does: that address is then never locked account-wide by others' failures."""
+    user_logged_in.send(sender=type(user), request=request, user=user)
 
 
 def lockout_message() -> str:

@@ -4,7 +4,7 @@ import logging
 from datetime import timedelta
 
 import pytest
-from axes.models import AccessAttempt, AccessFailureLog
+from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
@@ -64,6 +64,21 @@ def test_an_account_is_locked_for_everyone_only_after_far_more_failures_but_neve
     assert _login(client, "/accounts/login/", "root", PASSWORD, address="10.9.9.9").status_code == 429
     # where the owner logged in before, the account is not locked
     assert _login(client, "/accounts/login/", "root", PASSWORD, address="10.5.5.5").status_code == 302
+
+
+def test_an_address_that_only_took_api_tokens_is_known_and_never_locked_account_wide(client, settings):
+    settings.LOGIN_ACCOUNT_FAILURE_LIMIT = 6
+    UserFactory(username="bot")
+    assert client.post("/api/token/", {"username": "bot", "password": PASSWORD},
+                       REMOTE_ADDR="10.5.5.5").status_code == 200
+    assert AccessLog.objects.filter(username="bot", ip_address="10.5.5.5").exists()
+    for attempt in range(6):
+        _login(client, "/accounts/login/", "bot", "wrong", address=f"10.0.{attempt}.1")
+    assert client.post("/api/token/", {"username": "bot", "password": PASSWORD},
+                       REMOTE_ADDR="10.9.9.9").status_code == 429
+    assert client.post("/api/token/", {"username": "bot", "password": PASSWORD},
+                       REMOTE_ADDR="10.5.5.5").status_code == 200
+    assert _login(client, "/accounts/login/", "bot", PASSWORD, address="10.5.5.5").status_code == 302
 
 
 def test_an_address_is_locked_after_guessing_several_accounts(client):
