@@ -4,12 +4,21 @@ API's body parser load JSON through `loads`, which replaces them with U+FFFD and
 
 import json
 import re
+import unicodedata
 
 REPLACEMENT = "\ufffd"
 LONE_SURROGATES = "lone UTF-16 surrogates (\\ud800 to \\udfff) were replaced by U+FFFD"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Only a `\uD800`..`\uDFFF` escape puts a surrogate into parsed JSON: text without one skips the walk.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def name_key(name: str) -> str:
+    """What makes two people's names the same name: NFKC (fullwidth and compatibility forms), case folding,
+    no invisible characters (zero-width, format and control characters), whitespace runs as one space."""
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    visible = "".join(char for char in folded if unicodedata.category(char) not in ("Cf", "Cc"))
+    return " ".join(visible.split())
 
 
 def decode_utf8(data: bytes | memoryview, *, at_start: bool = True) -> tuple[str, bool]:

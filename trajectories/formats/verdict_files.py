@@ -18,11 +18,11 @@ import io
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from trajectories.verdicts import grade_value
 
-from .text import loads
+from .text import loads, name_key
 
 TASK_COLUMNS = ("task_id", "task id", "task", "t", "id")
 RUN_COLUMNS = ("run", "m", "agent", "model", "run_name")
@@ -289,6 +289,18 @@ def _long_grades(source, columns, rows, task_key, grader_key) -> list[GradeRecor
     return records
 
 
+def _one_spelling_per_grader(source, records: list[GradeRecord]) -> list[GradeRecord]:
+    """Names that differ only in case, width or invisible characters are one grader, under the first
+    spelling met: `ANN` and `ann` followed by a zero-width space are `ann`'s grades, not two graders."""
+    spellings: dict[str, str] = {}
+    for record in records:
+        key = name_key(record.grader)
+        if not key:
+            raise VerdictFileError(source, f"grader {record.grader!r}: no visible name", record.line)
+        spellings.setdefault(key, record.grader)
+    return [replace(record, grader=spellings[name_key(record.grader)]) for record in records]
+
+
 def parse_grades(source: str, data: bytes) -> VerdictRows:
     """Graders' marks per task, from a wide or a long file (a `grader` column makes it long)."""
     columns, rows = read_rows(source, data)
@@ -297,6 +309,7 @@ def parse_grades(source: str, data: bytes) -> VerdictRows:
     rows, summaries = _without_summaries(rows, task_key)
     records = (_long_grades(source, columns, rows, task_key, grader_key) if grader_key
                else _wide_grades(source, columns, rows, task_key))
+    records = _one_spelling_per_grader(source, records)
     seen = {}
     for record in records:
         key = (record.task_id, record.grader)
