@@ -9,13 +9,18 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from . import services
-from .lockout import lockout_message, record_login
+from .lockout import lockout_message, lockout_seconds, record_login
 from .throttling import TokenRateThrottle
 
 
 class LockedOut(exceptions.APIException):
     status_code = status.HTTP_429_TOO_MANY_REQUESTS
     default_code = "locked_out"
+
+    @property
+    def wait(self) -> int:
+        """Read by DRF's exception handler into Retry-After."""
+        return lockout_seconds()
 
 
 class TokenRequestSerializer(serializers.Serializer):

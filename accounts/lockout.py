@@ -49,6 +49,11 @@ def record_login(request: HttpRequest, user) -> None:
     user_logged_in.send(sender=type(user), request=request, user=user)
 
 
+def lockout_seconds() -> int:
+    """The Retry-After of a lockout: a failure restarts the wait, so this is the soonest a retry can pass."""
+    return round(settings.AXES_COOLOFF_TIME.total_seconds())
+
+
 def lockout_message() -> str:
     minutes = round(settings.AXES_COOLOFF_TIME.total_seconds() / 60)
     return (
@@ -60,6 +65,9 @@ def lockout_message() -> str:
 def lockout_response(request, original_response=None, credentials=None):
     """429 with the same words on the login pages (HTML) and the API (JSON)."""
     if request.path.startswith("/api/"):
-        return JsonResponse({"detail": lockout_message(), "code": "locked_out"}, status=429)
-    return render(request, "accounts/locked_out.html",
-                  {"message": lockout_message(), "login_url": reverse("login")}, status=429)
+        response = JsonResponse({"detail": lockout_message(), "code": "locked_out"}, status=429)
+    else:
+        response = render(request, "accounts/locked_out.html",
+                          {"message": lockout_message(), "login_url": reverse("login")}, status=429)
+    response["Retry-After"] = str(lockout_seconds())
+    return response

@@ -35,7 +35,7 @@ def test_an_account_is_locked_at_the_guessing_address_after_repeated_wrong_passw
         assert response.status_code == 200  # the form again, with its error
     with caplog.at_level(logging.WARNING, logger="accounts.security"):
         locked = _login(client, url, "ann", "wrong", address="10.0.0.9")
-    assert locked.status_code == 429
+    assert locked.status_code == 429 and locked["Retry-After"] == "900"
     assert b"Too many failed logins" in locked.content and b"15 minutes" in locked.content
     assert any("locked out" in record.getMessage() and "ann" in record.getMessage() for record in caplog.records)
     # the right password from the guessing address no longer gets in
@@ -117,7 +117,7 @@ def test_the_token_endpoint_is_locked_out_too(client):
         assert client.post("/api/token/", {"username": "bot", "password": "wrong"}).status_code == 400
     for password in ("wrong", PASSWORD):  # the third failure locks; then even the right password is refused
         locked = client.post("/api/token/", {"username": "bot", "password": password})
-        assert locked.status_code == 429
+        assert locked.status_code == 429 and locked["Retry-After"] == "900"
         assert locked.json()["code"] == "locked_out" and "Too many failed logins" in locked.json()["detail"]
 
 
