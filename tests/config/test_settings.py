@@ -1,4 +1,5 @@
 import os
+import socket
 import subprocess
 import sys
 
@@ -12,7 +13,7 @@ MANAGE = [sys.executable, str(settings.BASE_DIR / "manage.py")]
 def _run(*args, **env):
     unset = ("SECRET_KEY", "DEBUG", "ALLOWED_HOSTS", "METRICS_TOKEN", "METRICS_ENABLED")
     base = {k: v for k, v in os.environ.items() if k not in unset}
-    base.update(DJANGO_SETTINGS_MODULE="config.settings.production", **env)
+    base.update({"DJANGO_SETTINGS_MODULE": "config.settings.production", **env})
     return subprocess.run([*MANAGE, *args], env=base, capture_output=True, text=True, cwd=settings.BASE_DIR)
 
 
@@ -60,3 +61,13 @@ def test_production_passes_check_deploy():
                   ALLOWED_HOSTS="trajscope.example.org", METRICS_TOKEN="s3cret-token")
     assert result.returncode == 0, result.stderr + result.stdout
     assert "no issues" in result.stdout
+
+
+def test_a_redis_cache_that_cannot_be_reached_answers_as_an_empty_one():
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = _run("shell", "-c", "from django.core.cache import cache; cache.set('k', 1); print(cache.get('k', 'miss'))",
+                  DJANGO_SETTINGS_MODULE="config.settings.base", CACHE_URL=f"redis://127.0.0.1:{port}/1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "miss" and "the cache cannot be reached" in result.stderr
