@@ -61,6 +61,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "trajectories.middleware.ReportReplacedTextMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "infrastructure.middleware.WorkersUnreachableMiddleware",
     "infrastructure.errors.SiteErrorPagesMiddleware",

@@ -26,6 +26,7 @@ import posixpath
 import re
 import urllib.parse
 from collections.abc import Callable
+from functools import partial
 
 from .agent_steps import is_not_available
 from .canonical import (
@@ -41,6 +42,7 @@ from .canonical import (
     check_depth,
     one_step_per_action,
 )
+from .text import loads
 
 FORMAT = "browser_use_history"
 INFINITY_RESULT_FORMAT = "webarena_infinity_result"
@@ -351,7 +353,7 @@ def _infinity_result(read_sibling: ReadSibling) -> tuple[str, dict] | None:
         except (OSError, ValueError):
             continue
         try:
-            document = json.loads(data.decode("utf-8-sig"), parse_constant=_not_a_number)
+            document, _ = loads(data.decode("utf-8-sig"), partial(json.loads, parse_constant=_not_a_number))
         except (UnicodeDecodeError, ValueError, RecursionError) as error:
             raise TrajectoryFormatError(f"the harness result beside the history is not JSON: {error}",
                                         where=name) from None

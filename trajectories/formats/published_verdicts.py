@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .online_mind2web import JUDGE_NAME as BROWSER_USE_JUDGE, JUDGE_THRESHOLD as BROWSER_USE_THRESHOLD
+from .text import loads
 from .verdict_files import SUMMARY_LABELS, SummaryRow, VerdictFileError, read_rows
 
 HUMAN, LLM_JUDGE, HARNESS, AGENT = "human", "llm_judge", "harness", "agent_self_report"
@@ -357,7 +358,7 @@ def _json_lines(source: str, text: str) -> tuple[list[str], list[tuple[int, dict
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            item, _ = loads(line)
         except json.JSONDecodeError as error:
             raise VerdictFileError(source, f"invalid JSON: {error.msg}", number) from None
         except RecursionError:
@@ -374,7 +375,7 @@ def _rows(source: str, data: bytes) -> tuple[list[str], list[tuple[int | str, di
     text = data.decode("utf-8-sig", errors="replace")
     if text.lstrip()[:1] == "{":
         try:
-            document = json.loads(text)
+            document, _ = loads(text)
         except json.JSONDecodeError as error:
             if error.msg != "Extra data":
                 raise VerdictFileError(source, f"invalid JSON: {error.msg} (column {error.colno})",

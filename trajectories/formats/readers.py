@@ -18,7 +18,7 @@ from .canonical import MAX_DEPTH, SCHEMA_ID, Trajectory, TrajectoryFormatError, 
 from .format_traces import FORMAT as TRACE, HarnessTrace, looks_like_trace, parse_trace
 from .screenshots import Image, take_images
 from .sources import Source
-from .text import LONE_SURROGATES, decode_utf8, loads
+from .text import UNSTORABLE_REPLACED, decode_utf8, loads
 from .webarena_html2json import FORMAT as HTML2JSON, NOTE as HTML2JSON_NOTE, looks_like_html2json, parse_html2json
 from .webarena_render import FORMAT as RENDER, decode_render, parse_render
 
@@ -78,12 +78,12 @@ def _strict_json(text: str) -> object:
 
 
 def load_json(text: str, notes: list[str] | None = None) -> object:
-    """Strict JSON: finite numbers only (NaN and Infinity cannot be stored in PostgreSQL's JSON); lone
+    """Strict JSON: finite numbers only (NaN and Infinity cannot be stored in PostgreSQL's JSON); NUL and lone
     surrogates replaced, which adds a note to `notes`."""
     try:
         document, replaced = loads(text, _strict_json)
         if replaced and notes is not None:
-            notes.append(f"{LONE_SURROGATES} ({replaced})")
+            notes.append(f"{UNSTORABLE_REPLACED} ({replaced})")
         return document
     except json.JSONDecodeError as error:
         raise TrajectoryFormatError(f"invalid JSON: {error.msg} (column {error.colno})", line=error.lineno) from None

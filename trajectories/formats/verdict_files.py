@@ -14,7 +14,6 @@ task. Every other row must be read, or the file is refused.
 """
 
 import csv
-import io
 import json
 import re
 from collections.abc import Sequence
@@ -22,7 +21,7 @@ from dataclasses import dataclass, replace
 
 from trajectories.verdicts import grade_value
 
-from .text import loads, name_key
+from .text import CsvFieldTooLong, csv_rows, loads, name_key, storable_text_of
 
 TASK_COLUMNS = ("task_id", "task id", "task", "t", "id")
 RUN_COLUMNS = ("run", "m", "agent", "model", "run_name")
@@ -98,9 +97,31 @@ def _without_summaries(rows: list[tuple[int | str, dict]], task_key: str) -> tup
 
 def _text(data: bytes, source: str) -> str:
     try:
-        return data.decode("utf-8-sig")
+        return storable_text_of(data.decode("utf-8-sig"))[0]
     except UnicodeDecodeError as error:
         raise VerdictFileError(source, f"not UTF-8 text (byte {error.start})") from None
+
+
+def _csv_rows(text: str, source: str) -> tuple[list[str], list[tuple[int, dict]]]:
+    rows, columns = [], None
+    try:
+        for line, cells in csv_rows(text):
+            if columns is None:
+                columns = cells
+                continue
+            if len(cells) > len(columns):
+                raise VerdictFileError(source, "more cells than header columns", line)
+            if any(cell.strip() for cell in cells):
+                row = dict(zip(columns, cells + [""] * (len(columns) - len(cells))))
+                rows.append((line, {key: value.strip() for key, value in row.items()}))
+    except CsvFieldTooLong as error:
+        column = columns[error.column] if columns and error.column < len(columns) else f"column {error.column + 1}"
+        raise VerdictFileError(source, f"{column}: {error}", error.line) from None
+    except csv.Error as error:
+        raise VerdictFileError(source, f"malformed CSV ({error})") from None
+    if not columns:
+        raise VerdictFileError(source, "no header row")
+    return [name.strip() for name in columns], rows
 
 
 def _json_rows(document, source: str) -> list[tuple[str, dict]]:
@@ -147,16 +168,7 @@ def read_rows(source: str, data: bytes) -> tuple[list[str], list[tuple[int | str
             raise VerdictFileError(source, "invalid JSON: nested too deeply") from None
         rows = _json_rows(document, source)
     else:
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        if not reader.fieldnames:
-            raise VerdictFileError(source, "no header row")
-        rows = []
-        for row in reader:
-            if None in row:
-                raise VerdictFileError(source, "more cells than header columns", reader.line_num)
-            if any((value or "").strip() for value in row.values()):
-                rows.append((reader.line_num, {key: (value or "").strip() for key, value in row.items()}))
-        return [name.strip() for name in reader.fieldnames], rows
+        return _csv_rows(text, source)
     columns = list(dict.fromkeys(key for _, row in rows for key in row))
     return columns, rows
 
