@@ -45,14 +45,30 @@ def write_gold_content(gold: GoldTrajectory, content: GoldContent) -> None:
     )
 
 
-def record_reviewer_edit(gold: GoldTrajectory, user, from_version: int) -> None:
+def _changed_parts(before: GoldContent, after: GoldContent) -> list[str]:
+    parts = []
+    if before.steps != after.steps:
+        parts.append(f"steps ({len(before.steps)} before, {len(after.steps)} after)")
+    if before.final_answer != after.final_answer:
+        parts.append("final answer")
+    if (before.cannot_complete, before.cannot_complete_reason) != (after.cannot_complete,
+                                                                   after.cannot_complete_reason):
+        parts.append("cannot complete")
+    return parts
+
+
+def record_reviewer_edit(gold: GoldTrajectory, user, from_version: int, before: GoldContent,
+                         after: GoldContent) -> None:
     """A change to someone else's gold is written into its review history (callers hold the transaction),
-    so that the annotator and later reviewers see who changed their gold, and from which version."""
+    so that the annotator and later reviewers see who changed what in their gold, and from which version;
+    the reviewer who changed it may then not approve it (`gold_review.review_gold`)."""
     if gold.annotator_id == user.pk:
         return
+    changed = _changed_parts(before, after)
     GoldReview.objects.create(gold=gold, reviewer=user, decision=GoldReview.Decision.EDITED,
                               gold_version=gold.version,
-                              comment=f"Changed version {from_version} into version {gold.version}.")
+                              comment=f"Changed version {from_version} into version {gold.version}: "
+                                      f"{', '.join(changed) if changed else 'nothing of its content'}.")
 
 
 def _locked(gold_id: int, version: int, *, user, for_submit: bool = False) -> GoldTrajectory:
@@ -106,11 +122,12 @@ def save_gold(gold_id: int, *, user, version: int, content: GoldContent, submit:
     content = clean_content(content)
     with transaction.atomic():
         gold = _locked(gold_id, version, user=user)
+        before = gold_content(gold)
         if submit:
             _submit(gold, user, content)
         gold.version += 1
         write_gold_content(gold, content)
-        record_reviewer_edit(gold, user, version)
+        record_reviewer_edit(gold, user, version, before, content)
     return gold
 
 
@@ -128,9 +145,11 @@ def edit_gold_steps(gold_id: int, *, user, version: int,
     """Apply `change` to the stored step list in place and save, under the same version check."""
     with transaction.atomic():
         gold = _locked(gold_id, version, user=user)
+        before = gold_content(gold)
         content = gold_content(gold)
         change(content.steps)
+        content = clean_content(content)
         gold.version += 1
-        write_gold_content(gold, clean_content(content))
-        record_reviewer_edit(gold, user, version)
+        write_gold_content(gold, content)
+        record_reviewer_edit(gold, user, version, before, content)
     return gold
