@@ -71,15 +71,26 @@ def record_reviewer_edit(gold: GoldTrajectory, user, from_version: int, before: 
                                       f"{', '.join(changed) if changed else 'nothing of its content'}.")
 
 
-def _locked(gold_id: int, version: int, *, user, for_submit: bool = False) -> GoldTrajectory:
-    """The gold row, locked until the transaction ends, once the user may write it and the version matches."""
-    gold = GoldTrajectory.objects.select_for_update().select_related("task", "annotator").get(pk=gold_id)
+def check_may_record(user) -> None:
+    """The API asks this (and `check_may_write`) before reading a body, so that a refusal never comes
+    after a complaint about the body; the services ask again under their lock."""
+    if not has_role(user, ANNOTATOR):
+        raise GoldPermissionDenied("recording gold needs the annotator role")
+
+
+def check_may_write(user, gold: GoldTrajectory, *, for_submit: bool = False) -> None:
     allowed = can_submit_gold(user, gold) if for_submit else can_edit_gold(user, gold)
     if not allowed:
         raise GoldPermissionDenied(
             "only the annotator who recorded this gold can submit it" if for_submit
             else "you cannot edit this gold trajectory"
         )
+
+
+def _locked(gold_id: int, version: int, *, user, for_submit: bool = False) -> GoldTrajectory:
+    """The gold row, locked until the transaction ends, once the user may write it and the version matches."""
+    gold = GoldTrajectory.objects.select_for_update().select_related("task", "annotator").get(pk=gold_id)
+    check_may_write(user, gold, for_submit=for_submit)
     if gold.version != version:
         raise GoldConflict(gold)
     return gold
@@ -98,8 +109,7 @@ def _submit(gold: GoldTrajectory, user, content: GoldContent) -> None:
 def create_gold(task: Task, *, user, content: GoldContent | None = None, submit: bool = False) -> GoldTrajectory:
     """Start the user's gold for a task. An annotator records one gold per task outside imports:
     when they already have one, GoldConflict hands it back instead of a silent second copy."""
-    if not has_role(user, ANNOTATOR):
-        raise GoldPermissionDenied("recording gold needs the annotator role")
+    check_may_record(user)
     content = clean_content(content or GoldContent())
     with transaction.atomic():
         existing = (
