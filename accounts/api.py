@@ -9,13 +9,18 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from . import services
-from .lockout import lockout_message
+from .lockout import lockout_message, lockout_seconds, record_login
 from .throttling import TokenRateThrottle
 
 
 class LockedOut(exceptions.APIException):
     status_code = status.HTTP_429_TOO_MANY_REQUESTS
     default_code = "locked_out"
+
+    @property
+    def wait(self) -> int:
+        """Read by DRF's exception handler into Retry-After."""
+        return lockout_seconds()
 
 
 class TokenRequestSerializer(serializers.Serializer):
@@ -58,4 +63,5 @@ class ObtainToken(APIView):
                 user, name=data.get("name", ""), expires_in_days=data.get("expires_in_days"))
         except services.TokenLimitReached as exc:
             raise serializers.ValidationError(str(exc), code="token_limit") from exc
+        record_login(request._request, user)
         return Response({"token": text, "name": token.name, "expiry": token.expiry})

@@ -3,6 +3,7 @@
 from axes.helpers import get_client_username
 from axes.models import AccessAttempt, AccessLog
 from django.conf import settings
+from django.contrib.auth.signals import user_logged_in
 from django.db.models import Sum
 from django.http import HttpRequest, JsonResponse
 from django.shortcuts import render
@@ -42,6 +43,17 @@ def lockout_parameters(request, credentials=None) -> list:
     return PAIR_AND_ADDRESS
 
 
+def record_login(request: HttpRequest, user) -> None:
+    """A password login that made no session (an API token) counts as a login from its address, as a page
+    login does: that address is then never locked account-wide by others' failures."""
+    user_logged_in.send(sender=type(user), request=request, user=user)
+
+
+def lockout_seconds() -> int:
+    """The Retry-After of a lockout: a failure restarts the wait, so this is the soonest a retry can pass."""
+    return round(settings.AXES_COOLOFF_TIME.total_seconds())
+
+
 def lockout_message() -> str:
     minutes = round(settings.AXES_COOLOFF_TIME.total_seconds() / 60)
     return (
@@ -53,6 +65,9 @@ def lockout_message() -> str:
 def lockout_response(request, original_response=None, credentials=None):
     """429 with the same words on the login pages (HTML) and the API (JSON)."""
     if request.path.startswith("/api/"):
-        return JsonResponse({"detail": lockout_message(), "code": "locked_out"}, status=429)
-    return render(request, "accounts/locked_out.html",
-                  {"message": lockout_message(), "login_url": reverse("login")}, status=429)
+        response = JsonResponse({"detail": lockout_message(), "code": "locked_out"}, status=429)
+    else:
+        response = render(request, "accounts/locked_out.html",
+                          {"message": lockout_message(), "login_url": reverse("login")}, status=429)
+    response["Retry-After"] = str(lockout_seconds())
+    return response

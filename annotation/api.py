@@ -46,14 +46,16 @@ from .serializers import (
     StepInputSerializer,
     VersionSerializer,
 )
-from .services.gold_editing import create_gold, edit_gold_steps, save_gold, submit_gold
+from .services.gold_editing import (
+    check_may_record, check_may_write, create_gold, edit_gold_steps, save_gold, submit_gold,
+)
 from .selectors import latest_gold_check, open_flags
 from .services.gold_checks import dismiss_flag, start_gold_check
 from .services.gold_import import import_gold
 from .views import MAX_GOLD_UPLOAD_BYTES
 from .services.gold_review import REVIEW_DENIED, review_gold
 from .services.reference import set_reference
-from .services.requirements import update_requirements
+from .services.requirements import check_may_edit_requirements, update_requirements
 
 
 class GoldErrorsMixin:
@@ -146,6 +148,7 @@ class GoldListCreate(GoldErrorsMixin, generics.ListAPIView):
 
     @extend_schema(request=GoldInputSerializer, responses={201: GoldTrajectorySerializer, 404: ErrorSerializer})
     def post(self, request):
+        check_may_record(request.user)
         serializer = GoldInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -170,6 +173,7 @@ class GoldDetail(GoldErrorsMixin, APIView):
     @extend_schema(request=GoldInputSerializer, responses=GOLD_WRITE_RESPONSES)
     def put(self, request, pk: int, partial: bool = False):
         gold = self.get_gold(pk)
+        check_may_write(request.user, gold)
         serializer = GoldInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         if "version" not in serializer.validated_data:
@@ -188,6 +192,7 @@ class GoldDetail(GoldErrorsMixin, APIView):
 class GoldSubmit(GoldErrorsMixin, APIView):
     def post(self, request, pk: int):
         gold = get_object_or_404(visible_gold(request.user), pk=pk)
+        check_may_write(request.user, gold, for_submit=True)
         submit_gold(gold.pk, user=request.user, version=_required_version(request.data))
         return _gold_response(gold.pk)
 
@@ -216,6 +221,7 @@ class GoldStepList(GoldErrorsMixin, APIView):
     @extend_schema(request=StepInsertSchema, responses={201: GoldTrajectorySerializer, 409: CONFLICT_RESPONSE})
     def post(self, request, pk: int):
         gold = get_object_or_404(visible_gold(request.user), pk=pk)
+        check_may_write(request.user, gold)
         version = _required_version(request.data)
         serializer = StepInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -249,6 +255,7 @@ class GoldStepDetail(GoldErrorsMixin, APIView):
 
     def _change(self, request, pk: int, index: int, change) -> Response:
         gold = self.get_gold(pk)
+        check_may_write(request.user, gold)
         data = request.data if request.data else request.query_params
         version = _required_version(data)
 
@@ -309,6 +316,7 @@ class TaskRequirements(GoldErrorsMixin, APIView):
                    responses={200: REQUIREMENTS_SCHEMA, 409: CONFLICT_RESPONSE})
     def put(self, request, benchmark: str, task_id: str):
         task = self.get_task(benchmark, task_id)
+        check_may_edit_requirements(request.user)
         serializer = RequirementsInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         task = update_requirements(task.pk, user=request.user, **serializer.validated_data)

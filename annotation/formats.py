@@ -36,7 +36,7 @@ import openpyxl
 
 from trajectories.formats.spreadsheet import spreadsheet_cell, spreadsheet_text
 from trajectories.formats.wording import count_of
-from trajectories.formats.text import loads
+from trajectories.formats.text import CsvFieldTooLong, csv_rows, loads, storable_text_of
 
 from .gold_records import GoldBlock, GoldFile, GoldFormatError, GoldStepRecord, UnplacedRow
 from .mind2web import is_mind2web_actions, read_mind2web_actions
@@ -125,21 +125,25 @@ def _xlsx_rows(data: bytes) -> Iterator[tuple[int, tuple]]:
 
 def _decode(data: bytes) -> str:
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         # Spreadsheet programs on Windows still write CSV in cp1252.
-        return data.decode("cp1252", errors="replace")
+        text = data.decode("cp1252", errors="replace")
+    return storable_text_of(text)[0]
 
 
 def _csv_rows(data: bytes) -> Iterator[tuple[int, tuple]]:
-    reader = csv.reader(io.StringIO(_decode(data), newline=""))
-    start = 1
+    start, header = 1, None
     try:
-        for row in reader:
+        for end, row in csv_rows(_decode(data)):
+            header = header or row
             yield start, tuple(row)
-            start = reader.line_num + 1
+            start = end + 1
+    except CsvFieldTooLong as exc:
+        column = header[exc.column] if header and exc.column < len(header) else f"column {exc.column + 1}"
+        raise GoldFormatError(f"line {exc.line}: {column}: {exc}") from exc
     except csv.Error as exc:
-        raise GoldFormatError(f"line {reader.line_num}: malformed CSV ({exc})") from exc
+        raise GoldFormatError(f"line {start}: malformed CSV ({exc})") from exc
 
 
 def _header_key(value) -> str:

@@ -34,6 +34,8 @@ COUNTERS = [
      ["backend", "model", "direction"]),
     ("judge_cost_usd", "trajscope_judge_cost_usd", "Cost of LLM judge requests.", ["backend", "model"]),
     ("trajectory_scores", "trajscope_trajectory_scores", "Trajectory scores computed.", ["outcome"]),
+    ("cache_errors", "trajscope_cache_errors", "Cache operations that failed because the cache could not be "
+     "reached (answered as a miss: pages computed, rate limits off).", ["operation"]),
 ]
 # Summaries made of two counters, `<name>_count` and `<name>_sum`.
 SUMMARIES = [

@@ -1,4 +1,5 @@
-"""Request-level guards: NUL characters refused at the door, unreachable workers answered 503.
+"""Request-level guards: NUL characters refused at the door, unreachable workers answered 503, every 429
+saying when to come back.
 
 Requests carrying a NUL character are refused at the door.
 
@@ -67,5 +68,22 @@ class WorkersUnreachableMiddleware:
         else:
             response = render(request, "workers_unreachable.html", {"job": exception.job, "message": str(exception)},
                               status=503)
-        response["Retry-After"] = "30"
+        response["Retry-After"] = RETRY_AFTER_SECONDS
+        return response
+
+
+RETRY_AFTER_SECONDS = "30"
+
+
+class RetryAfterMiddleware:
+    """Every 429 (rate limits, lockouts, job limits, on pages and the API) says when to try again: a client
+    that is not told retries at once. An answer that knows its wait (a throttle, a lockout) keeps its own."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if response.status_code == 429 and not response.has_header("Retry-After"):
+            response["Retry-After"] = RETRY_AFTER_SECONDS
         return response

@@ -11,7 +11,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotation.services.judge_audit import VERDICTS, audit_decision
+from annotation.services.judge_audit import VERDICTS, audit_decision, check_may_audit
 from infrastructure.api import IdFilter
 from judges.calibration import DEFAULT_THRESHOLD
 from judges.models import DecisionKind, JudgeBackend, JudgeDecision
@@ -89,6 +89,7 @@ class JudgeDecisionViewSet(viewsets.ReadOnlyModelViewSet):
         """A reviewer confirms or overrules the judge; the verdict then wins wherever the question recurs.
         Answers the decision that carries it (for a cell of a whole-trajectory decision, its pair decision)."""
         decision = self.get_object()
+        check_may_audit(request.user)
         body = VerdictSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:

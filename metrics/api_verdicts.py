@@ -4,6 +4,8 @@ The same services and selectors as the pages: `trajectories.services.verdicts` w
 `metrics.verdicts` reads. A grader does not see others' marks on a task before grading it.
 """
 
+import contextlib
+import json
 from collections import defaultdict
 from dataclasses import asdict
 
@@ -27,7 +29,7 @@ from trajectories.models import AgentRun, ResultOrigin, Task, Trajectory, Verdic
 from trajectories.parsers import JSONParser
 from trajectories.selectors import graded_tasks, trajectory_grading
 from trajectories.services.verdict_import import (
-    GRADES, OUTCOMES, UnknownAgents, import_files, import_verdicts, parse_mapping, read_verdicts,
+    GRADES, OUTCOMES, UnknownAgents, import_files, import_verdicts, parse_mapping, read_verdicts, runs_refused_to,
 )
 from trajectories.services.verdicts import record_grade
 
@@ -341,6 +343,14 @@ class VerdictsImportView(APIView):
     parser_classes = [MultiPartParser]
 
     def post(self, request):
+        named = [request.data.get("run", "")]
+        with contextlib.suppress(ValueError):
+            mapping = json.loads(request.data.get("mapping") or "{}")
+            named += list(mapping.values()) if isinstance(mapping, dict) else []
+        refused_runs = runs_refused_to(request.user, named)
+        if refused_runs:
+            raise PermissionDenied(f"run {refused_runs[0]!r} belongs to another account: verdicts are imported into "
+                                   "one's own runs")
         serializer = VerdictsUploadSerializer(data={**request.data.dict(), "file": request.FILES.getlist("file")})
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data

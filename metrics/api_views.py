@@ -15,7 +15,7 @@ from metrics.selectors import scores_with_context
 from metrics.serializers import (
     SCORE_ORDERING,
     EvaluationJobSerializer,
-    EvaluationRequestSerializer,
+    EvaluatedRunsSerializer, EvaluationRequestSerializer,
     TrajectoryScoreSerializer,
 )
 from metrics.services import evaluation
@@ -50,11 +50,12 @@ class EvaluationListCreate(generics.ListAPIView):
 
     @extend_schema(request=EvaluationRequestSerializer, responses={201: EvaluationJobSerializer})
     def post(self, request):
+        named = EvaluatedRunsSerializer(data=request.data)
+        if named.is_valid() and not can_evaluate(request.user, named.validated_data["runs"]):
+            raise PermissionDenied("only reviewers, admins and the runs' uploader may evaluate them")
         data = EvaluationRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         runs = data.validated_data["runs"]
-        if not can_evaluate(request.user, runs):
-            raise PermissionDenied("only reviewers, admins and the runs' uploader may evaluate them")
         try:
             job = evaluation.create_evaluation(
                 runs=runs,

@@ -303,7 +303,9 @@ class Ranking:
         self._refresh()
         ids = ranked_run_ids(self._runs, self.filters, index.start or 0, index.stop)
         runs = {run["pk"]: run for run in AgentRun.objects.filter(pk__in=ids).values(*RUN_COLUMNS)}
-        return _rows([runs[run_id] for run_id in ids], self.filters, self.subset, self.source_labels)
+        # A run deleted since it was ranked (an import that stored nothing removes its run) is left out.
+        return _rows([runs[run_id] for run_id in ids if run_id in runs], self.filters, self.subset,
+                     self.source_labels)
 
     def board(self, rows) -> Leaderboard:
         return Leaderboard(filters=self.filters, rows=list(rows), source_labels=self.source_labels)

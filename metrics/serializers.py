@@ -10,9 +10,14 @@ from metrics.services.scoring import NULL_REASONS, SCORE_FIELDS
 from trajectories.models import AgentRun
 
 
-class EvaluationRequestSerializer(serializers.Serializer):
+class EvaluatedRunsSerializer(serializers.Serializer):
+    """The runs an evaluation names, read first: who may evaluate them is checked before the rest of the body."""
+
     runs = NameField(slug_field="name", queryset=AgentRun.objects.all(), many=True,
                                         allow_empty=False)
+
+
+class EvaluationRequestSerializer(EvaluatedRunsSerializer):
     judge = serializers.CharField(required=False, allow_blank=True,
                                   help_text="A judge configuration's name, or a backend: exact, offline, openai")
     gold_policy = serializers.CharField(

@@ -3,16 +3,16 @@
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError
 
-from trajectories.formats.text import replace_surrogates
+from trajectories.formats.text import storable
 
 
 class JSONParser(parsers.JSONParser):
-    """Bodies nested beyond what the decoder's stack allows are a parse error (400), not a 500; lone
-    surrogates (`"\\ud800"`), which nothing downstream could encode, become U+FFFD."""
+    """Bodies nested beyond what the decoder's stack allows are a parse error (400), not a 500; NUL and lone
+    surrogates (`"\\u0000"`, `"\\ud800"`), which no database holds, become U+FFFD."""
 
     def parse(self, stream, media_type=None, parser_context=None):
         try:
             data = super().parse(stream, media_type, parser_context)
-            return replace_surrogates(data)[0]
+            return storable(data)
         except RecursionError:
             raise ParseError("JSON parse error - nested too deeply") from None

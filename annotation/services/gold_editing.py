@@ -45,25 +45,52 @@ def write_gold_content(gold: GoldTrajectory, content: GoldContent) -> None:
     )
 
 
-def record_reviewer_edit(gold: GoldTrajectory, user, from_version: int) -> None:
+def _changed_parts(before: GoldContent, after: GoldContent) -> list[str]:
+    parts = []
+    if before.steps != after.steps:
+        parts.append(f"steps ({len(before.steps)} before, {len(after.steps)} after)")
+    if before.final_answer != after.final_answer:
+        parts.append("final answer")
+    if (before.cannot_complete, before.cannot_complete_reason) != (after.cannot_complete,
+                                                                   after.cannot_complete_reason):
+        parts.append("cannot complete")
+    return parts
+
+
+def record_reviewer_edit(gold: GoldTrajectory, user, from_version: int, before: GoldContent,
+                         after: GoldContent) -> None:
     """A change to someone else's gold is written into its review history (callers hold the transaction),
-    so that the annotator and later reviewers see who changed their gold, and from which version."""
+    so that the annotator and later reviewers see who changed what in their gold, and from which version;
+    the reviewer who changed it may then not approve it (`gold_review.review_gold`)."""
     if gold.annotator_id == user.pk:
         return
+    changed = _changed_parts(before, after)
     GoldReview.objects.create(gold=gold, reviewer=user, decision=GoldReview.Decision.EDITED,
                               gold_version=gold.version,
-                              comment=f"Changed version {from_version} into version {gold.version}.")
+                              comment=f"Changed version {from_version} into version {gold.version}: "
+                                      f"{', '.join(changed) if changed else 'nothing of its content'}.")
 
 
-def _locked(gold_id: int, version: int, *, user, for_submit: bool = False) -> GoldTrajectory:
-    """The gold row, locked until the transaction ends, once the user may write it and the version matches."""
-    gold = GoldTrajectory.objects.select_for_update().select_related("task", "annotator").get(pk=gold_id)
+def check_may_record(user) -> None:
+    """The API asks this (and `check_may_write`) before reading a body, so that a refusal never comes
+    after a complaint about the body; the services ask again under their lock."""
+    if not has_role(user, ANNOTATOR):
+        raise GoldPermissionDenied("recording gold needs the annotator role")
+
+
+def check_may_write(user, gold: GoldTrajectory, *, for_submit: bool = False) -> None:
     allowed = can_submit_gold(user, gold) if for_submit else can_edit_gold(user, gold)
     if not allowed:
         raise GoldPermissionDenied(
             "only the annotator who recorded this gold can submit it" if for_submit
             else "you cannot edit this gold trajectory"
         )
+
+
+def _locked(gold_id: int, version: int, *, user, for_submit: bool = False) -> GoldTrajectory:
+    """The gold row, locked until the transaction ends, once the user may write it and the version matches."""
+    gold = GoldTrajectory.objects.select_for_update().select_related("task", "annotator").get(pk=gold_id)
+    check_may_write(user, gold, for_submit=for_submit)
     if gold.version != version:
         raise GoldConflict(gold)
     return gold
@@ -82,8 +109,7 @@ def _submit(gold: GoldTrajectory, user, content: GoldContent) -> None:
 def create_gold(task: Task, *, user, content: GoldContent | None = None, submit: bool = False) -> GoldTrajectory:
     """Start the user's gold for a task. An annotator records one gold per task outside imports:
     when they already have one, GoldConflict hands it back instead of a silent second copy."""
-    if not has_role(user, ANNOTATOR):
-        raise GoldPermissionDenied("recording gold needs the annotator role")
+    check_may_record(user)
     content = clean_content(content or GoldContent())
     with transaction.atomic():
         existing = (
@@ -106,11 +132,12 @@ def save_gold(gold_id: int, *, user, version: int, content: GoldContent, submit:
     content = clean_content(content)
     with transaction.atomic():
         gold = _locked(gold_id, version, user=user)
+        before = gold_content(gold)
         if submit:
             _submit(gold, user, content)
         gold.version += 1
         write_gold_content(gold, content)
-        record_reviewer_edit(gold, user, version)
+        record_reviewer_edit(gold, user, version, before, content)
     return gold
 
 
@@ -128,9 +155,11 @@ def edit_gold_steps(gold_id: int, *, user, version: int,
     """Apply `change` to the stored step list in place and save, under the same version check."""
     with transaction.atomic():
         gold = _locked(gold_id, version, user=user)
+        before = gold_content(gold)
         content = gold_content(gold)
         change(content.steps)
+        content = clean_content(content)
         gold.version += 1
-        write_gold_content(gold, clean_content(content))
-        record_reviewer_edit(gold, user, version)
+        write_gold_content(gold, content)
+        record_reviewer_edit(gold, user, version, before, content)
     return gold

@@ -2,12 +2,24 @@
 
 from django.db import transaction
 
+from accounts.roles import ADMIN, has_role
 from annotation.errors import GoldConflict, GoldPermissionDenied, GoldValidationError, GoldWorkflowError
 from annotation.models import GoldReview, GoldStatus, GoldTrajectory
 from annotation.permissions import can_review_gold
 from annotation.services.reference import assign_missing_references
 
 REVIEW_DENIED = "reviewing needs the reviewer role, and reviewers do not review their own gold"
+
+
+def _changed_by(reviewer, gold: GoldTrajectory) -> bool:
+    """The reviewer changed the gold's content since it was last submitted (admins may approve their own
+    changes, as they may everything): approving it would pass their own text as reviewed."""
+    if has_role(reviewer, ADMIN):
+        return False
+    edits = gold.reviews.filter(reviewer=reviewer, decision=GoldReview.Decision.EDITED)
+    if gold.submitted_at is not None:
+        edits = edits.filter(created_at__gte=gold.submitted_at)
+    return edits.exists()
 
 
 def review_gold(gold_id: int, *, reviewer, version: int, decision: str, comment: str = "") -> GoldReview:
@@ -23,6 +35,9 @@ def review_gold(gold_id: int, *, reviewer, version: int, decision: str, comment:
             raise GoldPermissionDenied(REVIEW_DENIED)
         if gold.version != version:
             raise GoldConflict(gold)
+        if decision == GoldReview.Decision.APPROVED and _changed_by(reviewer, gold):
+            raise GoldPermissionDenied(
+                "you changed this gold's content since it was submitted: another reviewer or an admin approves it")
         # Approved gold found wanting (e.g. on the gold quality page) can still be sent back.
         sent_back = gold.status == GoldStatus.APPROVED and decision == GoldReview.Decision.CHANGES_REQUESTED
         if gold.status != GoldStatus.SUBMITTED and not sent_back:

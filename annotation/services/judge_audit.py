@@ -29,12 +29,17 @@ def _judged_score(decision: JudgeDecision, gold_step: int | None, agent_step: in
     return matrix[gold_step - 1][agent_step - 1]
 
 
+def check_may_audit(user) -> None:
+    """Asked by the API before it reads the body, and by `audit_decision`."""
+    if not has_role(user, REVIEWER):
+        raise PermissionDenied("auditing the judge needs the reviewer role")
+
+
 def audit_decision(decision_id: int, *, reviewer, verdict: str, tau: float = DEFAULT_THRESHOLD,
                    gold_step: int | None = None, agent_step: int | None = None, note: str = "") -> JudgeDecision:
     """Store the reviewer's verdict; returns the decision that now carries it (for a cell of a
     whole-trajectory decision, the pair decision made for that cell)."""
-    if not has_role(reviewer, REVIEWER):
-        raise PermissionDenied("auditing the judge needs the reviewer role")
+    check_may_audit(reviewer)
     if verdict not in VERDICTS:
         raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, not {verdict!r}")
     decision = JudgeDecision.objects.get(pk=decision_id)

@@ -24,14 +24,19 @@ def clean_requirements(requirements: list[str]) -> list[str]:
     return cleaned
 
 
+def check_may_edit_requirements(user) -> None:
+    """Asked by the API before it reads the body, and by `update_requirements`."""
+    if not has_role(user, ANNOTATOR):
+        raise GoldPermissionDenied("editing requirements needs the annotator role")
+
+
 def update_requirements(task_id: int, *, user, requirements: list[str], expected: list[str] | None = None) -> Task:
     """Store the annotator's requirements for a task; they win over WebArena's from now on.
 
     `expected` is the list the editor loaded: when the stored list differs, someone else
     changed it meanwhile and RequirementsConflict carries theirs instead of overwriting it.
     """
-    if not has_role(user, ANNOTATOR):
-        raise GoldPermissionDenied("editing requirements needs the annotator role")
+    check_may_edit_requirements(user)
     requirements = clean_requirements(requirements)
     with transaction.atomic():
         task = Task.objects.select_for_update().get(pk=task_id)

@@ -51,6 +51,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    "infrastructure.middleware.RetryAfterMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -60,6 +61,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "trajectories.middleware.ReportReplacedTextMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "infrastructure.middleware.WorkersUnreachableMiddleware",
     "infrastructure.errors.SiteErrorPagesMiddleware",
@@ -241,6 +243,9 @@ SPECTACULAR_SETTINGS = {
 # Computed reports (leaderboard, comparisons, plots) are cached here. Several web or worker
 # processes share them only through a shared cache: CACHE_URL=redis://127.0.0.1:6379/1.
 CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
+if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
+    # A Redis that is down answers as an empty cache instead of failing requests (infrastructure/cache.py).
+    CACHES["default"]["BACKEND"] = "infrastructure.cache.OptionalRedisCache"
 
 # Anonymous visitors may read the leaderboard; off: accounts only.
 PUBLIC_LEADERBOARD = env.bool("PUBLIC_LEADERBOARD", default=False)

@@ -5,11 +5,32 @@ from django.core.exceptions import ImproperlyConfigured
 from .base import *  # noqa: F403
 from .base import DEVELOPMENT_SECRET_KEY, METRICS_ENABLED, METRICS_TOKEN, SECRET_KEY, env
 
-if (not SECRET_KEY or SECRET_KEY == DEVELOPMENT_SECRET_KEY or len(SECRET_KEY) < 50
-        or len(set(SECRET_KEY)) < 5):
+MIN_KEY_LENGTH = 50
+MIN_KEY_DISTINCT_CHARACTERS = 16
+
+
+def secret_key_weakness(key):
+    """Why `key` is too weak to sign sessions and tokens, or None: a guessable key forges them all."""
+    if not key or key == DEVELOPMENT_SECRET_KEY:
+        return "it is unset or the development key"
+    if key.startswith("django-insecure-"):
+        return "it starts with 'django-insecure-', the prefix of keys generated for development"
+    if len(key) < MIN_KEY_LENGTH:
+        return f"it has {len(key)} characters, fewer than {MIN_KEY_LENGTH}"
+    if len(set(key)) < MIN_KEY_DISTINCT_CHARACTERS:
+        return f"it has {len(set(key))} distinct characters, fewer than {MIN_KEY_DISTINCT_CHARACTERS}"
+    period = next((p for p in range(1, len(key) // 2 + 1) if key[p:] == key[:-p]), None)
+    if period:
+        return f"it repeats a pattern of {period} characters"
+    return None
+
+
+_weakness = secret_key_weakness(SECRET_KEY)
+if _weakness:
     raise ImproperlyConfigured(
-        "SECRET_KEY must be set to a random value of at least 50 characters (not one character repeated) "
-        "in production (python -c 'import secrets; print(secrets.token_urlsafe(64))')."
+        f"SECRET_KEY must be set to a random value of at least {MIN_KEY_LENGTH} characters in production, "
+        f"and this one is refused: {_weakness} "
+        "(python -c 'import secrets; print(secrets.token_urlsafe(64))')."
     )
 if METRICS_ENABLED and not METRICS_TOKEN:
     raise ImproperlyConfigured(

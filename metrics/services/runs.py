@@ -7,6 +7,7 @@ from django.db.models import Count
 
 from metrics.models import EvaluationJob
 from trajectories.models import AgentRun, ImportJob, Step
+from trajectories.services.tallies import remove_run
 
 
 class RunNameError(ValueError):
@@ -65,4 +66,4 @@ def delete_run(run: AgentRun) -> None:
     evaluations of it alone; gold, tasks, judge decisions and screenshots shared with others stay."""
     own, _ = _own_and_shared(run)
     EvaluationJob.objects.filter(pk__in=own).delete()
-    run.delete()
+    remove_run(run)

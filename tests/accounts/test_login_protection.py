@@ -4,7 +4,7 @@ import logging
 from datetime import timedelta
 
 import pytest
-from axes.models import AccessAttempt, AccessFailureLog
+from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
@@ -35,7 +35,7 @@ def test_an_account_is_locked_at_the_guessing_address_after_repeated_wrong_passw
         assert response.status_code == 200  # the form again, with its error
     with caplog.at_level(logging.WARNING, logger="accounts.security"):
         locked = _login(client, url, "ann", "wrong", address="10.0.0.9")
-    assert locked.status_code == 429
+    assert locked.status_code == 429 and locked["Retry-After"] == "900"
     assert b"Too many failed logins" in locked.content and b"15 minutes" in locked.content
     assert any("locked out" in record.getMessage() and "ann" in record.getMessage() for record in caplog.records)
     # the right password from the guessing address no longer gets in
@@ -64,6 +64,21 @@ def test_an_account_is_locked_for_everyone_only_after_far_more_failures_but_neve
     assert _login(client, "/accounts/login/", "root", PASSWORD, address="10.9.9.9").status_code == 429
     # where the owner logged in before, the account is not locked
     assert _login(client, "/accounts/login/", "root", PASSWORD, address="10.5.5.5").status_code == 302
+
+
+def test_an_address_that_only_took_api_tokens_is_known_and_never_locked_account_wide(client, settings):
+    settings.LOGIN_ACCOUNT_FAILURE_LIMIT = 6
+    UserFactory(username="bot")
+    assert client.post("/api/token/", {"username": "bot", "password": PASSWORD},
+                       REMOTE_ADDR="10.5.5.5").status_code == 200
+    assert AccessLog.objects.filter(username="bot", ip_address="10.5.5.5").exists()
+    for attempt in range(6):
+        _login(client, "/accounts/login/", "bot", "wrong", address=f"10.0.{attempt}.1")
+    assert client.post("/api/token/", {"username": "bot", "password": PASSWORD},
+                       REMOTE_ADDR="10.9.9.9").status_code == 429
+    assert client.post("/api/token/", {"username": "bot", "password": PASSWORD},
+                       REMOTE_ADDR="10.5.5.5").status_code == 200
+    assert _login(client, "/accounts/login/", "bot", PASSWORD, address="10.5.5.5").status_code == 302
 
 
 def test_an_address_is_locked_after_guessing_several_accounts(client):
@@ -102,7 +117,7 @@ def test_the_token_endpoint_is_locked_out_too(client):
         assert client.post("/api/token/", {"username": "bot", "password": "wrong"}).status_code == 400
     for password in ("wrong", PASSWORD):  # the third failure locks; then even the right password is refused
         locked = client.post("/api/token/", {"username": "bot", "password": password})
-        assert locked.status_code == 429
+        assert locked.status_code == 429 and locked["Retry-After"] == "900"
         assert locked.json()["code"] == "locked_out" and "Too many failed logins" in locked.json()["detail"]
 
 

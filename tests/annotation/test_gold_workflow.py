@@ -1,7 +1,9 @@
 """Recording, optimistic locking, submission, review and blind visibility of gold."""
 
 import pytest
+from django.contrib.auth.models import Group
 
+from accounts.roles import ADMIN, REVIEWER
 from annotation.content import GoldContent
 from annotation.errors import (
     GoldConflict,
@@ -137,8 +139,8 @@ def test_a_reviewers_change_to_someone_elses_gold_is_recorded_in_its_history(ann
     assert (gold.status, gold.version) == (GoldStatus.SUBMITTED, 3)
     history = gold.reviews.order_by("pk").values_list("reviewer__username", "decision", "gold_version", "comment")
     assert list(history) == [
-        ("rita", "edited", 2, "Changed version 1 into version 2."),
-        ("rita", "edited", 3, "Changed version 2 into version 3."),
+        ("rita", "edited", 2, "Changed version 1 into version 2: steps (1 before, 1 after)."),
+        ("rita", "edited", 3, "Changed version 2 into version 3: steps (1 before, 2 after)."),
     ]
     # The annotator's own saves, and a reviewer's own gold, leave no such record.
     own = create_gold(TaskFactory(), user=reviewer, content=_content("a"))
@@ -147,6 +149,28 @@ def test_a_reviewers_change_to_someone_elses_gold_is_recorded_in_its_history(ann
     # "Edited" is a record, not a verdict a reviewer can give.
     with pytest.raises(GoldValidationError, match="expected one of approved, changes_requested"):
         review_gold(gold.pk, reviewer=reviewer, version=3, decision="edited")
+
+
+def test_a_reviewer_who_changed_the_gold_cannot_approve_it_another_reviewer_or_an_admin_does(annotator, reviewer):
+    gold = create_gold(TaskFactory(), user=annotator, content=_content("a"), submit=True)
+    save_gold(gold.pk, user=reviewer, version=1, content=_content("b", final_answer="$20"))
+    assert gold.reviews.get().comment == "Changed version 1 into version 2: steps (1 before, 1 after), final answer."
+    with pytest.raises(GoldPermissionDenied, match="another reviewer or an admin approves it"):
+        review_gold(gold.pk, reviewer=reviewer, version=2, decision="approved")
+    # sending it back stays possible: it approves nothing
+    review_gold(gold.pk, reviewer=reviewer, version=2, decision="changes_requested", comment="say why")
+    gold.refresh_from_db()
+    assert gold.status == GoldStatus.CHANGES_REQUESTED
+    other = UserFactory(username="rob")
+    other.groups.add(Group.objects.get(name=REVIEWER))
+    resubmitted = create_gold(TaskFactory(), user=annotator, content=_content("a"), submit=True)
+    edit_gold_steps(resubmitted.pk, user=reviewer, version=1, change=lambda steps: steps.reverse())
+    assert review_gold(resubmitted.pk, reviewer=other, version=2, decision="approved").decision == "approved"
+    admin = UserFactory(username="adam")
+    admin.groups.add(Group.objects.get(name=ADMIN))
+    own_change = create_gold(TaskFactory(), user=annotator, content=_content("a"), submit=True)
+    save_gold(own_change.pk, user=admin, version=1, content=_content("c"))
+    assert review_gold(own_change.pk, reviewer=admin, version=2, decision="approved").decision == "approved"
 
 
 def test_only_the_annotator_submits(annotator, reviewer):

@@ -1,4 +1,5 @@
-"""Arbitrary Unicode, lone surrogates included, through every importer and API write: never a 5xx.
+"""Arbitrary Unicode, NUL and lone surrogates included, through every importer and API write: never a 5xx,
+on SQLite and on PostgreSQL (CI runs these on PostgreSQL, whose text cannot hold NUL).
 
 JSON spells a lone surrogate as `"\\ud800"`; nothing downstream (UTF-8, the database, a page) can hold
 one, so the readers and the API's body parser replace it with U+FFFD at the edge.
@@ -10,7 +11,7 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER
 from tests.api.conftest import client_for, member
@@ -24,6 +25,8 @@ pytestmark = pytest.mark.django_db
 # Half of the characters are surrogates (hypothesis leaves them out of text() by default).
 ODD = st.lists(st.one_of(st.characters(exclude_categories=()), st.characters(categories=["Cs"])),
                max_size=12).map("".join)
+# Always tried: what PostgreSQL's text cannot hold (NUL) and what UTF-8 cannot (a lone surrogate).
+EVERY_DATABASE_REFUSES = "a\x00b\ud800"
 EXAMPLES = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
@@ -88,6 +91,7 @@ RUN_NUMBERS = itertools.count()
 
 @EXAMPLES
 @given(text=ODD)
+@example(text=EVERY_DATABASE_REFUSES)
 def test_trajectory_uploads_keep_the_text_but_for_the_replaced_characters(world, text):
     client, url = world["client"], reverse("api-run-import")
     name = f"body-{next(RUN_NUMBERS)}"
@@ -106,6 +110,7 @@ def test_trajectory_uploads_keep_the_text_but_for_the_replaced_characters(world,
 
 @EXAMPLES
 @given(text=ODD)
+@example(text=EVERY_DATABASE_REFUSES)
 def test_outcome_and_grade_imports(world, text):
     client = world["client"]
     outcomes = [{"t": "6", "m": f"agent{text}", "s": 1}, {"t": text, "m": "agent", "s": 0}]
@@ -122,6 +127,7 @@ def test_outcome_and_grade_imports(world, text):
 
 @EXAMPLES
 @given(text=ODD)
+@example(text=EVERY_DATABASE_REFUSES)
 def test_gold_writes(world, text):
     client = world["client"]
     gold_file = {"schema": "gold/v1", "gold": [{"task_id": "6", "steps": [{"text": text}], "final_answer": text}]}
@@ -135,6 +141,7 @@ def test_gold_writes(world, text):
 
 @EXAMPLES
 @given(text=ODD)
+@example(text=EVERY_DATABASE_REFUSES)
 def test_grading_evaluating_and_task_files(world, text):
     client = world["client"]
     grades = reverse("api-trajectory-grades", args=[world["trajectory"].pk])
@@ -147,3 +154,63 @@ def test_grading_evaluating_and_task_files(world, text):
     _ok(world["admin"].post(reverse("api-task-import"), {"file": _file("tasks.json", tasks)}, format="multipart"))
     _ok(world["admin"].post(reverse("api-task-import"), {"file": _file("ids.json", [text, "6"]), "subset": "odd"},
                             format="multipart"))
+
+
+def _replaced(response) -> int:
+    """How many characters the answer says were replaced (its JSON body and its header agree)."""
+    assert response.status_code < 500, response.content[:500]
+    body = response.json()
+    assert body["text_replaced"]["detail"].startswith("NUL characters and lone UTF-16 surrogates")
+    assert response["Text-Replaced"] == str(body["text_replaced"]["count"])
+    return body["text_replaced"]["count"]
+
+
+def test_nul_and_lone_surrogates_are_replaced_and_reported_by_every_importer(world, shared_data):
+    client, admin, run = world["client"], world["admin"], world["run"]
+    tasks = [{"task_id": 901, "intent": "a\x00b", "sites": ["shopping"], "start_url": "u\ud800",
+              "eval": {"eval_types": ["string_match"], "reference_answers": {"exact_match": "x"}}}]
+    assert _replaced(admin.post(reverse("api-task-import"), {"file": _file("tasks.json", tasks)},
+                                format="multipart")) == 2
+    assert TaskFactory._meta.model.objects.get(task_id="901").intent == "a\ufffdb"
+    ids = admin.post(reverse("api-task-import"), {"file": _file("ids.json", ["6", "x\x00y"]), "subset": "nul"},
+                     format="multipart")
+    assert _replaced(ids) == 1
+
+    labels = json.loads((shared_data / "agent-outputs" / "online-mind2web" / "human_label.excerpt.json").read_text())
+    labels[0]["confirmed_task"] = "find\x00 the store \ud800"
+    assert _replaced(client.post("/api/verdicts/import/", {"file": [_file("human_label.json", labels)]},
+                                 format="multipart")) == 2
+    webjudge = {"task_id": "judged\ud800", "task": "t\x00", "final_result_response": "", "action_history": [],
+                "thoughts": [], "image_judge_record": [], "key_points": "", "predicted_label": 1,
+                "evaluation_details": {"response": "Status: success"}}
+    response = client.post("/api/verdicts/import/", {"file": [_file("WebJudge_x_auto_eval_results.json", webjudge)],
+                                                     "run": "graded"}, format="multipart")
+    assert response.status_code < 500, response.content[:500]
+
+    gold_json = {"schema": "gold/v1", "gold": [{"task_id": "6", "steps": [{"text": "click\x00 ok"}],
+                                                "final_answer": "\ud800"}]}
+    imported = client.post(reverse("api-gold-import"), {"file": _file("gold.json", gold_json)}, format="multipart")
+    assert imported.status_code == 201 and _replaced(imported) == 2
+    gold_csv = b"Task No.,Step No.,Text\n6,1,click\x00 it\n"
+    imported = client.post(reverse("api-gold-import"), {"file": _file("gold.csv", gold_csv)}, format="multipart")
+    assert imported.status_code == 201 and _replaced(imported) == 1
+    assert _replaced(_post_json(client, reverse("api-gold-list"), {"task_id": "6\x00", "steps": [{"text": "x"}]})) == 1
+    assert _replaced(_post_json(client, reverse("api-gold-quality"), {"benchmark": "a\x00b"})) == 1
+
+    grades = b"task_id,grader,grade,note\n6,panel,1,fine\x00 really\n"
+    assert _replaced(client.post(reverse("api-run-grades-import", args=[run.pk]), {"file": _file("g.csv", grades)},
+                                 format="multipart")) == 1
+    assert OutcomeGrade.objects.get(run=run, grader_name="panel").note == "fine\ufffd really"
+
+
+def test_a_csv_cell_over_the_limit_is_refused_naming_its_line_and_column(world):
+    client = world["client"]
+    grades = b"task_id,grader,grade,note\n6,panel,1," + b"x" * 10_000_000 + b"\n"
+    response = client.post(reverse("api-run-grades-import", args=[world["run"].pk]),
+                           {"file": _file("g.csv", grades)}, format="multipart")
+    assert response.status_code == 400, response.content[:300]
+    assert "g.csv, line 2: note: a cell longer than 131072 characters" in response.json()["detail"]
+    gold = b"Task No.,Step No.,Text\n6,1," + b"x" * 200_000 + b"\n"
+    refused = client.post(reverse("api-gold-import"), {"file": _file("gold.csv", gold)}, format="multipart")
+    assert refused.status_code == 400 and "line 2: Text: a cell longer than 131072 characters" in refused.json()[
+        "detail"]

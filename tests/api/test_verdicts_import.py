@@ -4,6 +4,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from tests.api.conftest import client_for, member
+from tests.factories import AgentRunFactory
 from trajectories.models import AgentRun, Verdict
 
 pytestmark = pytest.mark.django_db
@@ -47,3 +48,12 @@ def test_the_run_verdicts_give_every_source_and_hide_human_ones_from_a_blind_gra
     assert [(source["success"], source["label"]) for source in said].count((None, "not_executable")) == 3
     blind = client_for(member("annotator", "grader")).get(f"/api/runs/{run.pk}/verdicts/").json()["tasks"]
     assert all(task["sources"] == [] for task in blind)
+
+
+def test_importing_into_another_accounts_run_is_refused_before_the_files_are_read():
+    run = AgentRunFactory(name="their-run", uploaded_by=member(None, "owner"))
+    stranger = client_for(member(None, "stranger"))
+    for fields in ({"run": "their-run"}, {"run": "their-run", "file": [SimpleUploadedFile("x.csv", b"")]},
+                   {"mapping": '{"Operator_human_label": %d}' % run.pk}):
+        refused = stranger.post("/api/verdicts/import/", fields, format="multipart")
+        assert refused.status_code == 403 and "belongs to another account" in refused.json()["detail"], fields

@@ -222,6 +222,14 @@ def body_for(method: str, name: str, data) -> dict:
     }.get((method, name), {})
 
 
+def bodies_for(method: str, name: str, data) -> list[dict]:
+    """An empty body, a wrong one and a valid one; where the body itself names what is refused (the runs of
+    an evaluation), a valid one and one wrong elsewhere (an unknown judge)."""
+    if (method, name) == ("POST", "api-evaluations"):
+        return [body_for(method, name, data), {"runs": [data["run"].name], "judge": "no-such-judge"}]
+    return [{}, {"unknown": "field"}, body_for(method, name, data)]
+
+
 def operations() -> list[tuple[str, str, str]]:
     """(method or "*", readable route, URL name) of every page and API operation."""
     found = []
@@ -241,7 +249,7 @@ def outcome(response) -> str:
     return "yes"
 
 
-def request_as(user, method: str, name: str, data):
+def request_as(user, method: str, name: str, data, body=None):
     client = APIClient()
     if user is not None:
         client.force_login(user)
@@ -254,7 +262,8 @@ def request_as(user, method: str, name: str, data):
         return response
     if method == "GET":
         return client.get(url, query)
-    return getattr(client, method.lower())(url, body_for(method, name, data), format="json")
+    return getattr(client, method.lower())(url, body_for(method, name, data) if body is None else body,
+                                           format="json")
 
 
 OPERATIONS = operations()
@@ -299,3 +308,19 @@ def test_only_the_leaderboard_rows_open_with_the_public_leaderboard(platform, se
               if readme_matrix()[(method, route)][0].startswith("no")
               and outcome(request_as(None, method, name, platform)) == "yes"}
     assert opened == {(method, route) for method, route, _ in PUBLIC_WHEN_ENABLED}
+
+
+WRITES = [(method, route, name) for method, route, name in OPERATIONS if method in ("POST", "PUT", "PATCH", "DELETE")]
+
+
+@pytest.mark.parametrize(("method", "route", "name"), WRITES, ids=[f"{m} {r}" for m, r, _ in WRITES])
+def test_a_write_refused_to_an_account_is_refused_whatever_its_body(platform, method, route, name):
+    """Role and ownership are checked before the body is read: an empty body and a valid one both get the
+    refusal (401, 403 or 404), never a 400 that would tell an outsider what the endpoint expects."""
+    expected = dict(zip(COLUMNS, readme_matrix()[(method, route)]))
+    answered = {}
+    for column, user in platform["accounts"].items():
+        if _walked(expected[column]) == "no":
+            for body in bodies_for(method, name, platform):
+                answered[(column, str(body))] = request_as(user, method, name, platform, body).status_code
+    assert {key: code for key, code in answered.items() if code not in (401, 403, 404)} == {}

@@ -1,6 +1,8 @@
 """Jobs survive their broker: a real Redis is stopped before a job is sent and in the middle of
-one, then started again; real workers finish every job with exactly one result per unit."""
+one, then started again; real workers finish every job with exactly one result per unit. The same
+Redis is the cache too (as on several hosts): while it is down, reads go on, uncached and unthrottled."""
 
+import logging
 import shutil
 import socket
 import subprocess
@@ -8,6 +10,7 @@ import time
 
 import pytest
 from django.contrib.auth.models import Group
+from django.test import Client
 from rest_framework.test import APIClient
 
 from judges.local_llm import LocalLLMServer
@@ -67,8 +70,19 @@ def _one_score_per_trajectory(job):
     assert len(scored) == len(set(scored)) == expected
 
 
-def test_jobs_created_while_the_broker_is_down_start_when_it_is_back(celery_workers, redis_server, shared_data,
-                                                                    monkeypatch):
+@pytest.fixture
+def redis_cache(redis_server, settings):
+    """The test's Redis as the cache, with the API's rate limits on (their counts live there)."""
+    settings.CACHES = {"default": {"BACKEND": "infrastructure.cache.OptionalRedisCache",
+                                   "LOCATION": redis_server.url.removesuffix("/0") + "/1"}}
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
+        "anon": "1000/minute", "user": "1000/minute", "token": "1000/minute"}}
+
+
+def test_jobs_created_while_the_broker_is_down_start_when_it_is_back(celery_workers, redis_server, redis_cache,
+                                                                    shared_data, monkeypatch, caplog):
+    from django.core.cache import cache
+
     celery_workers.use_broker(redis_server.url, monkeypatch)
     celery_workers.start()
     celery_workers.wait_until(lambda: "ready" in celery_workers.output(), 60)
@@ -79,9 +93,24 @@ def test_jobs_created_while_the_broker_is_down_start_when_it_is_back(celery_work
     api = APIClient()
     api.force_authenticate(reviewer)
 
+    page = Client()
+    page.force_login(reviewer)
+    assert api.get("/api/runs/").status_code == 200 and page.get("/leaderboard/").status_code == 200
+    assert cache.get("throttle_user_%s" % reviewer.pk)  # the rate limit counted in Redis
+
     redis_server.stop()
-    response = api.post("/api/evaluations/", {"runs": ["outage"]}, format="json")
+    with caplog.at_level(logging.WARNING, logger="infrastructure.cache"):
+        assert api.get("/api/runs/").status_code == 200
+        assert api.get("/api/leaderboard/").status_code == 200
+        assert page.get("/leaderboard/").status_code == 200
+        assert APIClient().post("/api/token/", {"username": "rita", "password": "pw-for-tests-123"}).status_code == 200
+        response = api.post("/api/evaluations/", {"runs": ["outage"]}, format="json")
     assert response.status_code == 503 and response.json()["code"] == "workers_unreachable"
+    assert [record.getMessage().startswith("the cache cannot be reached") for record in caplog.records
+            if record.name == "infrastructure.cache"] == [True]  # logged once, not per request
+    scraped = Client().get("/metrics").content.decode()
+    errors = [line for line in scraped.splitlines() if line.startswith("trajscope_cache_errors_total")]
+    assert errors and all(float(line.rsplit(" ", 1)[1]) > 0 for line in errors)
     with (shared_data / "trajectory-samples" / "llama3-8b_render_6.html").open("rb") as upload:
         response = api.post("/api/runs/import/", {"run": "uploaded", "files": [upload], "background": True},
                             format="multipart")

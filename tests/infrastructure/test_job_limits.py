@@ -40,6 +40,7 @@ def test_imports_beyond_the_limit_are_refused_until_one_finishes(limits):
     refused = _api(owner).post(reverse("api-run-import"), {"run": "r", "files": [_upload()], "background": "true"},
                                format="multipart")
     assert refused.status_code == 429 and refused.json()["code"] == "too_many_jobs"
+    assert refused["Retry-After"] == "30"
     assert "2 imports waiting or running" in refused.json()["detail"]
     assert not AgentRun.objects.filter(name="r").exists() and ImportJob.objects.count() == 3
     # another account is not held up, nor an admin
@@ -67,6 +68,7 @@ def test_evaluations_beyond_the_limit_are_refused_but_not_for_admins(limits):
         EvaluationJobFactory(created_by=owner, status="running")
     refused = _api(owner).post(reverse("api-evaluations"), {"runs": ["mine"]}, format="json")
     assert refused.status_code == 429 and "2 evaluations waiting or running" in refused.json()["detail"]
+    assert refused["Retry-After"] == "30"
     assert EvaluationJob.objects.count() == 2
     admin = UserFactory(username="adam")
     admin.groups.add(Group.objects.get(name=ADMIN))

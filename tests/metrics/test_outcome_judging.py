@@ -160,6 +160,7 @@ def test_the_page_keeps_to_the_job_limit(client, users, run, config, settings):
     page = page_client(client, users["reviewer"]).post(reverse("metrics:judge-outcomes", args=[run.pk]),
                                                        {"judge": "outcome"})
     assert page.status_code == 429 and "you already have 1 outcome judgings waiting or running" in text(page)
+    assert page["Retry-After"] == "30"
 
 
 # --- the API ---------------------------------------------------------------------------------------------

@@ -16,8 +16,7 @@ from tests.factories import AgentRunFactory
 from tests.trajectories.verdict_samples import CLICK_CHECKBOXES, CLICK_DIALOG
 from trajectories.formats.agent_e import read_task_id
 from trajectories.formats.readers import NOT_UTF8
-from trajectories.formats.text import LONE_SURROGATES
-from trajectories.formats.values import NUL_CHARACTERS
+from trajectories.formats.text import UNSTORABLE_REPLACED
 from trajectories.models import Task, Trajectory, Verdict
 from trajectories.services.verdict_import import import_verdicts
 
@@ -291,7 +290,7 @@ def test_one_odd_record_is_read_as_meant_or_fails_alone_named(shared_data, tmp_p
     notes = [note for entry in entries for note in entry["notes"]]
     if kind in ("nul", "surrogate"):
         assert any(("\ufffd" in _stored_text(trajectory)) for trajectory in Trajectory.objects.all())
-        said = NUL_CHARACTERS if kind == "nul" else NOT_UTF8 if tool == "webarena-render" else LONE_SURROGATES
+        said = NOT_UTF8 if tool == "webarena-render" and kind == "surrogate" else UNSTORABLE_REPLACED
         assert any(note.startswith(said) for note in notes), notes
 
 

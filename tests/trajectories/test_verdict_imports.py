@@ -173,3 +173,30 @@ def test_a_grade_of_a_task_not_held_is_left_out_and_one_out_of_range_still_refus
     with pytest.raises(VerdictFileError, match="line 2: grade: grade '3' is not 1"):
         import_grades(run, "scale.csv", b"task_id,grader,grade\n1,ann,3\n")
     assert OutcomeGrade.objects.filter(run=run).count() == 1
+
+
+@pytest.mark.parametrize(("account", "panel"), [
+    ("ANN", "PANEL"), ("Ann", "Panel "), ("\uff41nn", "\uff50anel"), ("ann\u200b", "panel\u200d"),
+    ("a\u00adnn", "\ufeffpanel"),
+])
+def test_a_grader_name_differing_only_in_case_width_or_invisible_characters_is_the_same_grader(
+        webarena_tasks, account, panel):
+    from trajectories.services.verdicts import import_grades
+    run = AgentRunFactory(name="agentoccam", uploaded_by=UserFactory(username="owner"))
+    UserFactory(username="ann")
+    with pytest.raises(VerdictFileError, match="is another account's name"):
+        import_grades(run, "g.csv", f"task_id,grader,grade\n1,{account},1\n".encode(), importer=run.uploaded_by)
+    import_grades(run, "g.csv", b"task_id,grader,grade\n1,panel,1\n", importer=run.uploaded_by)
+    report = import_grades(run, "g.csv", f"task_id,grader,grade\n1,{panel},0\n2,{panel},1\n".encode(),
+                           importer=run.uploaded_by)
+    assert report.graders == {"panel": 2} and (report.new, report.updated) == (1, 1)
+    assert set(OutcomeGrade.objects.filter(run=run).values_list("grader_name", flat=True)) == {"panel"}
+
+
+def test_one_file_naming_a_grader_in_two_spellings_grades_each_task_once():
+    records = parse_grades("g.csv", b"task_id,grader,grade\n1,bo,1\n2,BO\xe2\x80\x8b,0\n").records
+    assert [record.grader for record in records] == ["bo", "bo"]
+    with pytest.raises(VerdictFileError, match="graded task 1 twice"):
+        parse_grades("g.csv", b"task_id,grader,grade\n1,bo,1\n1,\xef\xbd\x82o,0\n")
+    with pytest.raises(VerdictFileError, match="no visible name"):
+        parse_grades("g.csv", b"task_id,grader,grade\n1,\xe2\x80\x8b,1\n")

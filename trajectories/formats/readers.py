@@ -16,8 +16,8 @@ from .canonical import SCHEMA_ID, RunSummary, Trajectory, TrajectoryFormatError,
 from .format_traces import FORMAT as TRACE, HarnessTrace, looks_like_trace, parse_trace
 from .screenshots import Image, take_images
 from .sources import Source
-from .text import decode_utf8
-from .values import NUL_CHARACTERS, load_json
+from .text import UNSTORABLE_REPLACED, decode_utf8, storable_text_of
+from .values import load_json
 from .webarena_html2json import FORMAT as HTML2JSON, NOTE as HTML2JSON_NOTE, looks_like_html2json, parse_html2json
 from .webarena_render import FORMAT as RENDER, decode_render, parse_render
 
@@ -194,7 +194,8 @@ def read_records(name: str, stream: BinaryIO, max_bytes: int, read_sibling=_noth
         return
     if suffix in ("html", "htm"):
         text, screenshots, valid = decode_render(stream.read())
-        notes = (() if valid else (NOT_UTF8,)) + ((f"{NUL_CHARACTERS} ({nul})",) if (nul := text.count("\x00")) else ())
+        text, replaced = storable_text_of(text)
+        notes = (() if valid else (NOT_UTF8,)) + ((f"{UNSTORABLE_REPLACED} ({replaced})",) if replaced else ())
         yield _record(RENDER, lambda: parse_render(text, name, screenshots), notes=notes)
         return
     text, valid = decode_utf8(stream.read())

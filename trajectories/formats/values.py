@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .canonical import MAX_DEPTH, TrajectoryFormatError
-from .text import LONE_SURROGATES, loads
+from .text import UNSTORABLE_REPLACED, loads
 
 UNKNOWN_WORDS = frozenset({"", "none", "null", "nan"})
 _SHOWN = 80  # characters of a value's repr in a message
@@ -204,30 +204,14 @@ class InvalidJSON(TrajectoryFormatError):
         self.extra_data = extra_data
 
 
-NUL_CHARACTERS = "NUL characters (\\u0000), which no database text can hold, are stored as U+FFFD"
-
-
-def _nul_count(value) -> int:
-    if isinstance(value, str):
-        return value.count("\x00")
-    if isinstance(value, dict):
-        return sum(_nul_count(key) + _nul_count(item) for key, item in value.items())
-    if isinstance(value, list):
-        return sum(_nul_count(item) for item in value)
-    return 0
-
-
 def load_json(document: str, notes: list[str] | None = None) -> object:
     """Strict JSON, the one loader of every reader: finite numbers only (NaN and Infinity cannot be
-    stored in PostgreSQL's JSON); lone surrogates replaced and NUL characters counted (the import
-    stores them as U+FFFD), each adding a note to `notes`."""
+    stored in PostgreSQL's JSON); NUL characters and lone surrogates replaced, which adds a note to
+    `notes`."""
     try:
         parsed, replaced = loads(document, _strict_json)
-        if notes is not None:
-            if replaced:
-                notes.append(f"{LONE_SURROGATES} ({replaced})")
-            if "\\u0000" in document and (nul := _nul_count(parsed)):
-                notes.append(f"{NUL_CHARACTERS} ({nul})")
+        if replaced and notes is not None:
+            notes.append(f"{UNSTORABLE_REPLACED} ({replaced})")
         return parsed
     except json.JSONDecodeError as error:
         raise InvalidJSON(f"invalid JSON: {error.msg} (column {error.colno})", error.lineno,

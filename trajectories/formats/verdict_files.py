@@ -14,14 +14,14 @@ task. Every other row must be read, or the file is refused.
 """
 
 import csv
-import io
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from trajectories.verdicts import grade_value
 
 from .canonical import TrajectoryFormatError
+from .text import CsvFieldTooLong, csv_rows, name_key, storable_text_of
 from .values import load_json
 
 TASK_COLUMNS = ("task_id", "task id", "task", "t", "id")
@@ -99,9 +99,31 @@ def _without_summaries(rows: list[tuple[int | str, dict]], task_key: str) -> tup
 
 def _decoded(data: bytes, source: str) -> str:
     try:
-        return data.decode("utf-8-sig")
+        return storable_text_of(data.decode("utf-8-sig"))[0]
     except UnicodeDecodeError as error:
         raise VerdictFileError(source, f"not UTF-8 text (byte {error.start})") from None
+
+
+def _csv_rows(text: str, source: str) -> tuple[list[str], list[tuple[int, dict]]]:
+    rows, columns = [], None
+    try:
+        for line, cells in csv_rows(text):
+            if columns is None:
+                columns = cells
+                continue
+            if len(cells) > len(columns):
+                raise VerdictFileError(source, "more cells than header columns", line)
+            if any(cell.strip() for cell in cells):
+                row = dict(zip(columns, cells + [""] * (len(columns) - len(cells))))
+                rows.append((line, {key: value.strip() for key, value in row.items()}))
+    except CsvFieldTooLong as error:
+        column = columns[error.column] if columns and error.column < len(columns) else f"column {error.column + 1}"
+        raise VerdictFileError(source, f"{column}: {error}", error.line) from None
+    except csv.Error as error:
+        raise VerdictFileError(source, f"malformed CSV ({error})") from None
+    if not columns:
+        raise VerdictFileError(source, "no header row")
+    return [name.strip() for name in columns], rows
 
 
 def _json_rows(document, source: str) -> list[tuple[str, dict]]:
@@ -146,16 +168,7 @@ def read_rows(source: str, data: bytes) -> tuple[list[str], list[tuple[int | str
             raise VerdictFileError(source, error.message, error.line) from None
         rows = _json_rows(document, source)
     else:
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        if not reader.fieldnames:
-            raise VerdictFileError(source, "no header row")
-        rows = []
-        for row in reader:
-            if None in row:
-                raise VerdictFileError(source, "more cells than header columns", reader.line_num)
-            if any((value or "").strip() for value in row.values()):
-                rows.append((reader.line_num, {key: (value or "").strip() for key, value in row.items()}))
-        return [name.strip() for name in reader.fieldnames], rows
+        return _csv_rows(text, source)
     columns = list(dict.fromkeys(key for _, row in rows for key in row))
     return columns, rows
 
@@ -288,6 +301,18 @@ def _long_grades(source, columns, rows, task_key, grader_key) -> list[GradeRecor
     return records
 
 
+def _one_spelling_per_grader(source, records: list[GradeRecord]) -> list[GradeRecord]:
+    """Names that differ only in case, width or invisible characters are one grader, under the first
+    spelling met: `ANN` and `ann` followed by a zero-width space are `ann`'s grades, not two graders."""
+    spellings: dict[str, str] = {}
+    for record in records:
+        key = name_key(record.grader)
+        if not key:
+            raise VerdictFileError(source, f"grader {record.grader!r}: no visible name", record.line)
+        spellings.setdefault(key, record.grader)
+    return [replace(record, grader=spellings[name_key(record.grader)]) for record in records]
+
+
 def parse_grades(source: str, data: bytes) -> VerdictRows:
     """Graders' marks per task, from a wide or a long file (a `grader` column makes it long)."""
     columns, rows = read_rows(source, data)
@@ -296,6 +321,7 @@ def parse_grades(source: str, data: bytes) -> VerdictRows:
     rows, summaries = _without_summaries(rows, task_key)
     records = (_long_grades(source, columns, rows, task_key, grader_key) if grader_key
                else _wide_grades(source, columns, rows, task_key))
+    records = _one_spelling_per_grader(source, records)
     seen = {}
     for record in records:
         key = (record.task_id, record.grader)

@@ -25,6 +25,7 @@ from trajectories.models import AgentRun, ImportJob
 
 from .ingest import import_paths
 from .storable import storable_json, storable_text
+from .tallies import remove_run
 
 logger = logging.getLogger(__name__)
 _STORAGE = ImportJob._meta.get_field("upload").storage
@@ -207,4 +208,4 @@ def _remove_empty_new_run(job: ImportJob) -> None:
             job.report = {**job.report, "run_id": None, "run_removed": True}
         job.run = None
         job.save(update_fields=["run", "report"])
-        run.delete()
+        remove_run(run)

@@ -86,6 +86,15 @@ def parse_mapping(value) -> dict:
     return mapping
 
 
+def runs_refused_to(user, names) -> list[str]:
+    """The names (or ids) among `names` of existing runs the user may not import into: asked before a request's
+    body is read, so that importing into another's run is refused as such, whatever else the body holds."""
+    names = [name for name in names if isinstance(name, (str, int)) and not isinstance(name, bool) and name != ""]
+    by_name = AgentRun.objects.filter(name__in=[str(name) for name in names])
+    by_id = AgentRun.objects.filter(pk__in=[name for name in names if isinstance(name, int)])
+    return sorted({run.name for run in (*by_name, *by_id) if not can_import_into(user, run)})
+
+
 def mapping_of_pairs(pairs: list[str]) -> dict:
     """The command's `--map AGENT=RUN`: the run of that name, made when there is none; `AGENT=` skips
     the agent."""

@@ -7,12 +7,13 @@ names one, or with any such row under `strict`, is refused.
 """
 
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from trajectories.formats.published_verdicts import RecordProblem
+from trajectories.formats.text import name_key
 from trajectories.formats.verdict_files import VerdictFileError, parse_grades, parse_outcomes
 from trajectories.formats.wording import count_of
 from trajectories.models import AgentRun, OutcomeGrade, ResultOrigin, Task, TaskResult, Trajectory
@@ -158,18 +159,26 @@ class GradeImportReport:
             *summary_rows_line(self.source, self.summary_rows), *problems_lines(self.source, self.problems)])
 
 
-def _refuse_other_accounts(records, stored: dict, importer, source: str) -> None:
-    """An account's grade is given and changed only by that account: a file may name the importer
-    (recorded as the importer's grades) or graders without an account here, never another account."""
+def _as_known_graders(records, run: AgentRun, importer, source: str) -> list:
+    """Each row under the spelling an account or the run's grades already give its grader (names compared by
+    `name_key`, so `ANN` is `ann`). An account's grade is given and changed only by that account: a file
+    may name the importer (recorded as the importer's grades) or graders without an account here, never
+    another account."""
     importer_pk = importer.pk if importer is not None else None
-    accounts = dict(get_user_model().objects.filter(username__in={record.grader for record in records})
-                    .values_list("username", "pk"))
-    for record, grade in ((record, stored.get(record.grader)) for record in records):
-        owner = accounts.get(record.grader, grade.grader_id if grade is not None else None)
+    known: dict[str, tuple[str, int | None]] = {}
+    for name, owner in get_user_model().objects.values_list("username", "pk"):
+        known.setdefault(name_key(name), (name, owner))
+    for name, owner in OutcomeGrade.objects.filter(run=run).values_list("grader_name", "grader_id").distinct():
+        known.setdefault(name_key(name), (name, owner))
+    kept = []
+    for record in records:
+        name, owner = known.get(name_key(record.grader), (record.grader, None))
         if owner is not None and owner != importer_pk:
             raise VerdictFileError(source, f"grader {record.grader!r} is another account's name: an account's "
                                            "grades are given only by that account (rename the grader in the file)",
                                    record.line)
+        kept.append(replace(record, grader=name))
+    return kept
 
 
 def import_grades(run: AgentRun, source: str, data: bytes, *, importer=None, origin: str = ResultOrigin.IMPORT,
@@ -180,14 +189,13 @@ def import_grades(run: AgentRun, source: str, data: bytes, *, importer=None, ori
     read = parse_grades(source, data)
     tasks, records, problems = _held_tasks(run.benchmark, read.records, source, strict)
     trajectories = dict(Trajectory.objects.filter(run=run, task__in=tasks.values()).values_list("task_id", "pk"))
+    records = _as_known_graders(records, run, importer, source)
     report = GradeImportReport(source=source, run=run.name, grades=len(records),
                                graders=dict(Counter(record.grader for record in records)),
                                tasks=len({record.task_id for record in records}),
                                summary_rows=[str(row) for row in read.summary_rows], problems=problems)
     with transaction.atomic():
         stored = {(grade.task_id, grade.grader_name): grade for grade in OutcomeGrade.objects.filter(run=run)}
-        _refuse_other_accounts(records, {name: grade for (_, name), grade in stored.items() if grade.grader_id},
-                               importer, source)
         own_name = importer.get_username() if importer is not None else None
         to_create, to_update = [], []
         for record in records:

@@ -11,7 +11,7 @@ from annotation.formats import read_gold_bytes
 from annotation.gold_records import GoldFormatError
 from trajectories.formats.readers import read_records
 from trajectories.formats.task_files import TaskConfigError, parse_subset_ids, read_task_bytes
-from trajectories.formats.text import LONE_SURROGATES, decode_utf8, loads, replace_surrogates
+from trajectories.formats.text import UNSTORABLE_REPLACED, decode_utf8, loads, replace_unstorable
 from trajectories.formats.verdict_files import VerdictFileError, parse_grades, parse_outcomes
 
 ODD = st.lists(st.one_of(st.characters(exclude_categories=()), st.characters(categories=["Cs"])),
@@ -36,7 +36,7 @@ def _strings(value):
 def test_lone_surrogates_are_replaced_and_counted_and_pairs_kept():
     document, replaced = loads(r'{"a\ud800": ["\udfff", "\ud83d\ude00", "\\ud800"]}')
     assert document == {"a\ufffd": ["\ufffd", "\U0001f600", "\\ud800"]} and replaced == 2
-    assert replace_surrogates({"plain": [1, "text"]}) == ({"plain": [1, "text"]}, 0)
+    assert replace_unstorable({"plain": [1, "text"]}) == ({"plain": [1, "text"]}, 0)
 
 
 @pytest.mark.parametrize(("data", "at_start", "expected"), [
@@ -100,7 +100,7 @@ def test_a_trajectory_file_reports_the_replacement():
     for name, data in (("t.json", json.dumps(document)), ("t.jsonl", json.dumps(document) + "\n")):
         [record] = read_records(name, io.BytesIO(data.encode()), 1 << 20)
         assert record.trajectory.final_answer == "\ufffd"
-        assert any(note.startswith(LONE_SURROGATES) for note in record.notes)
+        assert any(note.startswith(UNSTORABLE_REPLACED) for note in record.notes)
         record.trajectory.content_hash()
 
 
