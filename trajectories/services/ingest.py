@@ -818,7 +818,8 @@ class _RunImport:
         for item in summary.entries:
             own, own_source = held.get(_task_key(item.task), (None, ""))
             if None not in (own, item.success) and item.success != own and item.folder in present:
-                entry.notes.append(f"{item.line}: task {item.task.task_id}: the summary says "
+                place = item.line if isinstance(item.line, str) else f"line {item.line}"
+                entry.notes.append(f"{place}: task {item.task.task_id}: the summary says "
                                    f"{'PASS' if item.success else 'FAIL'}, its trajectory {'PASS' if own else 'FAIL'} "
                                    f"({own_source}): the trajectory's verdict is kept")
         if unknown:
