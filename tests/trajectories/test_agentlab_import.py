@@ -195,3 +195,18 @@ def test_a_result_df_contradicting_an_episode_folder_is_named_and_the_folders_ve
     run = AgentRun.objects.get(name="contradicted")
     assert Trajectory.objects.get(run=run, task__task_id="click-dialog_28").success is True
     assert not TaskResult.objects.filter(run=run, task__task_id="click-dialog_28").exists()
+
+
+def test_an_episode_without_a_reward_takes_up_the_result_dfs_verdict(study, tmp_path, capsys):
+    copy = tmp_path / "study"
+    shutil.copytree(study, copy)
+    summary = copy / DIALOG / "summary_info.json"
+    document = json.loads(summary.read_text())
+    summary.write_text(json.dumps({**document, "cum_reward": None}))
+    call_command("import_trajectories", str(copy), "--run", "unrewarded", "--json", verbosity=0)
+    report = json.loads(capsys.readouterr().out)
+    [entry] = [item for item in report["files"] if item["format"] == "agentlab_study_results"]
+    assert entry["notes"][-1] == "2 verdicts of episodes without their folder kept for the run page; " \
+                                 "1 trajectories updated"
+    dialog = Trajectory.objects.get(run__name="unrewarded", task__task_id="click-dialog_28")
+    assert (dialog.success, dialog.success_source) == (True, "study/result_df_trial_1_of_3.csv")

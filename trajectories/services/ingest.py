@@ -790,8 +790,9 @@ class _RunImport:
         entry = FileReport(file=source.name, status=UNCHANGED, kind="results", format=summary.format, notes=[
             *notes, f"{len(summary.entries)} {summary.noun}, {len(summary.entries) - len(absent)} of them read from "
                     "their folders in this import", *summary.problems])
+        unjudged = {key for key, (success, _) in held.items() if success is None}
         recorded = [item for item in summary.entries
-                    if item.folder not in present or held.get(_task_key(item.task), (True,))[0] is None]
+                    if item.folder not in present or _task_key(item.task) in unjudged]
         unknown, updated, kept = [], 0, 0
         with transaction.atomic():
             if describe_run(self.run, summary.run):
