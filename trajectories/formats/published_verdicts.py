@@ -380,9 +380,10 @@ def _judge_record(name: str, line: int | str, document: dict, source_name: str) 
     judge = _text(document.get("judge")).strip()
     model = _text(document.get("judge_model_name")).strip() or _text(document["response"].get("model")).strip()
     ref = SourceRef(LLM_JUDGE, source_name or f"AgentRewardBench {judge or 'judge'}", model)
+    info = document.get("trajectory_info") if isinstance(document.get("trajectory_info"), dict) else {}
+    agent = _text(document.get("agent")).strip() or _text(info.get("model")).strip()
     return VerdictRecord(source=ref, task_id=task_id, line=line, success=success, benchmark=benchmark,
-                         agent_model=_text(document.get("agent")).strip(), explanation=text, labels=labels,
-                         intent=_text(document.get("goal")).strip())
+                         agent_model=agent, explanation=text, labels=labels, intent=_text(document.get("goal")).strip())
 
 
 def _judge_file(source: str, records: list[tuple[str, int | str, dict]], source_name: str) -> VerdictFile:

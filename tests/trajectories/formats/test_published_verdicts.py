@@ -197,3 +197,11 @@ def test_judge_answers(text, success):
 
 def test_other_tables_are_left_to_the_per_task_reader():
     assert read_verdict_file("results.csv", b"task_id,success\n1,1\n") is None
+
+
+def test_a_judge_file_without_its_agent_names_the_agent_model_it_judged():
+    document = judge_file("webarena", "Open issue 3", judge_completion("Unsuccessful"))
+    del document["agent"], document["judge"]
+    [record] = read_verdict_file("webarena.7.json", json.dumps(document).encode()).records
+    assert (record.agent_model, record.source.name, record.success) == (
+        "gpt-4o-2024-11-20", "AgentRewardBench judge", False)
