@@ -159,6 +159,7 @@ def test_judge_files_together_are_one_file_each_record_named_by_its_file():
              ("gpt-4o-noaxtree/webarena.101.json", judge_file("webarena", "b", judge_completion("Unsuccessful"))),
              ("gpt-4o-noaxtree/webarena.102.json", judge_file("webarena", "c", "<success>Maybe</success>")),
              ("gpt-4o-noaxtree/webarena.103_error.json", judge_file("webarena", "d", None)),
+             ("gpt-4o-noaxtree/webarena.104.json", {**judge_file("webarena", "e", "x"), "response": None}),
              ("gpt-4o-noaxtree/notes.json", {"note": "not a judge file"})]
     verdicts = agent_reward_bench_judge_files(
         "judgments.zip", [(name, json.dumps(document).encode()) for name, document in files]
@@ -172,7 +173,9 @@ def test_judge_files_together_are_one_file_each_record_named_by_its_file():
                                                  "beside chat_messages, judge or judge_model_name)"),
         ("broken.json", "(file)", "not JSON"),
         ("gpt-4o-noaxtree/webarena.102.json", "response.choices[0].message.content", "no verdict in the judge's completion"),
-        ("gpt-4o-noaxtree/webarena.103_error.json", "error", "the judge's request failed")]
+        ("gpt-4o-noaxtree/webarena.103_error.json", "error", "the judge's request failed"),
+        ("gpt-4o-noaxtree/webarena.104.json", "response.choices[0].message.content",
+         "no completion text in the judge's response")]
     assert verdicts.notes == ["1 file(s) other than .json passed over"]
 
 
