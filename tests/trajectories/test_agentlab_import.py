@@ -1,8 +1,10 @@
 """An AgentLab study folder (shared/data/agent-outputs/browsergym-agentlab) through every way in."""
 
+import csv
 import gzip
 import io
 import json
+import shutil
 import zipfile
 
 import pytest
@@ -171,3 +173,40 @@ def test_a_hostile_pickle_in_a_zipped_episode_fails_its_episode_and_runs_nothing
     assert list(Trajectory.objects.filter(run=run).values_list("task__task_id", flat=True)) == ["click-checkboxes_7"]
     # The failed episode's task was created inside its file's transaction: rolled back with it.
     assert not Task.objects.filter(task_id="click-dialog_28").exists()
+
+
+def test_a_result_df_contradicting_an_episode_folder_is_named_and_the_folders_verdict_kept(study, tmp_path, capsys):
+    copy = tmp_path / "study"
+    shutil.copytree(study, copy)
+    results = copy / "result_df_trial_1_of_3.csv"
+    with results.open(newline="") as handle:
+        reader = csv.DictReader(handle)
+        columns, rows = reader.fieldnames, list(reader)
+    rows[2]["cum_reward"] = "0.0"  # click-dialog_28, whose folder says 1.0
+    with results.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    call_command("import_trajectories", str(copy), "--run", "contradicted", "--json", verbosity=0)
+    report = json.loads(capsys.readouterr().out)
+    [entry] = [item for item in report["files"] if item["format"] == "agentlab_study_results"]
+    assert entry["notes"][-1] == ("line 4: task click-dialog_28: the summary says FAIL, its trajectory PASS "
+                                  "(BrowserGym reward): the trajectory's verdict is kept")
+    run = AgentRun.objects.get(name="contradicted")
+    assert Trajectory.objects.get(run=run, task__task_id="click-dialog_28").success is True
+    assert not TaskResult.objects.filter(run=run, task__task_id="click-dialog_28").exists()
+
+
+def test_an_episode_without_a_reward_takes_up_the_result_dfs_verdict(study, tmp_path, capsys):
+    copy = tmp_path / "study"
+    shutil.copytree(study, copy)
+    summary = copy / DIALOG / "summary_info.json"
+    document = json.loads(summary.read_text())
+    summary.write_text(json.dumps({**document, "cum_reward": None}))
+    call_command("import_trajectories", str(copy), "--run", "unrewarded", "--json", verbosity=0)
+    report = json.loads(capsys.readouterr().out)
+    [entry] = [item for item in report["files"] if item["format"] == "agentlab_study_results"]
+    assert entry["notes"][-1] == "2 verdicts of episodes without their folder kept for the run page; " \
+                                 "1 trajectories updated"
+    dialog = Trajectory.objects.get(run__name="unrewarded", task__task_id="click-dialog_28")
+    assert (dialog.success, dialog.success_source) == (True, "study/result_df_trial_1_of_3.csv")

@@ -302,7 +302,8 @@ def looks_like_agent_reward_bench_judge_file(document: object) -> bool:
     if not isinstance(document, dict) or not document.keys() & _JUDGE_KEYS:
         return False
     response = document.get("response")
-    return (isinstance(response, dict) and "choices" in response) or ("error" in document and "response" not in document)
+    return (isinstance(response, dict) and "choices" in response) or (
+        "chat_messages" in document and ("error" in document or "response" in document))
 
 
 def looks_like_agent_reward_bench_judge(rows) -> bool:
@@ -340,7 +341,8 @@ def judge_answer(text: str) -> tuple[bool | None, dict]:
 
 
 def _judge_completion(document: dict) -> str | None:
-    choices = document["response"].get("choices")
+    response = document["response"]
+    choices = response.get("choices") if isinstance(response, dict) else None
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
         message = choices[0].get("message")
         if isinstance(message, dict) and isinstance(message.get("content"), str):
@@ -359,7 +361,7 @@ def _judge_record(name: str, line: int | str, document: dict, source_name: str) 
                              "the judge's request failed: the file holds no completion to read")
     text = _judge_completion(document)
     if text is None:
-        return RecordProblem(line, JUDGE_COMPLETION, repr(document["response"].get("choices"))[:80],
+        return RecordProblem(line, JUDGE_COMPLETION, repr(document["response"])[:80],
                              "no completion text in the judge's response")
     success, labels = judge_answer(text)
     if success is None:
@@ -370,12 +372,13 @@ def _judge_record(name: str, line: int | str, document: dict, source_name: str) 
     judge = _field(document, "judge")
     model = _field(document, "judge_model_name") or _field(document["response"], "model")
     ref = SourceRef(LLM_JUDGE, source_name or f"AgentRewardBench {judge or 'judge'}", model)
+    info = document.get("trajectory_info") if isinstance(document.get("trajectory_info"), dict) else {}
+    agent = _field(document, "agent") or _field(info, "model")
     return VerdictRecord(source=ref, task_id=task_id, line=line, success=success, benchmark=benchmark,
-                         agent_model=_field(document, "agent"), explanation=text, labels=labels,
-                         intent=_field(document, "goal"))
+                         agent_model=agent, explanation=text, labels=labels, intent=_field(document, "goal"))
 
 
-def _judge_file(source: str, records: list[tuple[str, int | str, dict]], source_name: str) -> VerdictFile:
+def _judge_file(records: list[tuple[str, int | str, dict]], source_name: str) -> VerdictFile:
     """Judge files (name, where, document) as one file of verdicts: a file without a verdict is that record's
     problem, and the others are read."""
     found, problems = [], []
@@ -386,7 +389,7 @@ def _judge_file(source: str, records: list[tuple[str, int | str, dict]], source_
 
 
 def agent_reward_bench_judge(source: str, rows, *, source_name: str = "") -> VerdictFile:
-    return _judge_file(source, [(source, line, row) for line, row in rows], source_name)
+    return _judge_file([(source, line, row) for line, row in rows], source_name)
 
 
 def agent_reward_bench_judge_files(source: str, files: list[tuple[str, bytes]], *,
@@ -414,7 +417,7 @@ def agent_reward_bench_judge_files(source: str, files: list[tuple[str, bytes]], 
         raise VerdictFileError(source, "no AgentRewardBench judge file in it: a zip or folder of verdicts is read as "
                                        "AgentRewardBench judge files, one per trajectory; import other verdict files "
                                        "one by one")
-    found = _judge_file(source, judged, source_name)
+    found = _judge_file(judged, source_name)
     found.problems = problems + found.problems
     if passed_over:
         found.notes.append(f"{passed_over} file(s) other than .json passed over")

@@ -818,8 +818,9 @@ class _RunImport:
         entry = FileReport(file=source.name, status=UNCHANGED, kind="results", format=summary.format, notes=[
             *notes, f"{len(summary.entries)} {summary.noun}, {len(summary.entries) - len(absent)} of them read from "
                     "their folders in this import", *summary.problems])
+        unjudged = {key for key, (success, _) in held.items() if success is None}
         recorded = [item for item in summary.entries
-                    if item.folder not in present or held.get(_task_key(item.task), (True,))[0] is None]
+                    if item.folder not in present or _task_key(item.task) in unjudged]
         unknown, updated, kept = [], 0, 0
         with transaction.atomic():
             if describe_run(self.run, summary.run):
@@ -846,7 +847,8 @@ class _RunImport:
         for item in summary.entries:
             own, own_source = held.get(_task_key(item.task), (None, ""))
             if None not in (own, item.success) and item.success != own and item.folder in present:
-                entry.notes.append(f"{item.line}: task {item.task.task_id}: the summary says "
+                place = item.line if isinstance(item.line, str) else f"line {item.line}"
+                entry.notes.append(f"{place}: task {item.task.task_id}: the summary says "
                                    f"{'PASS' if item.success else 'FAIL'}, its trajectory {'PASS' if own else 'FAIL'} "
                                    f"({own_source}): the trajectory's verdict is kept")
         if unknown:

@@ -161,6 +161,7 @@ def test_judge_files_together_are_one_file_each_record_named_by_its_file():
              ("gpt-4o-noaxtree/webarena.101.json", judge_file("webarena", "b", judge_completion("Unsuccessful"))),
              ("gpt-4o-noaxtree/webarena.102.json", judge_file("webarena", "c", "<success>Maybe</success>")),
              ("gpt-4o-noaxtree/webarena.103_error.json", judge_file("webarena", "d", None)),
+             ("gpt-4o-noaxtree/webarena.104.json", {**judge_file("webarena", "e", "x"), "response": None}),
              ("gpt-4o-noaxtree/notes.json", {"note": "not a judge file"})]
     verdicts = agent_reward_bench_judge_files(
         "judgments.zip", [(name, json.dumps(document).encode()) for name, document in files]
@@ -174,7 +175,9 @@ def test_judge_files_together_are_one_file_each_record_named_by_its_file():
                                                  "beside chat_messages, judge or judge_model_name)"),
         ("broken.json", "(file)", "not JSON"),
         ("gpt-4o-noaxtree/webarena.102.json", "response.choices[0].message.content", "no verdict in the judge's completion"),
-        ("gpt-4o-noaxtree/webarena.103_error.json", "error", "the judge's request failed")]
+        ("gpt-4o-noaxtree/webarena.103_error.json", "error", "the judge's request failed"),
+        ("gpt-4o-noaxtree/webarena.104.json", "response.choices[0].message.content",
+         "no completion text in the judge's response")]
     assert verdicts.notes == ["1 file(s) other than .json passed over"]
 
 
@@ -199,3 +202,11 @@ def test_judge_answers(text, success):
 
 def test_other_tables_are_left_to_the_per_task_reader():
     assert read_verdict_file("results.csv", b"task_id,success\n1,1\n") is None
+
+
+def test_a_judge_file_without_its_agent_names_the_agent_model_it_judged():
+    document = judge_file("webarena", "Open issue 3", judge_completion("Unsuccessful"))
+    del document["agent"], document["judge"]
+    [record] = read_verdict_file("webarena.7.json", json.dumps(document).encode()).records
+    assert (record.agent_model, record.source.name, record.success) == (
+        "gpt-4o-2024-11-20", "AgentRewardBench judge", False)
