@@ -17,7 +17,7 @@ from .format_traces import FORMAT as TRACE, HarnessTrace, looks_like_trace, pars
 from .screenshots import Image, take_images
 from .sources import Source
 from .text import decode_utf8
-from .values import NUL_CHARACTERS, load_json
+from .values import NUL_CHARACTERS, load_json, nul_count
 from .webarena_html2json import FORMAT as HTML2JSON, NOTE as HTML2JSON_NOTE, looks_like_html2json, parse_html2json
 from .webarena_render import FORMAT as RENDER, decode_render, parse_render
 
@@ -92,6 +92,12 @@ def _tool_record(format: str, parse, notes: tuple[str, ...], key: str = "") -> R
     return Record(format=format, trajectory=trajectory, key=key, notes=(*notes, *found))
 
 
+def _item_notes(notes: tuple[str, ...], item: object) -> tuple[str, ...]:
+    """The file's notes as they concern one record of a list: its own NUL characters, not the file's."""
+    kept = tuple(note for note in notes if not note.startswith(NUL_CHARACTERS))
+    return (*kept, f"{NUL_CHARACTERS} ({nul})") if (nul := nul_count(item)) else kept
+
+
 def _json_records(document: object, name: str, notes: tuple[str, ...], read_sibling) -> Iterator[Record]:
     if looks_like_summary_info(name, document):
         yield _record(AGENTLAB, lambda: parse_episode(document, read_sibling), notes=notes)
@@ -116,14 +122,14 @@ def _json_records(document: object, name: str, notes: tuple[str, ...], read_sibl
         yield Record(format=online_mind2web.OTHER_FORMAT, skipped=reason, notes=notes)
     elif agent_e.looks_like_records(document):
         for position, item in enumerate(document):
-            yield _tool_record(agent_e.FORMAT, lambda item=item: agent_e.parse_record(item, name), notes,
-                               key=f"[{position}]")
+            yield _tool_record(agent_e.FORMAT, lambda item=item: agent_e.parse_record(item, name),
+                               _item_notes(notes, item), key=f"[{position}]")
     elif isinstance(document, dict) and document.keys() & {"schema", "task", "steps"}:
         yield _record(CANONICAL_JSON, lambda: canonical_trajectory(document), notes=notes)
     elif isinstance(document, list):
         for position, item in enumerate(document):
             yield _record(CANONICAL_JSON, lambda item=item: canonical_trajectory(item), key=f"[{position}]",
-                          notes=notes)
+                          notes=_item_notes(notes, item))
     elif looks_like_html2json(document):
         for key, parsed in parse_html2json(document):
             if isinstance(parsed, TrajectoryFormatError):

@@ -207,13 +207,14 @@ class InvalidJSON(TrajectoryFormatError):
 NUL_CHARACTERS = "NUL characters (\\u0000), which no database text can hold, are stored as U+FFFD"
 
 
-def _nul_count(value) -> int:
+def nul_count(value) -> int:
+    """How many NUL characters the strings and keys of a parsed JSON value hold."""
     if isinstance(value, str):
         return value.count("\x00")
     if isinstance(value, dict):
-        return sum(_nul_count(key) + _nul_count(item) for key, item in value.items())
+        return sum(nul_count(key) + nul_count(item) for key, item in value.items())
     if isinstance(value, list):
-        return sum(_nul_count(item) for item in value)
+        return sum(nul_count(item) for item in value)
     return 0
 
 
@@ -226,7 +227,7 @@ def load_json(document: str, notes: list[str] | None = None) -> object:
         if notes is not None:
             if replaced:
                 notes.append(f"{LONE_SURROGATES} ({replaced})")
-            if "\\u0000" in document and (nul := _nul_count(parsed)):
+            if "\\u0000" in document and (nul := nul_count(parsed)):
                 notes.append(f"{NUL_CHARACTERS} ({nul})")
         return parsed
     except json.JSONDecodeError as error:
