@@ -111,6 +111,20 @@ def _trajectory_v1_change(folder, change):
     path.write_text("\n".join(json.dumps(document) for document in documents))
 
 
+def _trajectory_v1_list(shared, folder):
+    jsonl, records = _trajectory_v1(shared, folder)
+    path = folder / "trajectories.json"
+    path.write_text(json.dumps([json.loads(line) for line in jsonl.read_text().splitlines()]))
+    jsonl.unlink()
+    return path, records
+
+
+def _trajectory_v1_list_change(folder, change):
+    documents = _read(folder / "trajectories.json")
+    change(documents[1])
+    _write(folder / "trajectories.json", documents)
+
+
 def _agentlab(shared, folder):
     for episode in sorted((shared / "browsergym-agentlab").glob("2025-*")):
         shutil.copytree(episode, folder / episode.name)
@@ -217,6 +231,7 @@ TOOLS = {
         "nul": (_set(final_answer="done\x00 here"), IMPORTED, ""),
         "surrogate": (_set(final_answer="done \ud800 here"), IMPORTED, ""),
     }),
+    "trajectory/v1 list": (_trajectory_v1_list, _trajectory_v1_list_change, {}),
     # A render file has no types: what it may lack or add, its ids and its text.
     "webarena-render": (_render, _render_change, {
         "missing optional": (lambda data: re.sub(rb"<img src='data:[^']*'[^>]*>", b"", data), IMPORTED, ""),
@@ -233,6 +248,7 @@ TOOLS = {
         "extra field": (_set(reviewer="n"), IMPORTED, ""),
     }),
 }
+TOOLS["trajectory/v1 list"][2].update(TOOLS["trajectory/v1"][2])  # a JSON list of the same documents
 CASES = [(tool, kind) for tool, (_, _, kinds) in TOOLS.items() for kind in kinds]
 
 

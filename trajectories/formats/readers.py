@@ -121,8 +121,8 @@ def _json_records(document: object, name: str, notes: tuple[str, ...], read_sibl
         yield Record(format=online_mind2web.OTHER_FORMAT, skipped=reason, notes=notes)
     elif agent_e.looks_like_records(document):
         for position, item in enumerate(document):
-            yield _tool_record(agent_e.FORMAT, lambda item=item: agent_e.parse_record(item, name), notes,
-                               key=f"[{position}]")
+            yield _tool_record(agent_e.FORMAT, lambda item=item: agent_e.parse_record(item, name),
+                               notes, key=f"[{position}]")
     elif isinstance(document, dict) and document.keys() & {"schema", "task", "steps"}:
         yield _record(CANONICAL_JSON, lambda: canonical_trajectory(document), notes=notes)
     elif isinstance(document, list):

@@ -38,7 +38,6 @@ from trajectories.formats.canonical import (MAX_DEPTH, RunSummary, TaskRef, Traj
 from trajectories.formats.format_traces import FORMAT as TRACE
 from trajectories.formats.harness import parse_harness_config, parse_results
 from trajectories.formats.readers import NOT_UTF8, Record
-from trajectories.formats.values import load_json
 from trajectories.formats.text import decode_utf8
 from trajectories.formats.screenshots import REFERENCE_PREFIX
 from trajectories.formats.sources import (
@@ -53,6 +52,7 @@ from trajectories.formats.sources import (
     Limits,
     Source,
 )
+from trajectories.formats.values import load_json
 from trajectories.models import AgentRun, RunTally, Step, Task, TaskResult, Trajectory, Verdict, VerdictSource
 
 from .reading import read_images_again, read_sources
