@@ -17,6 +17,7 @@ from django.utils.cache import patch_cache_control
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts.authentication import login_or_token_required
 from accounts.roles import ADMIN, ANNOTATOR, has_role, role_required
 from infrastructure import jobs
 from infrastructure.jobs import TooManyJobs
@@ -74,14 +75,14 @@ def grade_trajectory(request, pk: int):
     return redirect(reverse("metrics:trajectory-detail", args=[pk]) + "#grading")
 
 
-@login_required
+@login_or_token_required
 @require_GET
 def screenshot(request, sha256: str):
     """Screenshots are addressed by the hash of their bytes, so they never change."""
     return _screenshot_response(get_object_or_404(Screenshot, sha256=sha256))
 
 
-@login_required
+@login_or_token_required
 @require_GET
 @cache_control(private=True)
 def media_file(request, path: str):
