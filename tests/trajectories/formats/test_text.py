@@ -58,7 +58,8 @@ def test_a_whole_file_is_read_from_its_start():
 
 class _Repaired:
     """Lone surrogates replaced a second way, by Python's UTF-16 codec: a string's code units written with
-    `surrogatepass` and read back with `replace` give U+FFFD for each unit that is not half of a pair."""
+    `surrogatepass` and read back with `replace` give U+FFFD for each unit that is not half of a pair; and each
+    NUL, which PostgreSQL's text cannot hold, replaced and counted too."""
 
     def __init__(self):
         self.count = 0
@@ -69,6 +70,8 @@ class _Repaired:
             return "\ufffd", error.end
 
         codecs.register_error("test_count_lone_surrogates", replace)
+        self.count += text.count("\x00")
+        text = text.replace("\x00", "\ufffd")
         return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "test_count_lone_surrogates")
 
     def value(self, value):
@@ -83,7 +86,7 @@ class _Repaired:
 
 @settings(max_examples=60, deadline=None)
 @given(document=ANY_JSON)
-def test_json_of_any_text_loads_equal_but_for_its_lone_surrogates_each_replaced_and_counted(document):
+def test_json_of_any_text_loads_equal_but_for_its_nul_and_lone_surrogates_each_replaced_and_counted(document):
     text = json.dumps(document)
     # The standard parser's reading (pairs joined, lone surrogates kept), repaired the second way.
     repaired = _Repaired()
