@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.paginator import Page, Paginator
 from django.db.models import Avg, Count, Exists, F, OuterRef, Q, QuerySet, Sum
+from django.db.models.functions import Length, Substr
 from django.urls import reverse
 
 from accounts.roles import ANNOTATOR, has_role
@@ -87,6 +88,29 @@ def viewer_trajectories() -> QuerySet[Trajectory]:
     return Trajectory.objects.select_related("run", "task")
 
 
+# A step's long texts are read from the database cut to this many characters for a page, with their length and a
+# link to the whole, so that a page's memory is bounded whatever the texts hold (a 10 MB reasoning).
+PAGE_TEXT_LIMIT = 20_000
+PAGE_TEXTS = ("reasoning", "model_output", "observation")
+
+
+@dataclass(frozen=True)
+class PageText:
+    """A step's text as a page shows it: at most PAGE_TEXT_LIMIT characters of it, its whole length, and where
+    the whole is read."""
+
+    text: str
+    length: int
+    url: str
+
+    @property
+    def cut(self) -> bool:
+        return self.length > len(self.text)
+
+    def __bool__(self) -> bool:
+        return bool(self.length)
+
+
 @dataclass(frozen=True)
 class StepView:
     """An agent step as the viewer shows it, with whether it did what its reasoning said."""
@@ -94,6 +118,7 @@ class StepView:
     step: Step
     planned_matches: bool | None  # None: the reasoning states no action
     screenshot_url: str = ""  # of the screenshot taken before the step, when it has one
+    texts: dict[str, PageText] | None = None  # PAGE_TEXTS, cut
 
     @property
     def is_stop(self) -> bool:
@@ -117,8 +142,18 @@ class _CountedPaginator(Paginator):
 
 def steps_page(trajectory: Trajectory, count: int, number) -> Page:
     """Page `number` of the trajectory's `count` steps (`steps_show` counts them)."""
-    steps = trajectory.steps.annotate(screenshot_sha256=F("screenshot__sha256")).order_by("index")
+    cut = {}
+    for name in PAGE_TEXTS:
+        cut[f"{name}_head"] = Substr(name, 1, PAGE_TEXT_LIMIT)
+        cut[f"{name}_length"] = Length(name)
+    steps = (trajectory.steps.defer(*PAGE_TEXTS).annotate(screenshot_sha256=F("screenshot__sha256"), **cut)
+             .order_by("index"))
     return _CountedPaginator(steps, settings.TRAJECTORY_STEPS_PER_PAGE, count).get_page(number)
+
+
+def step_text(trajectory_id: int, index: int, name: str) -> str:
+    """The whole of one of a step's long texts (PAGE_TEXTS), which its page shows cut."""
+    return Step.objects.filter(trajectory_id=trajectory_id, index=index).values_list(name, flat=True).get()
 
 
 def step_views(steps) -> list[StepView]:
@@ -129,7 +164,10 @@ def step_views(steps) -> list[StepView]:
         if step.planned_action:
             matches = parse_action(step.action, executed=True).executes(parse_action(step.planned_action))
         shot = reverse("trajectories:screenshot", args=[step.screenshot_sha256]) if step.screenshot_sha256 else ""
-        views.append(StepView(step=step, planned_matches=matches, screenshot_url=shot))
+        texts = {name: PageText(getattr(step, f"{name}_head"), getattr(step, f"{name}_length"),
+                                reverse("trajectories:step-text", args=[step.trajectory_id, step.index, name]))
+                 for name in PAGE_TEXTS}
+        views.append(StepView(step=step, planned_matches=matches, screenshot_url=shot, texts=texts))
     return views
 
 

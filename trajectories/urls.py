@@ -12,6 +12,7 @@ urlpatterns = [
     path("tasks/import/", views.task_import, name="task-import"),
     path("tasks/<int:pk>/", views.task_detail, name="task-detail"),
     path("trajectories/<int:pk>/grade/", views.grade_trajectory, name="grade"),
+    path("trajectories/<int:pk>/steps/<int:index>/<str:field>.txt", views.step_text, name="step-text"),
     path("screenshots/<str:sha256>", views.screenshot, name="screenshot"),
     path("imports/<int:pk>/", views.import_job, name="import-job"),
     path("imports/<int:pk>/progress", views.import_job_progress, name="import-job-progress"),

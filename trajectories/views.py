@@ -10,13 +10,14 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import transaction
-from django.http import FileResponse, HttpResponse, HttpResponseNotFound, JsonResponse
+from django.http import FileResponse, Http404, HttpResponse, HttpResponseNotFound, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_cache_control
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts.authentication import login_or_token_required
 from accounts.roles import ADMIN, ANNOTATOR, has_role, role_required
 from infrastructure import jobs
 from infrastructure.jobs import TooManyJobs
@@ -26,7 +27,7 @@ from .formats import webarena_verified
 from .formats.verdict_files import VerdictFileError
 from .formats.webarena_tasks import TaskConfigError
 from .forms import AgentRunForm, OutcomesUploadForm, TaskImportForm, UploadForm, VerdictsUploadForm
-from .models import AgentRun, ImportJob, ResultOrigin, Screenshot, Task, TaskSubset, Trajectory
+from .models import AgentRun, ImportJob, ResultOrigin, Screenshot, Step, Task, TaskSubset, Trajectory
 from .permissions import can_import_into
 from .services.import_jobs import create_import_job, enqueue_import_job, retry_import_job
 from .services.media_check import log_missing_once
@@ -76,12 +77,27 @@ def grade_trajectory(request, pk: int):
 
 @login_required
 @require_GET
+def step_text(request, pk: int, index: int, field: str):
+    """The whole of a step's long text, which the trajectory page shows cut: plain text, never rendered."""
+    if field not in selectors.PAGE_TEXTS:
+        raise Http404(f"no step text {field!r}")
+    try:
+        text = selectors.step_text(pk, index, field)
+    except Step.DoesNotExist:
+        raise Http404(f"trajectory {pk} has no step {index}") from None
+    response = HttpResponse(text, content_type="text/plain; charset=utf-8")
+    response["Content-Security-Policy"] = "default-src 'none'"
+    return response
+
+
+@login_or_token_required
+@require_GET
 def screenshot(request, sha256: str):
     """Screenshots are addressed by the hash of their bytes, so they never change."""
     return _screenshot_response(get_object_or_404(Screenshot, sha256=sha256))
 
 
-@login_required
+@login_or_token_required
 @require_GET
 @cache_control(private=True)
 def media_file(request, path: str):

@@ -148,16 +148,19 @@ def test_the_study_through_the_upload_page(study, client, django_capture_on_comm
     _assert_study_stored(AgentRun.objects.get(name="web"))
 
 
-def test_a_hostile_pickle_in_a_zipped_episode_fails_its_episode_and_runs_nothing(study, tmp_path, capsys):
+# The dialog episode's first step, or its goal object (whose goal the first step already states, so its content
+# is not needed), replaced by a pickle that would run a shell command.
+@pytest.mark.parametrize("pickle_name", ["step_0.pkl.gz", "goal_object.pkl.gz"])
+def test_a_hostile_pickle_in_a_zipped_episode_fails_its_episode_and_runs_nothing(study, tmp_path, capsys,
+                                                                                 pickle_name):
     marker = tmp_path / "ran"
     payload = (b"\x80\x04\x8c\x02os\x8c\x06system\x93\x8c" + bytes([len(f"touch {marker}")])
                + f"touch {marker}".encode() + b"\x85R.")
     archive = tmp_path / "study.zip"
-    # The dialog episode's first step replaced by a pickle that would run a shell command.
     with zipfile.ZipFile(io.BytesIO(_zipped(study))) as original, zipfile.ZipFile(archive, "w") as hostile:
         for info in original.infolist():
             data = original.read(info)
-            if info.filename == f"study/{DIALOG}/step_0.pkl.gz":
+            if info.filename == f"study/{DIALOG}/{pickle_name}":
                 data = gzip.compress(payload)
             hostile.writestr(info, data)
 
@@ -167,7 +170,7 @@ def test_a_hostile_pickle_in_a_zipped_episode_fails_its_episode_and_runs_nothing
     failed = [entry for entry in report["files"] if entry["status"] == "failed"]
     assert [(entry["file"], entry["reason"]) for entry in failed] == [
         (f"study.zip/study/{DIALOG}/summary_info.json",
-         "step_0.pkl.gz: refused: the pickle calls os.system, which is not a BrowserGym / AgentLab class")]
+         f"{pickle_name}: refused: the pickle calls os.system, which is not a BrowserGym / AgentLab class")]
     assert not marker.exists()
     run = AgentRun.objects.get(name="hostile")
     assert list(Trajectory.objects.filter(run=run).values_list("task__task_id", flat=True)) == ["click-checkboxes_7"]

@@ -54,3 +54,22 @@ def test_files_that_no_row_names_are_not_served(client, settings, debug):
     client.force_login(UserFactory(is_superuser=True))
     assert client.get("/media/stray/secret.txt").status_code == 404
     assert client.get("/media/../config/settings/base.py").status_code == 404
+
+
+def test_the_screenshot_urls_the_api_gives_are_read_with_an_api_token(client, debug):
+    from accounts.services import create_api_token
+    from tests.factories import StepFactory, TrajectoryFactory
+
+    shot = ScreenshotFactory()
+    trajectory = TrajectoryFactory()
+    StepFactory(trajectory=trajectory, index=1, screenshot=shot)
+    token = create_api_token(UserFactory(username="script"))[1]
+    steps = client.get(f"/api/trajectories/{trajectory.pk}/", HTTP_AUTHORIZATION=f"Token {token}").json()["steps"]
+    url = steps[0]["screenshot"]
+    assert url
+    read = client.get(url, HTTP_AUTHORIZATION=f"Token {token}")
+    assert read.status_code == 200 and b"".join(read.streaming_content) == shot.image.open("rb").read()
+    assert client.get(_url(shot.image), HTTP_AUTHORIZATION=f"Token {token}").status_code == 200
+    wrong = client.get(url, HTTP_AUTHORIZATION="Token not-a-token")
+    assert wrong.status_code == 401 and wrong["WWW-Authenticate"] == "Token"
+    assert client.get(url).status_code == 302  # no token, no session: the login page, as before

@@ -134,3 +134,23 @@ def test_a_long_trajectory_shows_its_first_steps_and_loads_the_rest_a_page_at_a_
     # without scripts, the link opens the page of those steps
     second = viewer.get(url, {"steps_page": 2}).content.decode()
     assert 'id="step-51"' in second and "Steps 1 to 50" in second
+
+
+def test_a_long_text_is_cut_on_the_page_with_its_length_and_a_link_to_the_whole(viewer, client):
+    from trajectories.selectors import PAGE_TEXT_LIMIT
+
+    reasoning = "why " * (PAGE_TEXT_LIMIT // 2) + "<b>the end</b>"
+    trajectory = TrajectoryFactory()
+    StepFactory(trajectory=trajectory, index=1, reasoning=reasoning, observation="tree", model_output="")
+    page = viewer.get(reverse("metrics:trajectory-detail", args=[trajectory.pk])).content.decode()
+    assert "the end" not in page
+    whole = reverse("trajectories:step-text", args=[trajectory.pk, 1, "reasoning"])
+    assert f'Cut at {PAGE_TEXT_LIMIT} of {len(reasoning)} characters: <a href="{whole}">the whole text</a>' in page
+    assert "Accessibility tree (4 characters)" in page and "Cut at 4" not in page
+    read = viewer.get(whole)
+    assert read.status_code == 200 and read["Content-Type"] == "text/plain; charset=utf-8"
+    assert read.content.decode() == reasoning and read["Content-Security-Policy"] == "default-src 'none'"
+    assert viewer.get(reverse("trajectories:step-text", args=[trajectory.pk, 1, "action"])).status_code == 404
+    assert viewer.get(reverse("trajectories:step-text", args=[trajectory.pk, 2, "reasoning"])).status_code == 404
+    viewer.logout()
+    assert viewer.get(whole).status_code == 302

@@ -234,11 +234,10 @@ def _steps(info: dict, position: int, read_sibling) -> list[Step]:
     return one_step_per_action(step, actions(action, observation))
 
 
-def _goal(goal, read_sibling) -> str:
+def _goal(goal, goal_object) -> str:
     """The goal as the first observation states it, else as `goal_object.pkl.gz` holds it."""
     if isinstance(goal, str) and goal.strip():
         return goal.strip()
-    goal_object = _read_pickle(read_sibling, "goal_object.pkl.gz", required=False)
     if isinstance(goal_object, list):
         return "\n".join(part["text"] for part in goal_object
                          if isinstance(part, dict) and isinstance(part.get("text"), str)).strip()
@@ -286,6 +285,9 @@ def parse_episode(summary: dict, read_sibling) -> Trajectory:
     if not isinstance(env_args.get("task_name"), str):
         raise TrajectoryFormatError("expected the task's name", where="exp_args.env_args.task_name")
     task = split_task_name(env_args["task_name"], env_args.get("task_seed"))
+    # Read whether or not its goal is needed: every pickle of the episode is checked, and one refused fails
+    # the episode with its name rather than lying unnoticed in the folder.
+    goal_object = _read_pickle(read_sibling, "goal_object.pkl.gz", required=False)
     steps, goal = [], None
     # One step pickle at a time: each holds a DOM snapshot, only the step made of it is kept.
     for position in range(n_steps + 1):
@@ -299,7 +301,7 @@ def parse_episode(summary: dict, read_sibling) -> Trajectory:
             steps.extend(_steps(info, position, read_sibling))
     for number, step in enumerate(steps, start=1):
         step.index = number
-    task.intent = _goal(goal, read_sibling)
+    task.intent = _goal(goal, goal_object)
     outcome, answer = _outcome(summary, steps)
     elapsed = [_total(summary, key) for key in ("step_elapsed", "agent_elapsed")]
     return Trajectory(
