@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.roles import ANNOTATOR, has_role
+from failures.selectors import failure_panel
 from metrics.definitions.agent_response import task_answer_check
 from judges.outcomes import NO_OUTCOME_JUDGE
 from metrics.forms import EvaluationForm, OutcomeJudgeForm
@@ -157,6 +158,6 @@ def trajectory_detail(request, pk: int):
          "previous": previous, "next": following,
          "answer_check": task_answer_check(trajectory.task.eval_config, trajectory.final_answer),
          "task_verdicts": task_verdicts, "grading": grading, "disagreements": disagreements,
-         "source_verdicts": source_verdicts,
+         "source_verdicts": source_verdicts, "failure": failure_panel(trajectory, request.user),
          "shows": shows},
     )
