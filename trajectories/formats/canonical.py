@@ -55,6 +55,9 @@ class TaskRef:
     task_id: str
     benchmark: str = "webarena"
     intent: str = ""
+    # The task's reference answer where the file gives it (Who&When's ground truth), for a task the
+    # platform makes from the file.
+    reference_answer: str = ""
 
 
 @dataclass
@@ -194,6 +197,7 @@ class Trajectory:
             if step.get("action_parts"):
                 _drop_unset(step["action_parts"], _UNHASHED_PARTS_WHEN_UNSET)
         _drop_unset(body["outcome"], ("source",))
+        _drop_unset(body["task"], ("reference_answer",))
         encoded = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 
@@ -377,7 +381,7 @@ def from_dict(document: dict) -> Trajectory:
     return Trajectory(
         run=RunInfo(**document.get("run", {})),
         task=TaskRef(task_id=str(task["task_id"]), benchmark=task.get("benchmark", "webarena"),
-                     intent=task.get("intent", "")),
+                     intent=task.get("intent", ""), reference_answer=task.get("reference_answer", "")),
         steps=steps,
         plan=list(document.get("plan", [])),
         final_answer=document.get("final_answer"),

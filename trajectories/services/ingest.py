@@ -666,7 +666,8 @@ class _RunImport:
         named = ref.benchmark in TASKS_NAMED_BY_RESULTS and bool(ref.intent.strip())
         if (listed and not named) or not (ref.task_id.isprintable() and ref.benchmark.isprintable()):
             return None
-        task, created = task_from_file(ref.benchmark, ref.task_id, _text(ref.intent).strip())
+        task, created = task_from_file(ref.benchmark, ref.task_id, _text(ref.intent).strip(),
+                                       _text(ref.reference_answer).strip())
         if created and entry is not None:
             held = "no task of this id" if listed else f"no task list of {ref.benchmark}"
             entry.notes.append(f"task {task} created from this file: the platform holds {held}")

@@ -27,6 +27,7 @@ def _hash_as_first_defined(trajectory) -> str:
         for name in LATER_PARTS:
             assert step["action_parts"].pop(name) in (None, "")
     assert body["outcome"].pop("source") == ""
+    assert body["task"].pop("reference_answer") == ""
     encoded = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 
@@ -56,16 +57,18 @@ def test_usage_and_verdicts_count_in_the_hash_once_set():
     assert changed.trajectory.steps[0].tokens_in == 120
 
 
-def test_a_speaker_or_failure_label_counts_in_the_hash_once_set():
+def test_a_speaker_failure_label_or_reference_answer_counts_in_the_hash_once_set():
     hashes = set()
-    for agent, labels in (("", []), ("WebSurfer", []), ("", [{"source": "Who&When annotators", "step": 1}])):
+    for agent, labels, answer in (("", [], ""), ("WebSurfer", [], ""),
+                                  ("", [{"source": "Who&When annotators", "step": 1}], ""), ("", [], "8")):
         document = _document(failure_labels=labels)
         document["steps"][0]["agent"] = agent
+        document["task"]["reference_answer"] = answer
         [record] = _read("t.json", json.dumps(document).encode())
         prepare(record, None)
         assert record.error is None
         hashes.add(record.content_hash)
-    assert len(hashes) == 3
+    assert len(hashes) == 4
 
 
 def test_a_point_or_selector_counts_in_the_hash_once_set():
