@@ -145,6 +145,8 @@ def kwargs_for(name: str, data) -> dict:
         "trajectories:import-job-retry": {"pk": data["import_job"].pk},
         "trajectories:task-detail": {"pk": data["task"].pk},
         "trajectories:grade": {"pk": data["trajectory"].pk},
+        "failures:annotate": {"pk": data["trajectory"].pk},
+        "failures:taxonomy": {"benchmark": data["task"].benchmark},
         "media": {"path": data["shot"].image.name},
         "annotation:task": {"task_pk": data["task"].pk},
         "annotation:gold": {"pk": data["gold"].pk},
