@@ -14,6 +14,7 @@ class SourceKind(models.TextChoices):
     HUMAN = "human", "Human graders"
     IMPORTED = "imported", "Imported human labels"
     JUDGE = "judge", "Judge"
+    RULE = "rule", "Offline rule"
 
 
 class AttributionSource(models.Model):

@@ -9,4 +9,6 @@ urlpatterns = [
     path("queue/", views.queue, name="queue"),
     path("agreement/", views.agreement, name="agreement"),
     path("types/<str:benchmark>/", views.taxonomy, name="taxonomy"),
+    path("attribution/", views.attribution, name="attribution"),
+    path("runs/<int:pk>/rules/", views.run_rules, name="run-rules"),
 ]

@@ -1,5 +1,6 @@
-"""Pages of failure annotation: the trajectory page's form posts here; the queue of failures to
-annotate, agreement between people, and a benchmark's failure types."""
+"""Pages of why trajectories failed: the trajectory page's form posts here; the queue of failures
+to annotate, agreement between people, a benchmark's failure types, the attribution sources against
+people, and the run page's start of the offline rules."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -11,9 +12,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.roles import ANNOTATOR, REVIEWER, has_role, role_required
 from judges.calibration import format_interval
 from trajectories.models import AgentRun, Task, Trajectory
+from trajectories.permissions import can_import_into
 
 from . import selectors
 from .services.annotations import AnnotationError, record_failure_annotation, save_taxonomy
+from .services.attribution import attribute_by_rules
 from .taxonomy import TaxonomyError, types_text
 
 
@@ -41,6 +44,15 @@ def _run_id(request) -> int | None:
     return int(raw) if raw.isdigit() else None
 
 
+def _scope(run_id: int | None, benchmark: str) -> dict:
+    """The run and benchmark chosen, and those that have attributed failures to choose from."""
+    return {"run_id": run_id, "benchmark": benchmark,
+            "runs": AgentRun.objects.filter(trajectories__failure_attributions__isnull=False).distinct()
+            .order_by("name"),
+            "benchmarks": Task.objects.filter(trajectories__failure_attributions__isnull=False)
+            .values_list("benchmark", flat=True).distinct().order_by("benchmark")}
+
+
 @role_required(ANNOTATOR)
 @require_GET
 def queue(request):
@@ -62,11 +74,7 @@ def agreement(request):
         ("Within ±3 steps", result.within_3), ("Responsible agent", result.agent),
         ("Failure type (share equal)", result.failure_type), ("Failure type (Cohen's κ)", result.type_kappa))]
     return render(request, "failures/agreement.html", {
-        "result": result, "rows": rows, "run_id": run_id, "benchmark": benchmark,
-        "runs": AgentRun.objects.filter(trajectories__failure_attributions__isnull=False).distinct().order_by("name"),
-        "benchmarks": Task.objects.filter(trajectories__failure_attributions__isnull=False)
-        .values_list("benchmark", flat=True).distinct().order_by("benchmark"),
-    })
+        "result": result, "rows": rows, **_scope(run_id, benchmark)})
 
 
 @login_required
@@ -89,3 +97,27 @@ def taxonomy(request, benchmark: str):
         "benchmark": benchmark, "types": selectors.taxonomy(benchmark), "text": text, "error": error,
         "may_edit": may_edit, "own": selectors.has_own_taxonomy(benchmark),
     }, status=400 if error else 200)
+
+
+@login_required
+@require_GET
+def attribution(request):
+    run_id, benchmark = _run_id(request), request.GET.get("benchmark", "").strip()
+    people = selectors.human_sources(run_id, benchmark)
+    reference = next((source for source in people if str(source.pk) == request.GET.get("reference", "")), None)
+    rows = [(row, [(figure, format_interval(figure.interval)) for figure in (
+        row.result.agent, row.result.exact, row.result.within_1, row.result.within_3, row.result.failure_type,
+        row.result.type_kappa)]) for row in selectors.attribution_table(run_id, benchmark, reference)]
+    return render(request, "failures/attribution.html", {
+        "rows": rows, "people": people, "reference": reference, **_scope(run_id, benchmark)})
+
+
+@login_required
+@require_POST
+def run_rules(request, pk: int):
+    run = get_object_or_404(AgentRun, pk=pk)
+    if not (has_role(request.user, REVIEWER) or can_import_into(request.user, run)):
+        raise PermissionDenied("attributing a run's failures needs the run's uploader or the reviewer role")
+    count = attribute_by_rules(run)
+    messages.success(request, f"The offline rules attributed {count} failed trajector{'y' if count == 1 else 'ies'}.")
+    return redirect(reverse("metrics:run-detail", args=[pk]) + "#run-failures")

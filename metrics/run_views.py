@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.roles import ANNOTATOR, has_role
-from failures.selectors import failure_panel
+from failures.selectors import failure_panel, run_failures
 from metrics.definitions.agent_response import task_answer_check
 from judges.outcomes import NO_OUTCOME_JUDGE
 from metrics.forms import EvaluationForm, OutcomeJudgeForm
@@ -119,7 +119,8 @@ def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = N
          "source_labels": success_sources(),
          "evaluate_form": evaluate_form,
          "outcome_jobs": run.outcome_jobs.select_related("judge_config")[:10],
-         "outcome_form": OutcomeJudgeForm() if may_evaluate else None, "no_outcome_judge": NO_OUTCOME_JUDGE},
+         "outcome_form": OutcomeJudgeForm() if may_evaluate else None, "no_outcome_judge": NO_OUTCOME_JUDGE,
+         "failures": run_failures(run, request.user, request.GET.get("failure_source", ""))},
         status=status,
     )
 

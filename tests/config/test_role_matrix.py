@@ -146,6 +146,7 @@ def kwargs_for(name: str, data) -> dict:
         "trajectories:task-detail": {"pk": data["task"].pk},
         "trajectories:grade": {"pk": data["trajectory"].pk},
         "failures:annotate": {"pk": data["trajectory"].pk},
+        "failures:run-rules": {"pk": data["run"].pk},
         "failures:taxonomy": {"benchmark": data["task"].benchmark},
         "media": {"path": data["shot"].image.name},
         "annotation:task": {"task_pk": data["task"].pk},
