@@ -15,6 +15,7 @@ class SourceKind(models.TextChoices):
     IMPORTED = "imported", "Imported human labels"
     JUDGE = "judge", "Judge"
     RULE = "rule", "Offline rule"
+    GOLD = "gold", "From gold"
 
 
 class AttributionSource(models.Model):

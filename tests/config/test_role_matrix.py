@@ -147,6 +147,7 @@ def kwargs_for(name: str, data) -> dict:
         "trajectories:grade": {"pk": data["trajectory"].pk},
         "failures:annotate": {"pk": data["trajectory"].pk},
         "failures:run-rules": {"pk": data["run"].pk},
+        "metrics:run-failures-from-gold": {"pk": data["run"].pk},
         "failures:taxonomy": {"benchmark": data["task"].benchmark},
         "media": {"path": data["shot"].image.name},
         "annotation:task": {"task_pk": data["task"].pk},
