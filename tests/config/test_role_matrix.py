@@ -148,6 +148,7 @@ def kwargs_for(name: str, data) -> dict:
         "failures:annotate": {"pk": data["trajectory"].pk},
         "failures:run-rules": {"pk": data["run"].pk},
         "metrics:run-failures-from-gold": {"pk": data["run"].pk},
+        "api-failure-annotations": {"pk": data["trajectory"].pk},
         "failures:taxonomy": {"benchmark": data["task"].benchmark},
         "media": {"path": data["shot"].image.name},
         "annotation:task": {"task_pk": data["task"].pk},
