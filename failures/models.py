@@ -5,7 +5,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from trajectories.models import ResultOrigin, Trajectory
+from infrastructure.jobs import BackgroundJob, JobStatus
+from trajectories.models import AgentRun, ResultOrigin, Trajectory
 
 
 class SourceKind(models.TextChoices):
@@ -89,3 +90,29 @@ class FailureAttribution(models.Model):
 
     def __str__(self):
         return f"{self.source} on {self.trajectory}: step {self.step_index}"
+
+
+class ThemeJob(BackgroundJob):
+    """A background grouping of a run's (or a benchmark's, or every) failed trajectories into themes."""
+
+    dispatch_task = "failures.tasks.compute_themes_task"
+    job_kind = "failure theme job"
+    Status = JobStatus
+
+    run = models.ForeignKey(AgentRun, null=True, blank=True, on_delete=models.CASCADE, related_name="theme_jobs")
+    benchmark = models.CharField(max_length=64, blank=True, help_text="Blank: every benchmark.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    failures = models.PositiveIntegerField(default=0, help_text="Attributed failures grouped.")
+    themes = models.JSONField(default=list, blank=True,
+                              help_text="[{phrases, size, representatives, trajectories}], largest first.")
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["run", "benchmark", "created_at"])]
+
+    def __str__(self):
+        return f"themes of {self.run or self.benchmark or 'every run'} ({self.status})"

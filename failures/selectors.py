@@ -13,7 +13,7 @@ from trajectories.models import AgentRun, Step, Trajectory
 
 from .accuracy import Shape, against, consensus, random_floor
 from .agreement import Label, StepAgreement, annotator_pairs, step_agreement
-from .models import AttributionSource, FailureAttribution, FailureTaxonomy, SourceKind
+from .models import AttributionSource, FailureAttribution, FailureTaxonomy, SourceKind, ThemeJob
 from .taxonomy import DEFAULT_TYPES, FailureType
 
 QUEUE_LENGTH = 100
@@ -231,3 +231,26 @@ def run_failures(run: AgentRun, user, source_pk: str = "") -> RunFailures:
     types, untyped = failure_types(run, source)
     may_run_rules = has_role(user, REVIEWER) or can_import_into(user, run)
     return RunFailures(run.trajectories.filter(success=False).count(), types, untyped, sources, source, may_run_rules)
+
+
+# --- failure themes --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ThemesView:
+    """The latest themes of a scope, and the job computing newer ones, if any."""
+
+    done: ThemeJob | None
+    pending: ThemeJob | None
+    themes: list  # (label, size, representative trajectories still stored), largest first
+
+
+def latest_themes(run_id: int | None = None, benchmark: str = "") -> ThemesView:
+    scope = ThemeJob.objects.filter(run_id=run_id, benchmark=benchmark)
+    done = scope.filter(status=ThemeJob.Status.DONE).order_by("-finished_at", "-pk").first()
+    pending = scope.filter(status__in=ThemeJob.unfinished_statuses).order_by("-created_at", "-pk").first()
+    found = done.themes if done else []
+    stored = Trajectory.objects.select_related("task").in_bulk(
+        [pk for theme in found for pk in theme["representatives"]])
+    rows = [(" · ".join(theme["phrases"]) or "(no words in common)", theme["size"],
+             [stored[pk] for pk in theme["representatives"] if pk in stored]) for theme in found]
+    return ThemesView(done, pending, rows)

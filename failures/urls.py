@@ -10,5 +10,6 @@ urlpatterns = [
     path("agreement/", views.agreement, name="agreement"),
     path("types/<str:benchmark>/", views.taxonomy, name="taxonomy"),
     path("attribution/", views.attribution, name="attribution"),
+    path("themes/", views.themes, name="themes"),
     path("runs/<int:pk>/rules/", views.run_rules, name="run-rules"),
 ]

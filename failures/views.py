@@ -17,6 +17,7 @@ from trajectories.permissions import can_import_into
 from . import selectors
 from .services.annotations import AnnotationError, record_failure_annotation, save_taxonomy
 from .services.attribution import attribute_by_rules
+from .services.themes import request_themes
 from .taxonomy import TaxonomyError, types_text
 
 
@@ -121,3 +122,19 @@ def run_rules(request, pk: int):
     count = attribute_by_rules(run)
     messages.success(request, f"The offline rules attributed {count} failed trajector{'y' if count == 1 else 'ies'}.")
     return redirect(reverse("metrics:run-detail", args=[pk]) + "#run-failures")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def themes(request):
+    run_id, benchmark = _run_id(request), request.GET.get("benchmark", "").strip()
+    if request.method == "POST":
+        if not has_role(request.user, ANNOTATOR):
+            raise PermissionDenied("recomputing failure themes needs the annotator or reviewer role")
+        run = get_object_or_404(AgentRun, pk=run_id) if run_id is not None else None
+        request_themes(run=run, benchmark=benchmark)
+        messages.success(request, "Failure themes are being recomputed.")
+        return redirect(request.get_full_path())
+    view = selectors.latest_themes(run_id, benchmark)
+    return render(request, "failures/themes.html", {"view": view, "may_recompute": has_role(request.user, ANNOTATOR),
+                                                    **_scope(run_id, benchmark)})

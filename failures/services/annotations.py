@@ -7,6 +7,7 @@ from trajectories.models import ResultOrigin, Trajectory
 from ..models import AttributionSource, FailureAttribution, FailureTaxonomy, SourceKind
 from ..selectors import taxonomy
 from ..taxonomy import parse_types
+from .themes import request_themes
 
 HUMAN_GRADERS = "human graders"
 NOTE_MAX_LENGTH = 2000
@@ -35,7 +36,7 @@ def _step(trajectory: Trajectory, raw) -> int:
 def record_failure_annotation(trajectory: Trajectory, user, *, step, failure_type: str, agent: str = "",
                               note: str = "", origin: str = ResultOrigin.WEB) -> FailureAttribution:
     """The user's decisive step, failure type, responsible agent and note for a failed trajectory;
-    annotating again replaces their first annotation."""
+    annotating again replaces their first annotation. The run's failure themes are asked for again."""
     if trajectory.success:
         raise AnnotationError("the trajectory succeeded by its harness verdict: only failures have a decisive step")
     step = _step(trajectory, step)
@@ -55,6 +56,7 @@ def record_failure_annotation(trajectory: Trajectory, user, *, step, failure_typ
             defaults={"annotator": user, "step_index": step, "failure_type": failure_type, "agent": agent,
                       "note": note, "origin": origin, "source_name": ""},
         )
+        request_themes(run=trajectory.run)
     return annotation
 
 
