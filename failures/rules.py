@@ -80,4 +80,5 @@ def attribute(steps: Sequence[StepText]) -> RuleAttribution | None:
     if found:
         return found
     step = steps[-2] if len(steps) > 1 else steps[-1]
-    return RuleAttribution(step.index, step.agent, BEFORE_ANSWER, "the step before the last, where the answer was settled")
+    return RuleAttribution(step.index, step.agent, BEFORE_ANSWER,
+                           "the step before the last, where the answer was settled")

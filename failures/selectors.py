@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q
 
-from accounts.roles import ANNOTATOR, REVIEWER, has_role
-from trajectories.permissions import can_import_into
+from accounts.roles import ANNOTATOR, has_role
 from trajectories.models import AgentRun, Step, Trajectory
 
 from .accuracy import Shape, against, consensus, random_floor
 from .agreement import Label, StepAgreement, annotator_pairs, step_agreement
+from .permissions import may_attribute
 from .models import AttributionSource, FailureAttribution, FailureTaxonomy, SourceKind, ThemeJob
 from .taxonomy import DEFAULT_TYPES, FailureType
 
@@ -64,7 +64,8 @@ def failure_panel(trajectory: Trajectory, user) -> FailurePanel:
     attributions = list(FailureAttribution.objects.filter(trajectory=trajectory).select_related("source")
                         .order_by("source__kind", "source__name", "created_at", "pk"))
     can_annotate = has_role(user, ANNOTATOR) and not trajectory.success
-    mine = next((item for item in attributions if item.annotator_id == user.pk and item.source.kind == SourceKind.HUMAN),
+    mine = next((item for item in attributions
+                 if item.annotator_id == user.pk and item.source.kind == SourceKind.HUMAN),
                 None) if user.is_authenticated else None
     types, agents = taxonomy(trajectory.task.benchmark), step_agents(trajectory)
     if can_annotate and mine is None:
@@ -229,8 +230,8 @@ def run_failures(run: AgentRun, user, source_pk: str = "") -> RunFailures:
     sources = run_sources(run)
     source = next((item for item in sources if str(item.pk) == source_pk), None)
     types, untyped = failure_types(run, source)
-    may_run_rules = has_role(user, REVIEWER) or can_import_into(user, run)
-    return RunFailures(run.trajectories.filter(success=False).count(), types, untyped, sources, source, may_run_rules)
+    return RunFailures(run.trajectories.filter(success=False).count(), types, untyped, sources, source,
+                       may_attribute(user, run))
 
 
 # --- failure themes --------------------------------------------------------------------------

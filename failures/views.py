@@ -12,9 +12,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.roles import ANNOTATOR, REVIEWER, has_role, role_required
 from judges.calibration import format_interval
 from trajectories.models import AgentRun, Task, Trajectory
-from trajectories.permissions import can_import_into
 
 from . import selectors
+from .permissions import REFUSAL, may_attribute
 from .services.annotations import AnnotationError, record_failure_annotation, save_taxonomy
 from .services.attribution import attribute_by_rules
 from .services.themes import request_themes
@@ -117,8 +117,8 @@ def attribution(request):
 @require_POST
 def run_rules(request, pk: int):
     run = get_object_or_404(AgentRun, pk=pk)
-    if not (has_role(request.user, REVIEWER) or can_import_into(request.user, run)):
-        raise PermissionDenied("attributing a run's failures needs the run's uploader or the reviewer role")
+    if not may_attribute(request.user, run):
+        raise PermissionDenied(REFUSAL)
     count = attribute_by_rules(run)
     messages.success(request, f"The offline rules attributed {count} failed trajector{'y' if count == 1 else 'ies'}.")
     return redirect(reverse("metrics:run-detail", args=[pk]) + "#run-failures")

@@ -11,7 +11,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.roles import ANNOTATOR, REVIEWER, has_role
+from accounts.roles import ANNOTATOR, has_role
+from failures.permissions import REFUSAL, may_attribute
 from failures.selectors import failure_panel, run_failures
 from metrics.definitions.agent_response import task_answer_check
 from judges.outcomes import NO_OUTCOME_JUDGE
@@ -171,8 +172,8 @@ def trajectory_detail(request, pk: int):
 def run_failures_from_gold(request, pk: int):
     """The decisive step of the run's failures from the gold path of its latest evaluation."""
     run = get_object_or_404(AgentRun, pk=pk)
-    if not (has_role(request.user, REVIEWER) or can_import_into(request.user, run)):
-        raise PermissionDenied("attributing a run's failures needs the run's uploader or the reviewer role")
+    if not may_attribute(request.user, run):
+        raise PermissionDenied(REFUSAL)
     try:
         attributed, scored = attribute_from_gold(run)
     except NoEvaluation as error:

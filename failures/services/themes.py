@@ -51,8 +51,8 @@ def failure_texts(run_id: int | None = None, benchmark: str = "") -> list[Failur
     for trajectory_id, step in decisive.items():
         if step is not None:
             wanted |= Q(trajectory_id=trajectory_id, index=step)
-    steps = {} if not wanted else {trajectory_id: f"{action} {reasoning[:STEP_TEXT]}" for trajectory_id, action, reasoning
-                                   in Step.objects.filter(wanted).values_list("trajectory_id", "action", "reasoning")}
+    rows = Step.objects.filter(wanted).values_list("trajectory_id", "action", "reasoning") if wanted else []
+    steps = {trajectory_id: f"{action} {reasoning[:STEP_TEXT]}" for trajectory_id, action, reasoning in rows}
     return [FailureText(trajectory_id, " ".join([*notes[trajectory_id], steps.get(trajectory_id, "")]).strip())
             for trajectory_id in sorted(labels)]
 

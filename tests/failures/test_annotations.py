@@ -118,7 +118,8 @@ def test_the_trajectory_page_form_saves_and_escapes_what_was_typed(client, faile
     assert b"<b>bold</b>" not in page.content
 
     response = client.post(reverse("failures:annotate", args=[failed.pk]),
-                           {"step": "2", "failure_type": "looped", "agent": "Orchestrator", "note": "<script>x</script>"})
+                           {"step": "2", "failure_type": "looped", "agent": "Orchestrator",
+                            "note": "<script>x</script>"})
 
     assert response.status_code == 302 and response.url.endswith(f"/trajectories/{failed.pk}/#failure")
     page = client.get(reverse("metrics:trajectory-detail", args=[failed.pk])).content.decode()
@@ -132,7 +133,8 @@ def test_a_refused_annotation_says_why_on_the_page(client, failed, annotator):
     page = client.post(reverse("failures:annotate", args=[failed.pk]), {"step": "9", "failure_type": "looped"},
                        follow=True)
 
-    assert "Failure annotation not saved: decisive step 9 is not one of the trajectory&#x27;s steps" in page.content.decode()
+    assert ("Failure annotation not saved: decisive step 9 is not one of the trajectory&#x27;s steps"
+            in page.content.decode())
 
 
 def test_annotating_needs_the_annotator_role(client, failed):

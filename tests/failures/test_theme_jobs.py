@@ -10,8 +10,10 @@ from tests.factories import AgentRunFactory, StepFactory, TrajectoryFactory, Use
 
 pytestmark = pytest.mark.django_db
 
-NOTES = [("blocked_by_site", "A captcha blocked the login page"), ("blocked_by_site", "Captcha at login, could not pass"),
-         ("blocked_by_site", "The login captcha stopped it"), ("wrong_value", "Typed the wrong date into the booking form"),
+NOTES = [("blocked_by_site", "A captcha blocked the login page"),
+         ("blocked_by_site", "Captcha at login, could not pass"),
+         ("blocked_by_site", "The login captcha stopped it"),
+         ("wrong_value", "Typed the wrong date into the booking form"),
          ("wrong_value", "Entered the wrong date in the booking form")]
 
 

@@ -116,7 +116,8 @@ def parse_log(document: dict) -> Trajectory:
         meta["gaia_level"] = _text(document, "level")
     return Trajectory(
         run=RunInfo(agent=layout, paradigm="other", meta=meta),
-        task=TaskRef(task_id=question_id, benchmark=benchmark_of(question_id), intent=_text(document, "question").strip(),
+        task=TaskRef(task_id=question_id, benchmark=benchmark_of(question_id),
+                     intent=_text(document, "question").strip(),
                      reference_answer=_text(document, "ground_truth").strip()),
         steps=steps,
         final_answer=final_answer,
