@@ -127,6 +127,16 @@ def test_the_trajectory_page_form_saves_and_escapes_what_was_typed(client, faile
     assert "&lt;b&gt;bold&lt;/b&gt;" in page
 
 
+def test_a_successful_trajectory_without_attributions_shows_no_failure_panel(client, annotator):
+    succeeded = TrajectoryFactory(success=True, step_count=1)
+    client.force_login(annotator)
+
+    page = client.get(reverse("metrics:trajectory-detail", args=[succeeded.pk])).content.decode()
+
+    assert 'id="failure"' not in page
+    assert client.get(reverse("readme-section", args=["why-it-failed"])).status_code == 200
+
+
 def test_a_refused_annotation_says_why_on_the_page(client, failed, annotator):
     client.force_login(annotator)
 
