@@ -58,7 +58,7 @@ def failure_texts(run_id: int | None = None, benchmark: str = "") -> list[Failur
 
 
 def compute_themes(job_id: int) -> ThemeJob:
-    """Run a theme job to its end; a failure is recorded on the job."""
+    """Run a theme job to its end, replacing the scope's earlier themes; a failure is recorded on the job."""
     job = ThemeJob.objects.get(pk=job_id)
     if job.status == ThemeJob.Status.DONE:
         return job
@@ -77,6 +77,9 @@ def compute_themes(job_id: int) -> ThemeJob:
         with transaction.atomic():
             ThemeJob.objects.filter(pk=job.pk).update(status=ThemeJob.Status.DONE, finished_at=timezone.now(),
                                                       themes=found, failures=len(texts))
+            # Only the latest themes of a scope are shown: the earlier ones go.
+            ThemeJob.objects.filter(run_id=job.run_id, benchmark=job.benchmark, status=ThemeJob.Status.DONE,
+                                    pk__lt=job.pk).delete()
     job.refresh_from_db()
     jobs.record_finished(job)
     return job
