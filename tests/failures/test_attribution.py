@@ -4,10 +4,11 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from failures.models import AttributionSource, FailureAttribution, SourceKind
+from failures.models import AttributionSource, FailureAttribution, SourceKind, ThemeJob
 from failures.selectors import attribution_table, failure_types
 from failures.services.annotations import record_failure_annotation
 from failures.services.attribution import attribute_by_rules
+from metrics.services.runs import delete_run
 from tests.factories import AgentRunFactory, StepFactory, TrajectoryFactory, UserFactory
 from trajectories.services.ingest import import_paths
 
@@ -126,3 +127,15 @@ def test_the_command_attributes_and_prints_the_table_on_the_shared_who_and_when_
     # 1/len(history) averaged over the ten logs (6, 10, 7, 8, 8, 9, 8, 10, 10 and 5 messages).
     assert floor[:2] == ["Random choice (floor)", "10"]
     assert float(floor[3]) == pytest.approx(sum(1 / n for n in (6, 10, 7, 8, 8, 9, 8, 10, 10, 5)) / 10, abs=5e-4)
+
+
+def test_deleting_a_run_takes_its_attributions_and_themes_and_keeps_the_sources(run, annotator):
+    trajectory = _failed(run, [("", "a", ""), ("", "b", "")])
+    record_failure_annotation(trajectory, annotator, step=1, failure_type="looped")
+    attribute_by_rules(run)
+    ThemeJob.objects.create(run=run)
+
+    delete_run(run)
+
+    assert not FailureAttribution.objects.exists() and not ThemeJob.objects.exists()
+    assert AttributionSource.objects.count() == 2
