@@ -41,6 +41,7 @@ urlpatterns = [
     path("", include("trajectories.api_urls")),
     path("", include("annotation.api_urls")),
     path("", include("judges.api_urls")),
+    path("", include("failures.api_urls")),
     path("", include("metrics.api_urls")),
     re_path(r"^.*$", not_found),  # last: unknown API paths answer JSON too
 ]

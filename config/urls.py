@@ -24,6 +24,7 @@ urlpatterns = [
     path("", include("trajectories.urls")),
     path("annotation/", include("annotation.urls")),
     path("judges/", include("judges.urls")),
+    path("failures/", include("failures.urls")),
     path("", include("metrics.urls")),
     # Uploaded files and screenshots, checked against who may see them (never served as static files).
     path(f"{settings.MEDIA_URL.strip('/')}/<path:path>", media_file, name="media"),

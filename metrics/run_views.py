@@ -8,9 +8,12 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import prefetch_related_objects
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.roles import ANNOTATOR, has_role
+from failures.permissions import REFUSAL, may_attribute
+from failures.selectors import failure_panel, run_failures
 from metrics.definitions.agent_response import task_answer_check
 from judges.outcomes import NO_OUTCOME_JUDGE
 from metrics.forms import EvaluationForm, OutcomeJudgeForm
@@ -19,6 +22,7 @@ from metrics.leaderboard import success_sources
 from metrics.models import EvaluationJob
 from metrics.permissions import can_change_evaluation, can_evaluate
 from metrics.selectors import run_evaluations, stale_scores, trajectory_evaluation
+from metrics.services.failure_attribution import NoEvaluation, attribute_from_gold
 from metrics.services.runs import RunNameError, delete_run, deletion_of, rename_run
 from metrics.subsets import run_subsets
 from metrics.verdicts import one_run, success_counts, trajectory_verdicts
@@ -118,7 +122,8 @@ def run_page(request, run: AgentRun, *, evaluate_form: EvaluationForm | None = N
          "source_labels": success_sources(),
          "evaluate_form": evaluate_form,
          "outcome_jobs": run.outcome_jobs.select_related("judge_config")[:10],
-         "outcome_form": OutcomeJudgeForm() if may_evaluate else None, "no_outcome_judge": NO_OUTCOME_JUDGE},
+         "outcome_form": OutcomeJudgeForm() if may_evaluate else None, "no_outcome_judge": NO_OUTCOME_JUDGE,
+         "failures": run_failures(run, request.user, request.GET.get("failure_source", ""))},
         status=status,
     )
 
@@ -157,6 +162,23 @@ def trajectory_detail(request, pk: int):
          "previous": previous, "next": following,
          "answer_check": task_answer_check(trajectory.task.eval_config, trajectory.final_answer),
          "task_verdicts": task_verdicts, "grading": grading, "disagreements": disagreements,
-         "source_verdicts": source_verdicts,
+         "source_verdicts": source_verdicts, "failure": failure_panel(trajectory, request.user),
          "shows": shows},
     )
+
+
+@login_required
+@require_POST
+def run_failures_from_gold(request, pk: int):
+    """The decisive step of the run's failures from the gold path of its latest evaluation."""
+    run = get_object_or_404(AgentRun, pk=pk)
+    if not may_attribute(request.user, run):
+        raise PermissionDenied(REFUSAL)
+    try:
+        attributed, scored = attribute_from_gold(run)
+    except NoEvaluation as error:
+        messages.error(request, f"Nothing attributed from gold: {error}.")
+    else:
+        messages.success(request, f"From gold: {attributed} of {scored} failed trajectories scored against gold "
+                                  "left its path for good.")
+    return redirect(reverse("metrics:run-detail", args=[pk]) + "#run-failures")

@@ -10,6 +10,7 @@ urlpatterns = [
     path("runs/<int:pk>/rename/", run_views.run_rename, name="run-rename"),
     path("runs/<int:pk>/delete/", run_views.run_delete, name="run-delete"),
     path("trajectories/<int:pk>/", run_views.trajectory_detail, name="trajectory-detail"),
+    path("runs/<int:pk>/failures-from-gold/", run_views.run_failures_from_gold, name="run-failures-from-gold"),
     path("evaluations/", views.job_list, name="jobs"),
     path("evaluations/<int:pk>/", views.job_detail, name="job"),
     path("evaluations/<int:pk>/cancel/", views.change, {"action": "cancel"}, name="cancel"),

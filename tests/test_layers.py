@@ -1,6 +1,6 @@
 """The apps import one way: the import-linter contracts in pyproject.toml (`[tool.importlinter]`).
 
-accounts <- infrastructure <- trajectories <- judges <- annotation <- metrics <- config: a module
+accounts <- infrastructure <- trajectories <- judges <- annotation <- failures <- metrics <- config: a module
 never imports one from a layer above it, directly or through others; services never import tasks;
 and no module imports itself through others (no circle, even between files of one app). The rules
 are checked on the project itself, and on a copy with forbidden imports added, so that they are
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-PACKAGES = ("accounts", "infrastructure", "trajectories", "judges", "annotation", "metrics", "config")
+PACKAGES = ("accounts", "infrastructure", "trajectories", "judges", "annotation", "failures", "metrics", "config")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess:

@@ -235,6 +235,8 @@ class Step(models.Model):
     delta_x = models.FloatField(null=True, blank=True, help_text="How far a scroll or drag moved right, pixels.")
     delta_y = models.FloatField(null=True, blank=True, help_text="How far a scroll or drag moved down, pixels.")
     prev_action = models.TextField(blank=True)
+    agent = models.CharField(max_length=200, blank=True,
+                             help_text="Who spoke at this step, in multi-agent logs (e.g. WebSurfer).")
     model_output = models.TextField(blank=True, help_text="The model's raw output, from the harness's format trace.")
     screenshot = models.ForeignKey(
         Screenshot, null=True, blank=True, on_delete=models.SET_NULL, related_name="steps"

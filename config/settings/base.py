@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "trajectories",
     "annotation",
     "judges",
+    "failures",
     "metrics",
 ]
 

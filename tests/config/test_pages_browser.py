@@ -9,8 +9,8 @@ from tests.factories import TrajectoryFactory, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-NAV = ("Runs", "Upload run", "Evaluations", "Leaderboard", "Compare", "Annotate", "Review", "Agreement",
-       "Judge audit", "Judge quality", "API")
+NAV = ("Runs", "Upload run", "Evaluations", "Leaderboard", "Compare", "Annotate", "Failures", "Review", "Agreement",
+       "Judge audit", "Judge quality", "Why it failed", "API")
 
 
 @pytest.fixture

@@ -44,6 +44,6 @@ def test_the_upload_page_shows_the_readme_table(client):
     page = client.get(reverse("trajectories:upload")).content.decode()
     rows = page_rows(page)
     assert [row[0] for row in rows] == ["WebArena harness", "trajectory/v1 (your own agent)", "BrowserGym / AgentLab",
-                                        "browser-use", "Online-Mind2Web", "WebVoyager", "Agent-E"]
+                                        "browser-use", "Online-Mind2Web", "WebVoyager", "Agent-E", "Who&When"]
     assert all(len(row) == 4 and all(row) for row in rows)
     assert rows == readme_rows()

@@ -55,6 +55,9 @@ class TaskRef:
     task_id: str
     benchmark: str = "webarena"
     intent: str = ""
+    # The task's reference answer where the file gives it (Who&When's ground truth), for a task the
+    # platform makes from the file.
+    reference_answer: str = ""
 
 
 @dataclass
@@ -108,6 +111,8 @@ class Step:
     tokens_out: int | None = None
     cost: float | None = None
     duration: float | None = None
+    # Who spoke at this step, in multi-agent logs (Magentic-One's WebSurfer, an expert of a team).
+    agent: str = ""
 
 
 def one_step_per_action(step: Step, actions: list[tuple[str, ActionParts]]) -> list[Step]:
@@ -180,6 +185,18 @@ class RunSummary:
 
 
 @dataclass
+class FailureLabel:
+    """A published account of why the trajectory failed, by the data set's annotators: the decisive
+    step (1-based, None when they named none), the agent that erred, the failure type and why."""
+
+    source: str
+    step: int | None = None
+    agent: str = ""
+    failure_type: str = ""
+    reason: str = ""
+
+
+@dataclass
 class Trajectory:
     task: TaskRef
     steps: list[Step]
@@ -189,6 +206,7 @@ class Trajectory:
     final_answer: str | None = None
     schema: str = SCHEMA_ID
     verdicts: list[Verdict] = field(default_factory=list)
+    failure_labels: list[FailureLabel] = field(default_factory=list)
     # Totals of the whole trajectory, where the file gives them rather than per step.
     tokens_in: int | None = None
     tokens_out: int | None = None
@@ -211,13 +229,14 @@ class Trajectory:
         _drop_unset(body["outcome"], ("source",))
         for verdict in body.get("verdicts", ()):
             _drop_unset(verdict, _UNHASHED_VERDICT_FIELDS_WHEN_UNSET)
+        _drop_unset(body["task"], ("reference_answer",))
         encoded = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 
 
 # Fields added after hashes were first stored: left out of the hash while unset, so that a
 # trajectory without them keeps the hash it was stored with.
-_UNHASHED_WHEN_UNSET = ("verdicts", "tokens_in", "tokens_out", "cost", "duration")
+_UNHASHED_WHEN_UNSET = ("verdicts", "failure_labels", "tokens_in", "tokens_out", "cost", "duration", "agent")
 _UNHASHED_PARTS_WHEN_UNSET = ("selector", "x", "y", "delta_x", "delta_y")
 _UNHASHED_VERDICT_FIELDS_WHEN_UNSET = ("note", "labels")
 
@@ -309,7 +328,8 @@ def run_from_dict(document: object) -> RunInfo:
 
 
 def _check_consistency(document: dict) -> None:
-    """Rules the JSON Schema cannot state: step order, and a reason only for an early stop."""
+    """Rules the JSON Schema cannot state: step order, a decisive step among the steps and one label
+    per source, and a reason only for an early stop."""
     previous = 0
     for position, raw in enumerate(document["steps"]):
         if raw["index"] <= previous:
@@ -318,6 +338,16 @@ def _check_consistency(document: dict) -> None:
                 where=f"steps[{position}].index",
             )
         previous = raw["index"]
+    indexes = {raw["index"] for raw in document["steps"]}
+    sources = {}
+    for position, label in enumerate(document.get("failure_labels", [])):
+        if label.get("step") is not None and label["step"] not in indexes:
+            raise TrajectoryFormatError(f"decisive step {label['step']} is not one of the trajectory's steps",
+                                        where=f"failure_labels[{position}].step")
+        if label["source"] in sources:
+            raise TrajectoryFormatError(f"a second label of source {label['source']!r}; failure_labels"
+                                        f"[{sources[label['source']]}] is the first", where=f"failure_labels[{position}]")
+        sources[label["source"]] = position
     outcome = document["outcome"]
     if outcome.get("reason") and outcome["status"] != "early_stop":
         raise TrajectoryFormatError(
@@ -377,18 +407,20 @@ def from_dict(document: dict) -> Trajectory:
                 tokens_out=raw.get("tokens_out"),
                 cost=raw.get("cost"),
                 duration=raw.get("duration"),
+                agent=raw.get("agent", ""),
             )
         )
     task = document["task"]
     return Trajectory(
         run=RunInfo(**document.get("run", {})),
         task=TaskRef(task_id=str(task["task_id"]), benchmark=task.get("benchmark", "webarena"),
-                     intent=task.get("intent", "")),
+                     intent=task.get("intent", ""), reference_answer=task.get("reference_answer", "")),
         steps=steps,
         plan=list(document.get("plan", [])),
         final_answer=document.get("final_answer"),
         outcome=outcome,
         verdicts=[Verdict(**item) for item in document.get("verdicts", [])],
+        failure_labels=[FailureLabel(**item) for item in document.get("failure_labels", [])],
         tokens_in=document.get("tokens_in"),
         tokens_out=document.get("tokens_out"),
         cost=document.get("cost"),

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from . import agent_e, browser_use, online_mind2web, webvoyager
+from . import agent_e, browser_use, online_mind2web, webvoyager, who_and_when
 from .actions import extract_planned_action
 from .browsergym_agentlab import FORMAT as AGENTLAB, looks_like_summary_info, parse_episode
 from .agent_steps import action_parts
@@ -119,6 +119,8 @@ def _json_records(document: object, name: str, notes: tuple[str, ...], read_sibl
                            lambda: online_mind2web.parse_result(document, name, read_sibling), notes)
     elif reason := online_mind2web.not_trajectories(document):
         yield Record(format=online_mind2web.OTHER_FORMAT, skipped=reason, notes=notes)
+    elif who_and_when.looks_like_log(document):
+        yield _record(who_and_when.FORMAT, lambda: who_and_when.parse_log(document), notes=notes)
     elif agent_e.looks_like_records(document):
         for position, item in enumerate(document):
             yield _tool_record(agent_e.FORMAT, lambda item=item: agent_e.parse_record(item, name),

@@ -53,6 +53,7 @@ from trajectories.formats.sources import (
     Source,
 )
 from trajectories.formats.values import load_json
+from trajectories.events import failure_labels_read
 from trajectories.models import AgentRun, RunTally, Step, Task, TaskResult, Trajectory, Verdict, VerdictSource
 
 from .reading import read_images_again, read_sources
@@ -576,6 +577,8 @@ class _RunImport:
         outputs = outputs or [""] * len(parsed.steps)
         insert_steps([_step_values(row.pk, step, ids, output) for step, output in zip(parsed.steps, outputs)])
         self._store_verdicts(row, parsed, entry.file)
+        if parsed.failure_labels:
+            failure_labels_read.send(sender=Trajectory, trajectory=row, labels=parsed.failure_labels, file=entry.file)
         if unused:
             transaction.on_commit(lambda: discard_files(unused))
         return row, current is not None
@@ -603,12 +606,13 @@ class _RunImport:
 
     def _deferrable(self, record: Record) -> bool:
         """Whether the file's one trajectory may wait for its batch: new to the run (and to the
-        batch), of a task already held, taking up no kept verdict, bringing no verdicts of its own,
-        and changing nothing of the run, so that storing it later, with others, writes no less and
-        no more than storing it now."""
+        batch), of a task already held, taking up no kept verdict, bringing no verdicts or failure
+        labels of its own, and changing nothing of the run, so that storing it later, with others,
+        writes no less and no more than storing it now."""
         parsed = record.trajectory
         if (record.format == TRACE or record.summary is not None or record.skipped or record.error is not None
-                or parsed.verdicts):
+                or parsed.verdicts
+                or parsed.failure_labels):
             return False
         task = self._task(parsed.task)
         if task is None or (not task.intent and parsed.task.intent.strip()):
@@ -698,7 +702,8 @@ class _RunImport:
         named = ref.benchmark in TASKS_NAMED_BY_RESULTS and bool(ref.intent.strip())
         if (listed and not named) or not (ref.task_id.isprintable() and ref.benchmark.isprintable()):
             return None
-        task, created = task_from_file(ref.benchmark, ref.task_id, storable_text(ref.intent).strip())
+        task, created = task_from_file(ref.benchmark, ref.task_id, storable_text(ref.intent).strip(),
+                                       storable_text(ref.reference_answer).strip())
         if created and entry is not None:
             held = "no task of this id" if listed else f"no task list of {ref.benchmark}"
             entry.notes.append(f"task {task} created from this file: the platform holds {held}")
@@ -911,6 +916,7 @@ def _unknown_tasks(benchmark: str, task_ids: list[str]) -> str:
 
 
 _ACTION_TYPE_LIMIT = Step._meta.get_field("action_type").max_length
+_AGENT_LIMIT = Step._meta.get_field("agent").max_length
 
 
 def _check_lengths(parsed: ParsedTrajectory) -> None:
@@ -919,6 +925,8 @@ def _check_lengths(parsed: ParsedTrajectory) -> None:
         raise TrajectoryFormatError(f"{len(parsed.steps):,} steps, more than the limit of "
                                     f"{settings.INGEST_MAX_STEPS:,} (INGEST_MAX_STEPS)", where="steps")
     for position, step in enumerate(parsed.steps):
+        if len(step.agent) > _AGENT_LIMIT:
+            raise TrajectoryFormatError(f"longer than {_AGENT_LIMIT} characters", where=f"steps[{position}].agent")
         if len(step.action_parts.type) > _ACTION_TYPE_LIMIT:
             raise TrajectoryFormatError(f"longer than {_ACTION_TYPE_LIMIT} characters",
                                         where=f"steps[{position}].action_parts.type")
@@ -954,7 +962,7 @@ def _totals(parsed: ParsedTrajectory) -> dict:
 # The columns of an agent step row, in the order `_step_values` gives them.
 _STEP_FIELDS = ("trajectory", "index", "url", "observation", "reasoning", "planned_action", "action", "action_type",
                 "element_id", "element_label", "action_value", "press_enter", "element_selector", "point_x", "point_y",
-                "delta_x", "delta_y", "prev_action", "model_output", "screenshot", *_USAGE)
+                "delta_x", "delta_y", "prev_action", "model_output", "screenshot", *_USAGE, "agent")
 
 
 def _step_values(trajectory_id: int, step, screenshot_ids: dict[str, int], model_output: str) -> tuple:
@@ -987,6 +995,7 @@ def _step_values(trajectory_id: int, step, screenshot_ids: dict[str, int], model
         step.tokens_out,
         step.cost,
         step.duration,
+        storable_text(step.agent),
     )
 
 

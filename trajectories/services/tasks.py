@@ -87,12 +87,15 @@ def unusable_task_id(task_id: str) -> str:
     return ""
 
 
-def task_from_file(benchmark: str, task_id: str, intent: str) -> tuple[Task, bool]:
+def task_from_file(benchmark: str, task_id: str, intent: str, reference_answer: str = "") -> tuple[Task, bool]:
     """A task of a benchmark whose task list the platform does not hold, made from what a run's or a
-    verdict file says of it (`created` False when another file made it first)."""
+    verdict file says of it (`created` False when another file made it first); a reference answer
+    the file gives is checked as an exact match, as the benchmark's own scorer does."""
+    answer = {"eval_types": ["string_match"], "eval_config": {
+        "eval_types": ["string_match"], "reference_answers": {"exact_match": reference_answer}}} if reference_answer else {}
     return Task.objects.get_or_create(benchmark=benchmark, task_id=task_id, defaults={
         "intent": intent, "from_task_list": False,
-        "number": int(task_id) if task_id.isdigit() and len(task_id) < 10 else None})
+        "number": int(task_id) if task_id.isdigit() and len(task_id) < 10 else None, **answer})
 
 
 def _id_order(task_id: str):

@@ -13,7 +13,7 @@ from .test_readers import _document, _read
 
 
 # Fields added since: they enter the hash only when set, so older trajectories keep theirs.
-LATER_FIELDS = ("verdicts", "tokens_in", "tokens_out", "cost", "duration")
+LATER_FIELDS = ("verdicts", "failure_labels", "tokens_in", "tokens_out", "cost", "duration", "agent")
 LATER_PARTS = ("selector", "x", "y", "delta_x", "delta_y")
 
 
@@ -22,11 +22,12 @@ def _hash_as_first_defined(trajectory) -> str:
     body.pop("run")
     for part in (body, *body["steps"]):
         for name in LATER_FIELDS:
-            assert part.pop(name, None) in (None, [])
+            assert part.pop(name, None) in (None, [], "")
     for step in body["steps"]:
         for name in LATER_PARTS:
             assert step["action_parts"].pop(name) in (None, "")
     assert body["outcome"].pop("source") == ""
+    assert body["task"].pop("reference_answer") == ""
     encoded = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 
@@ -54,6 +55,20 @@ def test_usage_and_verdicts_count_in_the_hash_once_set():
     assert changed.content_hash != before
     assert changed.trajectory.verdicts[0].success is True
     assert changed.trajectory.steps[0].tokens_in == 120
+
+
+def test_a_speaker_failure_label_or_reference_answer_counts_in_the_hash_once_set():
+    hashes = set()
+    for agent, labels, answer in (("", [], ""), ("WebSurfer", [], ""),
+                                  ("", [{"source": "Who&When annotators", "step": 1}], ""), ("", [], "8")):
+        document = _document(failure_labels=labels)
+        document["steps"][0]["agent"] = agent
+        document["task"]["reference_answer"] = answer
+        [record] = _read("t.json", json.dumps(document).encode())
+        prepare(record, None)
+        assert record.error is None
+        hashes.add(record.content_hash)
+    assert len(hashes) == 4
 
 
 def test_a_point_or_selector_counts_in_the_hash_once_set():

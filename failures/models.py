@@ -1,0 +1,118 @@
+"""Why a trajectory failed: its decisive step, the failure type and the responsible agent, as named
+sources give them (human graders, published labels, offline rules, LLM judges)."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from infrastructure.jobs import BackgroundJob, JobStatus
+from trajectories.models import AgentRun, ResultOrigin, Trajectory
+
+
+class SourceKind(models.TextChoices):
+    """Who names a failure's decisive step."""
+
+    HUMAN = "human", "Human graders"
+    IMPORTED = "imported", "Imported human labels"
+    JUDGE = "judge", "Judge"
+    RULE = "rule", "Offline rule"
+    GOLD = "gold", "From gold"
+
+
+class AttributionSource(models.Model):
+    """A named giver of failure attributions, shared by every run: the platform's graders, a
+    published data set's annotators, a rule or a judge with its model."""
+
+    kind = models.CharField(max_length=16, choices=SourceKind.choices)
+    name = models.CharField(max_length=200, help_text='e.g. "human graders", "Who&When annotators".')
+    model = models.CharField(max_length=200, blank=True, help_text="The judge's model, for LLM judges.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["kind", "name", "model"]
+        constraints = [
+            models.UniqueConstraint(fields=["kind", "name", "model"], name="attribution_source_unique"),
+            models.CheckConstraint(condition=Q(kind__in=SourceKind.values), name="attribution_source_kind_known"),
+        ]
+
+    def __str__(self):
+        return f"{self.name} ({self.model})" if self.model else self.name
+
+    @property
+    def is_human(self) -> bool:
+        return self.kind in (SourceKind.HUMAN, SourceKind.IMPORTED)
+
+
+class FailureTaxonomy(models.Model):
+    """A benchmark's own failure types, replacing the default ones (`failures.taxonomy.DEFAULT_TYPES`)."""
+
+    benchmark = models.CharField(max_length=64, unique=True)
+    types = models.JSONField(help_text='[{"key": ..., "name": ..., "definition": ...}] in the order offered.')
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["benchmark"]
+        verbose_name_plural = "failure taxonomies"
+
+    def __str__(self):
+        return f"failure types of {self.benchmark}"
+
+
+class FailureAttribution(models.Model):
+    """One source's (and, for people, one annotator's) account of why a trajectory failed: the
+    step after which the task could no longer succeed, the failure type, the agent that erred."""
+
+    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="failure_attributions")
+    source = models.ForeignKey(AttributionSource, on_delete=models.PROTECT, related_name="attributions")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                  related_name="failure_attributions")
+    annotator_name = models.CharField(max_length=150, blank=True,
+                                      help_text="The account's username, or the imported annotator's name.")
+    step_index = models.PositiveIntegerField(null=True, blank=True,
+                                             help_text="1-based decisive step; empty when the source named none.")
+    agent = models.CharField(max_length=200, blank=True, help_text="The responsible agent, in multi-agent logs.")
+    failure_type = models.CharField(max_length=40, blank=True, help_text="A key of the benchmark's taxonomy.")
+    note = models.TextField(blank=True, help_text="Why, in the annotator's or source's words.")
+    origin = models.CharField(max_length=16, choices=ResultOrigin.choices, default=ResultOrigin.WEB)
+    source_name = models.CharField(max_length=500, blank=True, help_text="File an imported attribution came from.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["trajectory", "source", "annotator_name"]
+        constraints = [
+            models.UniqueConstraint(fields=["trajectory", "source", "annotator_name"],
+                                    name="failure_attribution_one_per_annotator"),
+            models.CheckConstraint(condition=Q(step_index__isnull=True) | Q(step_index__gte=1),
+                                   name="failure_attribution_step_positive"),
+        ]
+        indexes = [models.Index(fields=["source", "trajectory"])]
+
+    def __str__(self):
+        return f"{self.source} on {self.trajectory}: step {self.step_index}"
+
+
+class ThemeJob(BackgroundJob):
+    """A background grouping of a run's (or a benchmark's, or every) failed trajectories into themes."""
+
+    dispatch_task = "failures.tasks.compute_themes_task"
+    job_kind = "failure theme job"
+    Status = JobStatus
+
+    run = models.ForeignKey(AgentRun, null=True, blank=True, on_delete=models.CASCADE, related_name="theme_jobs")
+    benchmark = models.CharField(max_length=64, blank=True, help_text="Blank: every benchmark.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    failures = models.PositiveIntegerField(default=0, help_text="Attributed failures grouped.")
+    themes = models.JSONField(default=list, blank=True,
+                              help_text="[{phrases, size, representatives, trajectories}], largest first.")
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["run", "benchmark", "created_at"])]
+
+    def __str__(self):
+        return f"themes of {self.run or self.benchmark or 'every run'} ({self.status})"

@@ -1,0 +1,11 @@
+"""Background work of the failures app."""
+
+from celery import shared_task
+
+from .services.themes import compute_themes
+
+
+@shared_task
+def compute_themes_task(job_id: int) -> str:
+    """Failure themes of a run, a benchmark or every run; the result goes to the ThemeJob."""
+    return compute_themes(job_id).status
