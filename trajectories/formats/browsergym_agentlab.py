@@ -26,6 +26,7 @@ from .actions import resolve_element_label, scroll_direction
 from .canonical import (TASK_ID_MAX_LENGTH, ActionParts, Outcome, RunInfo, RunSummary, Step, SummaryEntry, TaskRef,
                         Trajectory, TrajectoryFormatError, one_step_per_action)
 from .safe_pickle import Array, PickledObject, PickleError, load_file
+from .text import CsvFieldTooLong, csv_rows, storable_text_of
 from .values import lenient_number, lenient_quantity, lenient_text
 
 FORMAT = "browsergym_agentlab"
@@ -328,23 +329,30 @@ def parse_study_results(data: bytes, name: str) -> RunSummary:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise TrajectoryFormatError(f"not UTF-8 text (byte {error.start})") from None
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    missing = [column for column in _STUDY_COLUMNS if column not in (reader.fieldnames or ())]
-    if missing:
-        raise TrajectoryFormatError(f"no column {missing[0]!r}: not an AgentLab result_df", line=1)
+    rows, header = csv_rows(storable_text_of(text)[0]), []
+    try:
+        _, header = next(rows, (0, []))
+        missing = [column for column in _STUDY_COLUMNS if column not in header]
+        if missing:
+            raise TrajectoryFormatError(f"no column {missing[0]!r}: not an AgentLab result_df", line=1)
+        table = [(line, dict(zip(header, cells))) for line, cells in rows if cells]
+    except CsvFieldTooLong as error:
+        raise TrajectoryFormatError(str(error), where=header[error.column] if error.column < len(header) else "",
+                                    line=error.line) from None
+    except csv.Error as error:
+        raise TrajectoryFormatError(f"malformed CSV ({error})") from None
     entries = []
-    for row in reader:
-        line = reader.line_num
-        seed = (row["env.task_seed"] or "").strip()
-        reward = (row["cum_reward"] or "").strip()
+    for line, row in table:
+        seed = row.get("env.task_seed", "").strip()
+        reward = row.get("cum_reward", "").strip()
         try:
             success = float(reward) > 0 if reward else None
-            task = split_task_name(row["env.task_name"] or "", int(float(seed)) if seed else None)
+            task = split_task_name(row.get("env.task_name", ""), int(float(seed)) if seed else None)
         except TrajectoryFormatError as error:
             raise TrajectoryFormatError(error.message, where="env.task_name", line=line) from None
         except ValueError:
             raise TrajectoryFormatError(f"expected numbers, got {reward!r} and {seed!r}",
                                         where="cum_reward, env.task_seed", line=line) from None
-        episode = posixpath.basename((row["exp_dir"] or "").replace("\\", "/").rstrip("/"))
+        episode = posixpath.basename(row.get("exp_dir", "").replace("\\", "/").rstrip("/"))
         entries.append(SummaryEntry(task=task, folder=episode, success=success, line=line))
     return RunSummary(format=STUDY_FORMAT, entries=entries, folder_files=(SUMMARY_FILE,), noun="episodes")

@@ -246,6 +246,8 @@ def test_the_study_result_df_gives_each_episodes_task_folder_and_reward(study):
     ("env.task_name,env.task_seed,exp_dir,cum_reward\nminiwob.a,1,/x,lots\n", "expected numbers", 2),
     ("env.task_name,env.task_seed,exp_dir,cum_reward\nminiwob.a,1,/x,0\nnobenchmark,1,/y,1\n",
      "does not start with its benchmark", 3),
+    ("env.task_name,env.task_seed,exp_dir,cum_reward\nminiwob.a,1," + "x" * 200_000 + ",0\n",
+     "exp_dir: a cell longer than 131072 characters", 2),
 ])
 def test_a_bad_result_df_is_an_error_naming_the_line(text, message, line):
     with pytest.raises(TrajectoryFormatError, match=message) as error:
