@@ -139,7 +139,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = env.path("STATIC_ROOT", default=VAR_DIR / "static")
-STATICFILES_DIRS = [BASE_DIR / "static"]
+# The README's images, so that its sections served under /docs/ show them.
+STATICFILES_DIRS = [BASE_DIR / "static", ("docs/screenshots", BASE_DIR / "docs" / "screenshots")]
 MEDIA_URL = "media/"
 MEDIA_ROOT = env.path("MEDIA_ROOT", default=VAR_DIR / "media")
 # Shared by web and workers: a folder (MEDIA_ROOT, or file:///path) or an S3-compatible bucket (config/storage.py).
