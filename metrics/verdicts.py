@@ -21,7 +21,7 @@ from trajectories.models import (
     Verdict,
 )
 from trajectories.verdicts import (
-    CHECK, COMBINED, HARNESS, SOURCE_LABELS, SOURCE_PAIRS, SOURCES, Verdicts, binary_agreement, consensus,
+    CHECK, COMBINED, HARNESS, SOURCE_LABELS, SOURCES, Verdicts, binary_agreement, consensus,
     consensus_success, krippendorff_alpha_ordinal, named_source, named_source_id, pair_name, pairwise_agreement,
     uniform_counts, uniform_verdicts,
 )
@@ -105,13 +105,12 @@ class RunVerdicts:
         return summarize(value for value in self.values(source, site).values() if value is not None)
 
     def disagreements(self) -> dict[str, list[TaskVerdicts]]:
-        """{"harness-check": [tasks where those two differ], ...} for the three pairs of built-in sources and
-        the pairs with a named source of sources that have both spoken on some task of the run."""
+        """{"harness-check": [tasks where those two differ], ...} for every pair of sources that have both spoken
+        on some task of the run: a pair of which one source never spoke has nothing to disagree on."""
         spoken = {source for task in self.tasks.values() for source in task.said()}
         named = sorted(source for source in spoken if named_source_id(source) is not None)
         sources = [source for source in SOURCES if source in spoken] + named
-        found = {name: [] for name in SOURCE_PAIRS}
-        found.update({pair_name(a, b): [] for a, b in itertools.combinations(sources, 2) if b in named})
+        found = {pair_name(a, b): [] for a, b in itertools.combinations(sources, 2)}
         for task in self.tasks.values():
             for a, b in task.disagreements():
                 found[pair_name(a, b)].append(task)
@@ -356,14 +355,15 @@ class SourceCounts:
     def uniform(self) -> bool | None:
         return uniform_counts(*self.cell(HARNESS)) if self.results_only else None
 
-    def rates(self) -> list[dict]:
-        """As `RunVerdicts.rates`, without the LLM judge."""
+    def rates(self, labels: dict[str, str]) -> list[dict]:
+        """As `RunVerdicts.rates`, without the LLM judge, with every source of `labels` ({source key: label}:
+        the built-in ones and the named sources) that has verdicts here."""
         rates = []
-        for source in SOURCES:
+        for source, label in labels.items():
             passed, count = self.cell(source)
             if count:
-                rates.append({"source": source, "label": SOURCE_LABELS[source], "mean": passed / count,
-                              "passed": passed, "count": count})
+                rates.append({"source": source, "label": label, "mean": passed / count, "passed": passed,
+                              "count": count})
         return rates
 
 

@@ -311,3 +311,13 @@ def test_no_run_of_the_benchmark_says_to_import_one(client, api):
     body = api.get(reverse("api-judges-vs-humans"), {"benchmark": "webvoyager"}).json()
     assert body["empty_reasons"] == ["No run of webvoyager yet: import a run first."]
     assert f'<a href="{reverse("trajectories:upload")}">Import a run</a>' in judges(client).content.decode()
+
+
+def test_a_ceiling_of_no_pair_of_humans_shows_dashes_and_the_headers_are_explained(agent_e, client):
+    body = client.get(reverse("metrics:judges-vs-humans"), {"benchmark": "webvoyager"}).content.decode()
+    ceiling = body.split('<tr data-source="human-ceiling"', 1)[1].split("</tr>", 1)[0]
+    assert '<td class="num" data-metric="confusion">—</td>' in ceiling and "0 · 0" not in ceiling
+    header = body.split("<thead>", 1)[1].split("</thead>", 1)[0]
+    assert header.count("title=") == 11
+    assert "negative predictive value" in page_text(client.get(reverse("metrics:judges-vs-humans"),
+                                                               {"benchmark": "webvoyager"})).lower()

@@ -109,3 +109,16 @@ def test_the_run_page_links_to_the_tasks_where_two_sources_disagree(runs, client
     listed = text(client.get(url, {"disagree": pair}))
     assert "1 trajectory where expert graders and WebJudge (o4-mini) disagree" in listed
     assert "click-checkboxes" in listed and "click-dialog" not in listed
+
+
+def test_success_from_offers_only_the_sources_of_the_chosen_benchmarks_runs(runs, client):
+    first, _ = runs
+    other = AgentRunFactory(name="elsewhere", benchmark="webvoyager")
+    assert first.benchmark != "webvoyager"
+    assert set(lb.success_sources("webvoyager")) == {"combined", "harness", "check", "human"}
+    assert _judge() in lb.success_sources(first.benchmark)
+    client.force_login(UserFactory())
+    form = client.get(reverse("metrics:leaderboard"), {"benchmark": other.benchmark}).content.decode()
+    choices = form.split('name="success_source"', 1)[1].split("</select>", 1)[0]
+    assert "WebJudge" not in choices and "harness" in choices
+    assert "WebJudge" in client.get(reverse("metrics:leaderboard")).content.decode()

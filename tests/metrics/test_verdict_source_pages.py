@@ -144,3 +144,30 @@ def test_the_api_imports_the_folder_and_again_changes_nothing(api, tmp_path):
     assert first["counts"] == {"imported": 2, "unchanged": 0, "replaced": 0, "failed": 0, "skipped": 0}
     assert post()["counts"]["unchanged"] == 2
     assert AgentRun.objects.get(name="api-run").verdicts.count() == 4
+
+
+@pytest.fixture
+def outcomes_only(tmp_path):
+    """A run whose one trajectory records its outcome and named sources' verdicts, no steps."""
+    run = AgentRunFactory(name="outcomes")
+    write_verdict_run(tmp_path / "run")
+    (tmp_path / "run" / "click-dialog.json").unlink()
+    import_paths([tmp_path / "run"], run)
+    return run
+
+
+def test_the_runs_list_shows_named_sources_and_the_trajectories_held(client, outcomes_only):
+    client.force_login(UserFactory())
+    page = text(client.get(reverse("metrics:run-list")))
+    row = page.split("outcomes", 1)[1]
+    assert "expert graders (o4-mini)" not in row and "expert graders 0.000 (0 of 1)" in row
+    assert "no verdicts" not in row and "not available" not in row
+    assert "1 without steps" in row
+
+
+def test_the_run_page_names_no_disagreement_of_sources_without_verdicts(client, outcomes_only):
+    client.force_login(UserFactory())
+    page = text(client.get(reverse("metrics:run-detail", args=[outcomes_only.pk])))
+    assert "no verdicts" not in page
+    assert "harness and offline check" not in page and "offline check and human graders" not in page
+    assert "expert graders" in page.split("Disagreements between sources", 1)[1]

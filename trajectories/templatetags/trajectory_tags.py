@@ -60,3 +60,32 @@ def visible_glyphs(text) -> str:
         last = match.end()
     parts.append(escape(text[last:]))
     return mark_safe("".join(parts))
+
+
+# What an import report's entries are, in words: a count of files mixes trajectories with tables and logs.
+_ENTRY_KINDS = {
+    "trajectory": ("trajectory", "trajectories"),
+    "results": ("results file", "results files"),
+    "harness_verdict": ("harness verdict file", "harness verdict files"),
+    "run_description": ("run description", "run descriptions"),
+    "harness_config": ("harness configuration", "harness configurations"),
+}
+
+
+@register.filter
+def report_counts(report: dict) -> list[tuple[str, str]]:
+    """[(status, "2 trajectories imported")] of an import report (`ImportReport.to_dict`), each status
+    counted per kind of entry; a status no entry has is said once ("0 failed")."""
+    counted: dict[tuple[str, str], int] = {}
+    for entry in report.get("files", []):
+        key = (entry["status"], entry.get("kind", "trajectory"))
+        counted[key] = counted.get(key, 0) + 1
+    found = []
+    for status in report.get("counts", {}):
+        kinds = [(kind, count) for (each, kind), count in counted.items() if each == status]
+        if not kinds:
+            found.append(("none", f"0 {status}"))
+        for kind, count in kinds:
+            one, many = _ENTRY_KINDS.get(kind, ("other file", "other files"))
+            found.append((status, f"{count} {one if count == 1 else many} {status}"))
+    return found
