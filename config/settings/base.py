@@ -250,7 +250,7 @@ PUBLIC_LEADERBOARD = env.bool("PUBLIC_LEADERBOARD", default=False)
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 if CELERY_TASK_ALWAYS_EAGER:
-    CELERY_BROKER_URL = "memory://"
+    CELERY_BROKER_URL = "memory://localhost/"  # a host named, so that kombu has nothing to warn about
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True

@@ -50,7 +50,7 @@ def test_the_trajectory_page_names_each_source_and_escapes_what_it_said(client, 
     page = text(response)
     assert "Human expert graders: FAIL" in page
     assert "LLM judge WebJudge (o4-mini) : PASS score 4 (success at 3 or above)" in page
-    assert "Agent self-report agent self-report: not executable" in page
+    assert re.search(r"Agent self-report ?: not executable", page)  # the kind, not the name again
     assert "<img src=x" not in body and "&lt;img src=x onerror=alert(1)&gt; The box was ticked." in body
     assert "<script>alert(1)</script>" not in body and "&lt;b&gt;Submitted&lt;/b&gt;" in body
     assert "No agent steps: the file records the outcome only (final answer and verdicts)." in page
@@ -65,7 +65,7 @@ def test_steps_without_screenshots_or_tree_say_so_once(client, run):
     assert page.count("The file records no screenshots and no accessibility tree or page HTML for these steps.") == 1
     assert "tj-tree" not in body and "tj-shot" not in body
     assert "harness verdict by BrowserGym reward from run/click-dialog.json" in page
-    assert "Agent self-report agent self-report: PASS" in page
+    assert re.search(r"Agent self-report ?: PASS", page)
     assert "1200 tokens in · 80 out · $0.0021 · 3.5 s" in page
     assert "2500 tokens in · 100 out · $0.0040 · 5.0 s" in page
 

@@ -32,7 +32,7 @@ SAMPLES = {
         folder=lambda shared, scratch: write_verdict_run(scratch / "run"),
         counts=("2 trajectories imported", "0 unchanged", "0 replaced", "0 failed", "0 skipped"),
         pages={
-            "click-dialog": ("harness verdict by BrowserGym reward", "agent self-report: PASS",
+            "click-dialog": ("harness verdict by BrowserGym reward", "Agent self-report: PASS",
                              "The file records no screenshots and no accessibility tree or page HTML for these steps."),
             "click-checkboxes": ("expert graders: FAIL", "WebJudge (o4-mini)", "score 4 (success at 3 or above)",
                                  "No agent steps: the file records the outcome only (final answer and verdicts)."),
