@@ -285,6 +285,8 @@ JOB_LIMITS_PER_ACCOUNT = {
 JOB_SWEEP_INTERVAL = env.float("JOB_SWEEP_INTERVAL", default=15.0)  # seconds; 0 turns the sweeper off
 JOB_REDISPATCH_AFTER = env.float("JOB_REDISPATCH_AFTER", default=60.0)  # silent this long + empty queue: resend
 JOB_STALLED_AFTER = env.float("JOB_STALLED_AFTER", default=120.0)  # silent this long: shown stalled, retry offered
+# Chart jobs once finished are read no more (the image is in the cache): removed this long after they finish.
+PLOT_JOBS_KEPT_HOURS = env.float("PLOT_JOBS_KEPT_HOURS", default=24.0)
 REDIS_URL = env("REDIS_URL", default=CELERY_BROKER_URL if CELERY_BROKER_URL.startswith("redis") else "")
 
 # Judges.
