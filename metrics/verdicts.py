@@ -18,8 +18,9 @@ from metrics.evaluations import Evaluation, latest_evaluations
 from metrics.models import Aggregate, TrajectoryScore
 from trajectories.models import (
     AgentRun, OutcomeGrade, RunTally, RunVerdictCount, SubsetVerdictCount, TaskResult, TaskSubset, Trajectory,
-    Verdict,
+    Verdict, VerdictKind, VerdictSource,
 )
+from trajectories.selectors import named_majorities
 from trajectories.verdicts import (
     CHECK, COMBINED, HARNESS, SOURCE_LABELS, SOURCES, Verdicts, binary_agreement, consensus,
     consensus_success, krippendorff_alpha_ordinal, named_source, named_source_id, pair_name, pairwise_agreement,
@@ -284,18 +285,13 @@ def agreement_table(verdicts: RunVerdicts, group: str = "", named: dict | None =
 
 def _named_automatic(run: AgentRun) -> dict[str, tuple[str, dict[int, bool]]]:
     """The run's named sources other than humans (published judges, a second harness, the agent's
-    self-report), each with its yes/no per task; a task where its graders split is left out."""
-    votes: dict[int, tuple[object, dict[int, list[bool]]]] = {}
-    for verdict in (Verdict.objects.filter(run=run).exclude(source__kind="human").select_related("source")
-                    .order_by("source__kind", "source__name", "source__model")):
-        success = False if verdict.not_executable else verdict.success
-        if success is not None:
-            votes.setdefault(verdict.source_id, (verdict.source, {}))[1].setdefault(verdict.task_id, []).append(success)
-    named = {}
-    for source_id, (source, by_task) in votes.items():
-        said = {task: marks.count(True) > marks.count(False) for task, marks in by_task.items()
-                if marks.count(True) != marks.count(False)}
-        named[named_source(source_id)] = (str(source), said)
+    self-report), each with its yes/no per task (`named_majorities`: a task where its graders split is left out)."""
+    said = named_majorities([run.pk], leave_out_kinds=[VerdictKind.HUMAN])
+    sources = VerdictSource.objects.in_bulk({verdict.source_id for verdict in said})
+    named = {named_source(source.pk): (str(source), {}) for source in
+             sorted(sources.values(), key=lambda source: (source.kind, source.name, source.model))}
+    for verdict in said:
+        named[named_source(verdict.source_id)][1][verdict.task_id] = verdict.success
     return named
 
 
