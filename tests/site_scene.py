@@ -58,6 +58,8 @@ def make_scene(tmp_path, shared_data) -> dict:
                                     trajectory=runs["agent-a"].trajectories.get(task=tasks[0]))
     submitted = factories.GoldTrajectoryFactory(task=tasks[3], status="submitted", annotator=users["annotator"])
     factories.GoldStepFactory(gold=submitted, index=1, text=LONG_WORDS)
+    factories.GoldStepFactory(gold=submitted, index=2, text=f"TYPE: {LONG_WORD}", action_type="type",
+                              element_role="textbox", element_name=LONG_WORDS, value=LONG_WORD)  # a structured step
     flag = GoldFlag.objects.create(gold=submitted, kind=GoldFlag.Kind.ONE_STEP, message="One step only.")
     with (shared_data / "trajectory-samples" / "llama3-8b_render_6.html").open("rb") as upload:
         job = create_import_job(runs["agent-b"], [("render_6_" + "d" * 150 + ".html", upload)],
