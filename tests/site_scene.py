@@ -44,7 +44,7 @@ def make_scene(tmp_path, shared_data) -> dict:
     tasks[3].intent = ""  # named by its files without text
     tasks[3].save()
     for name in (LONG_WORD, LONG_WORDS):
-        run = AgentRun.objects.create(name=name, agent=f"agent {name}", model=f"model {name}",
+        run = AgentRun.objects.create(name=name, agent=f"agent {name}"[:200], model=f"model {name}"[:200],
                                      uploaded_by=users["no role"])
         trajectory = factories.TrajectoryFactory(run=run, task=tasks[0], final_answer=name, step_count=1)
         factories.StepFactory(trajectory=trajectory, index=1, action=f"type [3] [{name}]", reasoning=name)
