@@ -131,12 +131,15 @@ def task_queue(user, filters: QueueFilters) -> QuerySet:
 def next_task(user, filters: QueueFilters, after: Task | None = None) -> Task | None:
     """The next task of the queue that still needs the user's work: an assigned one first, then
     the first one after `after` in queue order, wrapping around to the top. A task that already
-    has approved gold is left out unless it is assigned to the user or they have started on it."""
+    has approved gold is left out unless it is assigned to the user or they have started on it; a task
+    without text (its files named it without saying what it asks) unless it is assigned: nobody can
+    record gold for what they cannot read."""
     approved = Exists(GoldTrajectory.objects.filter(task=OuterRef("pk"), status=GoldStatus.APPROVED))
     queue = list(task_queue(user, filters).annotate(approved=approved)
-                 .values_list("pk", "my_status", "assigned", "approved"))
-    candidates = [(pk, assigned) for pk, status, assigned, has_approved in queue
-                  if (status or NO_GOLD) in NEEDS_WORK and (status or assigned or not has_approved)]
+                 .values_list("pk", "my_status", "assigned", "approved", "intent"))
+    candidates = [(pk, assigned) for pk, status, assigned, has_approved, intent in queue
+                  if (status or NO_GOLD) in NEEDS_WORK and (status or assigned or not has_approved)
+                  and (intent.strip() or assigned)]
     if after is not None:
         candidates = [(pk, assigned) for pk, assigned in candidates if pk != after.pk]
     if not candidates:

@@ -15,6 +15,7 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("metrics", monitoring.metrics_view, name="metrics"),
     path("schemas/trajectory-v1.schema.json", views.trajectory_schema, name="trajectory-schema"),
+    path("docs/", views.docs_index, name="docs"),
     path("docs/<slug:slug>/", views.readme_section, name="readme-section"),
     path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/logout/", LogoutView.as_view(), name="logout"),

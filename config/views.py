@@ -29,6 +29,13 @@ def trajectory_schema(request):
 
 @login_required
 @require_GET
+def docs_index(request):
+    """Every README section and document under docs/, as a contents list."""
+    return render(request, "docs_index.html", {"sections": readme.sections().values()})
+
+
+@login_required
+@require_GET
 def readme_section(request, slug: str):
     """One README section (the metric definitions, the gold import rules...), for pages that cite it."""
     found = readme.section_html(slug)

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import pandas as pd
 from django.conf import settings
 from django.db.models import F, Q, Subquery, Sum
+from django.utils.text import slugify
 
 from judges import questions as q
 from judges.models import JudgeDecision
@@ -34,6 +35,7 @@ from metrics.subsets import subset_numbers
 from trajectories.formats.canonical import EARLY_STOP_REASONS, OUTCOME_STATUSES
 from trajectories.formats.spreadsheet import spreadsheet_cell
 from trajectories.models import AgentRun, Step, TaskSubset
+from trajectories.verdicts import COMBINED, SOURCES as BUILT_IN_SOURCES, named_source_id
 
 FORMATS = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
 
@@ -185,13 +187,15 @@ LEADERBOARD_COLUMNS = RUN_COLUMNS + (
     Column("mean_gold_steps", "Float64", "Mean gold steps m over the same trajectories"),
     Column("length_pairs", "Int64", "Trajectories with both n and m"),
     Column("mean_length_difference", "Float64", "Mean of n - m"),
-    Column("success_from", "string", "Which verdict the success columns are: combined (the harness's, else the "
-                                     "offline check's), harness, check or human"),
+    Column("success_from", "string", "Which verdict success is: the chosen source (success_source: combined, the "
+                                     "harness's, else the offline check's, by default), or, where that source has no "
+                                     "verdict on the run, the first of combined, harness, check, human and the named "
+                                     "sources that has one; its key (source:<id> for a named source)"),
     Column("results_only", "boolean", "The run has per-task verdicts and no agent steps: no other metric"),
 ) + tuple(
     column
-    for source, label in (("harness", "the harness's verdicts"), ("check", "the offline check's verdicts"),
-                          ("human", "the human graders' consensus"))
+    for source, label in zip(BUILT_IN_SOURCES, ("the harness's verdicts", "the offline check's verdicts",
+                                                "the human graders' consensus"))
     for column in (
         Column(f"success_{source}", "Float64", f"Success rate by {label}"),
         Column(f"success_{source}_count", "Int64", f"Tasks that success_{source} is the rate over"),
@@ -634,8 +638,40 @@ def _outcome_counts(outcomes: dict | None) -> dict:
     }
 
 
+def named_source_columns(board: Leaderboard) -> dict[str, str]:
+    """{named source's key: its column, success_<its name>} of every named source with verdicts in the board's
+    runs; a name two sources share gets the source's id after it."""
+    named = sorted({source for row in board.rows for source, summary in row.success_sources.items()
+                    if named_source_id(source) is not None and summary.count}, key=named_source_id)
+    taken = {column.name for column in LEADERBOARD_COLUMNS}
+    found = {}
+    for source in named:
+        name = "success_" + slugify(board.source_labels.get(source, source)).replace("-", "_")
+        if name in taken or f"{name}_count" in taken:
+            name = f"{name}_{named_source_id(source)}"
+        taken |= {name, f"{name}_count"}
+        found[source] = name
+    return found
+
+
+def _shown_success(row, chosen: str, named: Iterable[str]) -> tuple[str, object]:
+    """(source, rate) of the success a row's export gives: the chosen source's, else the first that has one."""
+    for source in (chosen, COMBINED, *BUILT_IN_SOURCES, *named):
+        summary = row.metrics.get("success") if source == chosen else row.success_sources.get(source)
+        if summary is not None and summary.count:
+            return source, summary
+    return chosen, None
+
+
 def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
+    """The leaderboard's rows with success by every source that has verdicts in its runs, named sources included
+    (a column pair each); `success` is never empty while some source has a verdict on the run."""
     scope = board.filters.subset or board.filters.site or "run"
+    named = named_source_columns(board)
+    columns = LEADERBOARD_COLUMNS + tuple(
+        column for source, name in named.items() for column in (
+            Column(name, "Float64", f"Success rate by {board.source_labels.get(source, source)} ({source})"),
+            Column(f"{name}_count", "Int64", f"Tasks that {name} is the rate over")))
     rows = []
     for row in board.rows:
         record = {
@@ -650,17 +686,20 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
             record.update({metric: summary.mean, f"{metric}_std": summary.std, f"{metric}_count": summary.count,
                            f"{metric}_nulls": summary.null_count})
         record.update(_outcome_counts(row.outcomes))
-        record.update(success_from=board.filters.success_source, results_only=row.results_only)
-        for source in ("harness", "check", "human"):
+        source, shown = _shown_success(row, board.filters.success_source, named)
+        if source != board.filters.success_source:
+            record.update(success=shown.mean, success_std=None, success_count=shown.count, success_nulls=None)
+        record.update(success_from=source, results_only=row.results_only)
+        for source, name in {**{source: f"success_{source}" for source in BUILT_IN_SOURCES}, **named}.items():
             summary = row.success_sources.get(source)
             if summary is not None and summary.count:
-                record.update({f"success_{source}": summary.mean, f"success_{source}_count": summary.count})
+                record.update({name: summary.mean, f"{name}_count": summary.count})
         if row.lengths:
             record.update(mean_agent_steps=row.lengths["agent_steps"]["mean"],
                           mean_gold_steps=row.lengths["gold_steps"]["mean"], length_pairs=row.lengths["pairs"],
                           mean_length_difference=row.lengths["mean_difference"])
         rows.append(record)
-    return frame_of(rows, LEADERBOARD_COLUMNS)
+    return frame_of(rows, columns)
 
 
 def judges_frame(benchmark: str, report: JudgesVsHumans, only_run: str = "") -> pd.DataFrame:

@@ -481,10 +481,12 @@ def site_groups(judge: str = "") -> list[str]:
     return cache.get_or_set(cache_key("site-groups", judge, stamp), read)
 
 
-def success_sources() -> dict[str, str]:
-    """{source key: label} of the built-in verdict sources and every named source some run has verdicts of."""
+def success_sources(benchmark: str = "") -> dict[str, str]:
+    """{source key: label} of the built-in verdict sources and every named source some run (of `benchmark`,
+    when given) has verdicts of."""
     key = Concat(Value(NAMED_PREFIX), Cast(OuterRef("pk"), CharField()))
-    named = VerdictSource.objects.filter(Exists(RunVerdictCount.objects.filter(source=key)))
+    counts = RunVerdictCount.objects.filter(source=key, **({"run__benchmark": benchmark} if benchmark else {}))
+    named = VerdictSource.objects.filter(Exists(counts))
     return {**SOURCE_LABELS, **{named_source(source.pk): str(source) for source in named}}
 
 

@@ -9,8 +9,10 @@ cache is drawn by a background job (`PlotJob`): the page polls until it is there
 
 import hashlib
 from dataclasses import asdict, dataclass, field, replace
+from datetime import timedelta
 
 from celery import current_app
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
@@ -143,11 +145,21 @@ def plot_or_job(request: PlotRequest) -> tuple[bytes | None, PlotJob | None]:
     with transaction.atomic():
         job = PlotJob.objects.filter(key=digest, status__in=PlotJob.unfinished_statuses).first()
         if job is None:
+            forget_finished_jobs()
             job = PlotJob.objects.create(key=digest, request={
                 "name": request.name, "fmt": request.fmt, "metric": request.metric, "kind": request.kind,
                 "run_ids": list(request.run_ids), "filters": asdict(request.filters)})
             jobs.enqueue(job)
     return None, job
+
+
+def forget_finished_jobs() -> int:
+    """Remove the chart jobs finished more than PLOT_JOBS_KEPT_HOURS ago, whose images are in the cache or were
+    never drawn: nothing reads them again. Called as each new one starts, so that they never pile up."""
+    finished_before = timezone.now() - timedelta(hours=settings.PLOT_JOBS_KEPT_HOURS)
+    removed, _ = PlotJob.objects.exclude(status__in=PlotJob.unfinished_statuses).filter(
+        finished_at__lt=finished_before).delete()
+    return removed
 
 
 def draw_job(job_id: int) -> None:

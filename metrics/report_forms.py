@@ -64,7 +64,8 @@ class LeaderboardForm(forms.Form):
         self.fields["judge"].choices = _choices(leaderboard.judges(), "any judge")
         self.fields["site"].choices = _choices(leaderboard.site_groups(), "all sites")
         self.fields["subset"].choices = _choices(leaderboard.subsets(), "all tasks")
-        self.sources = leaderboard.success_sources()
+        # The sources of the chosen benchmark's runs only: another benchmark's would give only dashes.
+        self.sources = leaderboard.success_sources((data or {}).get("benchmark", ""))
         self.fields["success_source"].choices = list(self.sources.items())
 
     def clean(self):

@@ -31,7 +31,7 @@ from trajectories.forms import TrajectoryFilterForm
 from trajectories.models import AgentRun
 from trajectories.services.tallies import fresh_tallies
 from trajectories.permissions import can_import_into
-from trajectories.verdicts import HUMAN
+from trajectories.verdicts import COMBINED, HUMAN
 
 TRAJECTORIES_PER_PAGE = 100
 
@@ -43,7 +43,9 @@ def run_list(request):
     run_ids = [run.pk for run in runs]
     fresh_tallies(run_ids)
     counts = success_counts(run_ids, latest_evaluations(run_ids))
-    return render(request, "metrics/run_list.html", {"rows": [(run, counts[run.pk]) for run in runs]})
+    labels = {source: label for source, label in success_sources().items() if source != COMBINED}
+    return render(request, "metrics/run_list.html",
+                  {"rows": [(run, counts[run.pk], counts[run.pk].rates(labels)) for run in runs]})
 
 
 def _changeable_run(request, pk: int) -> AgentRun:

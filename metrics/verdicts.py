@@ -18,10 +18,11 @@ from metrics.evaluations import Evaluation, latest_evaluations
 from metrics.models import Aggregate, TrajectoryScore
 from trajectories.models import (
     AgentRun, OutcomeGrade, RunTally, RunVerdictCount, SubsetVerdictCount, TaskResult, TaskSubset, Trajectory,
-    Verdict,
+    Verdict, VerdictKind, VerdictSource,
 )
+from trajectories.selectors import named_majorities
 from trajectories.verdicts import (
-    CHECK, COMBINED, HARNESS, SOURCE_LABELS, SOURCE_PAIRS, SOURCES, Verdicts, binary_agreement, consensus,
+    CHECK, COMBINED, HARNESS, SOURCE_LABELS, SOURCES, Verdicts, binary_agreement, consensus,
     consensus_success, krippendorff_alpha_ordinal, named_source, named_source_id, pair_name, pairwise_agreement,
     uniform_counts, uniform_verdicts,
 )
@@ -105,13 +106,12 @@ class RunVerdicts:
         return summarize(value for value in self.values(source, site).values() if value is not None)
 
     def disagreements(self) -> dict[str, list[TaskVerdicts]]:
-        """{"harness-check": [tasks where those two differ], ...} for the three pairs of built-in sources and
-        the pairs with a named source of sources that have both spoken on some task of the run."""
+        """{"harness-check": [tasks where those two differ], ...} for every pair of sources that have both spoken
+        on some task of the run: a pair of which one source never spoke has nothing to disagree on."""
         spoken = {source for task in self.tasks.values() for source in task.said()}
         named = sorted(source for source in spoken if named_source_id(source) is not None)
         sources = [source for source in SOURCES if source in spoken] + named
-        found = {name: [] for name in SOURCE_PAIRS}
-        found.update({pair_name(a, b): [] for a, b in itertools.combinations(sources, 2) if b in named})
+        found = {pair_name(a, b): [] for a, b in itertools.combinations(sources, 2)}
         for task in self.tasks.values():
             for a, b in task.disagreements():
                 found[pair_name(a, b)].append(task)
@@ -285,18 +285,13 @@ def agreement_table(verdicts: RunVerdicts, group: str = "", named: dict | None =
 
 def _named_automatic(run: AgentRun) -> dict[str, tuple[str, dict[int, bool]]]:
     """The run's named sources other than humans (published judges, a second harness, the agent's
-    self-report), each with its yes/no per task; a task where its graders split is left out."""
-    votes: dict[int, tuple[object, dict[int, list[bool]]]] = {}
-    for verdict in (Verdict.objects.filter(run=run).exclude(source__kind="human").select_related("source")
-                    .order_by("source__kind", "source__name", "source__model")):
-        success = False if verdict.not_executable else verdict.success
-        if success is not None:
-            votes.setdefault(verdict.source_id, (verdict.source, {}))[1].setdefault(verdict.task_id, []).append(success)
-    named = {}
-    for source_id, (source, by_task) in votes.items():
-        said = {task: marks.count(True) > marks.count(False) for task, marks in by_task.items()
-                if marks.count(True) != marks.count(False)}
-        named[named_source(source_id)] = (str(source), said)
+    self-report), each with its yes/no per task (`named_majorities`: a task where its graders split is left out)."""
+    said = named_majorities([run.pk], leave_out_kinds=[VerdictKind.HUMAN])
+    sources = VerdictSource.objects.in_bulk({verdict.source_id for verdict in said})
+    named = {named_source(source.pk): (str(source), {}) for source in
+             sorted(sources.values(), key=lambda source: (source.kind, source.name, source.model))}
+    for verdict in said:
+        named[named_source(verdict.source_id)][1][verdict.task_id] = verdict.success
     return named
 
 
@@ -356,14 +351,15 @@ class SourceCounts:
     def uniform(self) -> bool | None:
         return uniform_counts(*self.cell(HARNESS)) if self.results_only else None
 
-    def rates(self) -> list[dict]:
-        """As `RunVerdicts.rates`, without the LLM judge."""
+    def rates(self, labels: dict[str, str]) -> list[dict]:
+        """As `RunVerdicts.rates`, without the LLM judge, with every source of `labels` ({source key: label}:
+        the built-in ones and the named sources) that has verdicts here."""
         rates = []
-        for source in SOURCES:
+        for source, label in labels.items():
             passed, count = self.cell(source)
             if count:
-                rates.append({"source": source, "label": SOURCE_LABELS[source], "mean": passed / count,
-                              "passed": passed, "count": count})
+                rates.append({"source": source, "label": label, "mean": passed / count, "passed": passed,
+                              "count": count})
         return rates
 
 

@@ -1,6 +1,10 @@
 """Every page fits the window, 1366 and 800 px wide, whatever the data: a run named with 200
 characters and no space, a long agent and model, long task and file names."""
 
+import re
+from collections import deque
+from urllib.parse import parse_qsl, quote, urlsplit
+
 import pytest
 from django.utils import timezone
 
@@ -16,6 +20,7 @@ from tests.factories import (
     TrajectoryFactory,
     UserFactory,
 )
+from tests.site_scene import LONG_WORD, LONG_WORDS, change_gold, make_scene, walk_starts
 from trajectories.models import AgentRun
 from trajectories.services.import_jobs import create_import_job, run_import_job
 from trajectories.services.tasks import import_task_file
@@ -130,3 +135,89 @@ def test_the_owner_renames_and_deletes_a_run_from_its_page(sized_page, live_serv
     assert page.url == live_server.url + "/runs/"
     assert "Run short-name deleted." in page.locator(".messages").inner_text()
     assert not AgentRun.objects.filter(pk=scene["run"]).exists()
+
+
+# Every page each role can reach, walked in Chromium ------------------------------------------------------------
+
+ROLES = ("no role", "annotator", "reviewer", "admin")
+NOT_PAGES = re.compile(r"^/(exports|plots|media|screenshots|admin|api|annotation/export|annotation/schemas|schemas|"
+                       r"static)/|^/verdicts/judges\.|^/metrics$|^/healthz$|^/accounts/logout/|\.(csv|json|svg|png)$")
+# Words split across two lines although they would fit whole in the box that holds them.
+BROKEN_WORDS = """() => {
+  const found = [];
+  const range = document.createRange();
+  const walker = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node && found.length < 8; node = walker.nextNode()) {
+    if (!node.parentElement || !node.parentElement.getClientRects().length) continue;
+    for (const match of node.data.matchAll(/\\S{2,}/g)) {
+      range.setStart(node, match.index);
+      range.setEnd(node, match.index + match[0].length);
+      const rects = [...range.getClientRects()].filter(rect => rect.width > 0);
+      if (new Set(rects.map(rect => Math.round(rect.bottom))).size < 2) continue;
+      let box = node.parentElement;
+      while (getComputedStyle(box).display.startsWith('inline') && box.parentElement) box = box.parentElement;
+      if (match[0].includes('-')) continue;  // a line may end after a hyphen, as in print
+      const style = getComputedStyle(box);
+      const room = box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      const width = rects.reduce((sum, rect) => sum + rect.width, 0);
+      if (width <= room) found.push(`"${match[0].slice(0, 40)}" (${Math.round(width)} px) in ${box.tagName}.${box.className} (${Math.round(room)} px)`);
+    }
+  }
+  return found;
+}"""
+TOO_WIDE = """(width) => [...document.querySelectorAll('body *')]
+  .filter(e => e.getBoundingClientRect().right > width + 1).slice(0, 4)
+  .map(e => e.tagName + '.' + e.className + '#' + e.id + ' ' + Math.round(e.getBoundingClientRect().width))"""
+
+
+def _kind(url: str) -> tuple:
+    """One page of each kind is enough: numbers and README sections alike, the names of the query's parameters."""
+    parts = urlsplit(url)
+    path = re.sub(r"^/docs/[\w-]+/", "/docs/S/", re.sub(r"/\d+(?=/|$)", "/N", parts.path))
+    return path, tuple(sorted({key for key, _ in parse_qsl(parts.query)}))
+
+
+@pytest.fixture
+def site(tmp_path, shared_data):
+    scene = make_scene(tmp_path, shared_data)
+    change_gold(scene)
+    return scene
+
+
+def _long_named_pages(site) -> list[str]:
+    """The pages of the runs, trajectories and task named with 200 characters, with and without spaces: each
+    walked, whatever page of its kind was walked already."""
+    runs = list(AgentRun.objects.filter(name__in=(LONG_WORD, LONG_WORDS)).order_by("name"))
+    task = site["platform"]["tasks"][0]
+    return [*(f"/runs/{run.pk}/" for run in runs), *(f"/trajectories/{run.trajectories.get().pk}/" for run in runs),
+            *(f"/evaluations/{run.evaluation_jobs.get().pk}/" for run in runs), f"/tasks/{site['long_task'].pk}/",
+            f"/compare/?baseline={quote(LONG_WORD)}&candidate={quote(LONG_WORDS)}",
+            f"/compare/{runs[0].pk}/{runs[1].pk}/tasks/{task.pk}/", f"/annotation/gold/{site['gold'].pk}/"]
+
+
+def test_every_page_of_every_role_fits_the_window_and_keeps_its_words_whole(sized_page, live_server, site, width):
+    page = sized_page
+    problems = {}
+    for role in ROLES:
+        page.context.clear_cookies()
+        log_in(page.context, live_server, site["users"][role])
+        forced = _long_named_pages(site)
+        queue, seen = deque([*forced, *walk_starts(site)]), set()
+        while queue:
+            url = queue.popleft()
+            if NOT_PAGES.search(urlsplit(url).path) or (_kind(url) in seen and url not in forced):
+                continue
+            seen.add(_kind(url))
+            if url in forced:
+                forced.remove(url)
+            response = page.goto(live_server.url + url)
+            if response is None or response.status >= 400 or "text/html" not in response.headers.get("content-type", ""):
+                continue
+            if page_width(page) > width:
+                problems[f"{role} {url}"] = f"{page_width(page)} px wide: {page.evaluate(TOO_WIDE, width)}"
+            broken = page.evaluate(BROKEN_WORDS)
+            if broken:
+                problems[f"{role} {url} "] = f"words broken: {broken}"
+            for link in page.eval_on_selector_all("a[href^='/']", "links => links.map(a => a.getAttribute('href'))"):
+                queue.append(link.split("#", 1)[0])
+    assert not problems, "\n".join(f"{where}: {what}" for where, what in sorted(problems.items()))

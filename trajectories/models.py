@@ -426,8 +426,18 @@ class VerdictSource(models.Model):
         ]
 
     def __str__(self):
-        name = f"{self.name} ({self.model})" if self.model else self.name
+        name = f"{self.name} ({self.model_unsaid})" if self.model_unsaid else self.name
         return f"{name}, {self.screenshot_rule}" if self.screenshot_threshold is not None else name
+
+    @property
+    def model_unsaid(self) -> str:
+        """The model, where the name does not say it already ("WebJudge gpt-4o-mini" names its model)."""
+        return self.model if self.model and self.model.casefold() not in self.name.casefold() else ""
+
+    @property
+    def name_beyond_kind(self) -> str:
+        """The name, where it says more than the kind shown beside it ("agent self-report" says nothing more)."""
+        return "" if self.name.casefold() == self.get_kind_display().casefold() else self.name
 
     @property
     def screenshot_rule(self) -> str:

@@ -385,14 +385,31 @@ def verdict_counts(run_ids, on_tasks: Q = Q()) -> list[tuple[int, str, str, int,
               .values_list("run_id", "task__sites", "mean"))
     for run_id, sites, mean in graded:
         add(run_id, HUMAN, sites, int(bool(consensus_success(mean))), 1)
-    # A named source's verdict on a task is its graders' majority (most sources have one voice); a task
-    # that could not be executed counts as not successful, as Online-Mind2Web counts it; a tie is unsaid.
-    failed = Q(success=False) | Q(success__isnull=True, label=NOT_EXECUTABLE)
-    named = (Verdict.objects.filter(on_tasks, run_id__in=run_ids).order_by()
-             .values("run_id", "source_id", "task_id", "task__sites")
-             .annotate(yes=Count("pk", filter=Q(success=True)), no=Count("pk", filter=failed))
-             .values_list("run_id", "source_id", "task__sites", "yes", "no"))
-    for run_id, source_id, sites, yes, no in named:
-        if yes != no:
-            add(run_id, named_source(source_id), sites, int(yes > no), 1)
+    for said in named_majorities(run_ids, on_tasks):
+        add(said.run_id, named_source(said.source_id), said.task_sites, int(said.success), 1)
     return [(run_id, source, site, passed, total) for (run_id, source, site), (passed, total) in found.items()]
+
+
+@dataclass(frozen=True)
+class NamedVerdict:
+    """A named source's one verdict on a task of a run."""
+
+    run_id: int
+    source_id: int
+    task_id: int
+    task_sites: list
+    success: bool
+
+
+def named_majorities(run_ids, on_tasks: Q = Q(), *, leave_out_kinds=()) -> list[NamedVerdict]:
+    """Each named source's verdict on each task of the runs (matching `on_tasks`, a filter on `task__`), read
+    by the database: the majority of its graders' yes and no (most sources have one voice); a task that could
+    not be executed is a no, as Online-Mind2Web counts it; a tie says nothing and is left out. Every reader of
+    a named source's verdict per task (stored counts, agreement) takes it from here."""
+    failed = Q(success=False) | Q(success__isnull=True, label=NOT_EXECUTABLE)
+    rows = (Verdict.objects.filter(on_tasks, run_id__in=list(run_ids)).exclude(source__kind__in=leave_out_kinds)
+            .order_by().values("run_id", "source_id", "task_id", "task__sites")
+            .annotate(yes=Count("pk", filter=Q(success=True)), no=Count("pk", filter=failed))
+            .values_list("run_id", "source_id", "task_id", "task__sites", "yes", "no"))
+    return [NamedVerdict(run_id, source_id, task_id, sites, yes > no)
+            for run_id, source_id, task_id, sites, yes, no in rows if yes != no]

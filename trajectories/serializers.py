@@ -14,7 +14,8 @@ BODY_FILE_NAME = "request.jsonl"
 
 
 class RunImportSerializer(serializers.Serializer):
-    """Either multipart `files` or a JSON body whose `trajectories` are `trajectory/v1` objects."""
+    """Either multipart `files` (or `file`, the verdict import's name for them) or a JSON body whose
+    `trajectories` are `trajectory/v1` objects."""
 
     run = serializers.CharField(max_length=200)
     agent = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
@@ -25,6 +26,8 @@ class RunImportSerializer(serializers.Serializer):
         default=False, help_text="Answer at once with the import job instead of waiting for the report."
     )
     files = serializers.ListField(child=serializers.FileField(), required=False)
+    file = serializers.ListField(child=serializers.FileField(), required=False,
+                                 help_text="The same as `files`, as the verdict import names its field.")
     trajectories = serializers.ListField(child=serializers.JSONField(), required=False)
 
     def validate_trajectories(self, trajectories):
@@ -41,8 +44,13 @@ class RunImportSerializer(serializers.Serializer):
         return trajectories
 
     def validate(self, data):
-        if bool(data.get("files")) == bool(data.get("trajectories")):
+        data["files"] = [*data.get("files", []), *data.pop("file", [])]
+        if data["files"] and data.get("trajectories"):
             raise serializers.ValidationError("Send either files (multipart) or trajectories (JSON), not both.")
+        if not data["files"] and not data.get("trajectories"):
+            raise serializers.ValidationError(
+                "Send the run's files as multipart fields `files` (or `file`), one per file, or its trajectories "
+                "as a JSON body with `trajectories`, a list of trajectory/v1 objects.")
         if data.get("files"):
             try:
                 check_upload_size(data["files"])

@@ -110,9 +110,6 @@ def pair_name(a: str, b: str) -> str:
     return f"{a}-{b}"
 
 
-SOURCE_PAIRS = tuple(pair_name(a, b) for a, b in itertools.combinations(SOURCES, 2))
-
-
 def uniform_verdicts(values: Sequence[bool | None]) -> bool | None:
     """The one verdict every task got when there are many tasks and all agree (a likely scraping
     error rather than a real 0 % or 100 %); None otherwise."""

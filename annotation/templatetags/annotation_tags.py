@@ -3,6 +3,7 @@ from django.db.models import prefetch_related_objects
 
 from accounts import roles
 from annotation.models import GoldStatus
+from annotation.permissions import can_view_gold
 
 register = template.Library()
 
@@ -24,3 +25,9 @@ def has_role(user, role: str) -> bool:
     if "groups" not in getattr(user, "_prefetched_objects_cache", {}):
         prefetch_related_objects([user], "groups")
     return roles.has_role(user, role)
+
+
+@register.filter
+def opens_gold(user, gold) -> bool:
+    """Whether the gold editor would show `user` this gold: a link to it is offered only then."""
+    return roles.has_role(user, roles.ANNOTATOR) and can_view_gold(user, gold)

@@ -142,7 +142,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = env.path("STATIC_ROOT", default=VAR_DIR / "static")
-STATICFILES_DIRS = [BASE_DIR / "static"]
+# The README's images, so that its sections served under /docs/ show them.
+STATICFILES_DIRS = [BASE_DIR / "static", ("docs/screenshots", BASE_DIR / "docs" / "screenshots")]
 MEDIA_URL = "media/"
 MEDIA_ROOT = env.path("MEDIA_ROOT", default=VAR_DIR / "media")
 # Shared by web and workers: a folder (MEDIA_ROOT, or file:///path) or an S3-compatible bucket (config/storage.py).
@@ -255,7 +256,7 @@ PUBLIC_LEADERBOARD = env.bool("PUBLIC_LEADERBOARD", default=False)
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 if CELERY_TASK_ALWAYS_EAGER:
-    CELERY_BROKER_URL = "memory://"
+    CELERY_BROKER_URL = "memory://localhost/"  # a host named, so that kombu has nothing to warn about
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
@@ -290,6 +291,8 @@ JOB_LIMITS_PER_ACCOUNT = {
 JOB_SWEEP_INTERVAL = env.float("JOB_SWEEP_INTERVAL", default=15.0)  # seconds; 0 turns the sweeper off
 JOB_REDISPATCH_AFTER = env.float("JOB_REDISPATCH_AFTER", default=60.0)  # silent this long + empty queue: resend
 JOB_STALLED_AFTER = env.float("JOB_STALLED_AFTER", default=120.0)  # silent this long: shown stalled, retry offered
+# Chart jobs once finished are read no more (the image is in the cache): removed this long after they finish.
+PLOT_JOBS_KEPT_HOURS = env.float("PLOT_JOBS_KEPT_HOURS", default=24.0)
 REDIS_URL = env("REDIS_URL", default=CELERY_BROKER_URL if CELERY_BROKER_URL.startswith("redis") else "")
 
 # Judges.

@@ -88,12 +88,13 @@ def _summary(summary) -> str:
     if summary is None:
         return f'<span class="muted">{DASH}</span>'
     if summary.mean is None:
-        nulls = f'<span class="rp-n">{int(summary.null_count)} null</span>' if summary.null_count else ""
+        nulls = (f'<span class="rp-n">none of {int(summary.null_count)} computable</span>' if summary.null_count
+                 else "")
         return f'<span class="muted">{DASH}</span>{nulls}'
-    nulls = f" · {int(summary.null_count)} null" if summary.null_count else ""
+    nulls = f" · {int(summary.null_count)} not computable" if summary.null_count else ""
     spread = f", std {summary.std:.3f}" if summary.std is not None else ""
     return (f'<span class="rp-mean">{summary.mean:.3f}</span><span class="rp-n" title="{int(summary.count)} values'
-            f'{spread}; {int(summary.null_count)} null (left out)">n={int(summary.count)}{nulls}</span>')
+            f'{spread}; {int(summary.null_count)} not computable (null, left out)">n={int(summary.count)}{nulls}</span>')
 
 
 def _metric_cells(summaries: dict, metrics, judge_notes: dict) -> str:

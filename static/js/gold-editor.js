@@ -765,7 +765,7 @@
       requirements.loaded = result.data.requirements.slice();
       requirements.items = result.data.requirements.slice();
       localStorage.removeItem(requirementsKey);
-      $("requirements-source").textContent = "annotator";
+      $("requirements-source").textContent = "Annotator";
       renderRequirements();
       setRequirementsState("saved", "Saved");
       return true;

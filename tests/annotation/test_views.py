@@ -97,6 +97,18 @@ def test_next_skips_tasks_with_approved_gold_unless_assigned_or_started(annotato
     assert next_task(annotator, QueueFilters()).task_id == "1"  # asked for a second gold
 
 
+def test_next_skips_tasks_without_text_unless_assigned_and_the_queue_says_they_have_none(client, annotator, tasks):
+    tasks[0].intent = ""
+    tasks[0].save()
+    assert next_task(annotator, QueueFilters()).task_id == "2"
+    assert next_task(annotator, QueueFilters(), after=tasks[3]).task_id == "2"  # wrapping around skips it too
+    client.force_login(annotator)
+    queue = client.get(reverse("annotation:queue")).content.decode()
+    assert queue.count("no task text: the files name this task without saying what it asks") == 1
+    Assignment.objects.create(task=tasks[0], annotator=annotator)
+    assert next_task(annotator, QueueFilters()).task_id == "1"  # someone asked for it
+
+
 def test_pages_need_the_right_role(client, tasks):
     assert client.get(reverse("annotation:queue")).url.startswith(reverse("login"))
     client.force_login(UserFactory())

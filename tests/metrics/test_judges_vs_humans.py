@@ -60,7 +60,7 @@ def test_agent_e_judges_against_its_human_evaluators(agent_e):
     assert agent_e.runs == (TEXT, VISION)
     assert [label for _key, label in agent_e.human_sources] == ["Agent-E human evaluators"]
     rows = {row.label: row for row in agent_e.sources}
-    text, vision = rows["Agent-E text GPT-4o judge (gpt-4o)"], rows["Agent-E vision GPT-4o judge (gpt-4o)"]
+    text, vision = rows["Agent-E text GPT-4o judge"], rows["Agent-E vision GPT-4o judge"]
     assert list(text.runs) == [TEXT] and list(vision.runs) == [VISION]
 
     # Text judge: 9 tasks both say success, 6 it passes that the humans fail; it never says failure.
@@ -108,7 +108,7 @@ def test_a_second_human_source_is_a_choice_and_a_split_is_unsure(agent_e):
     # Allrecipes--0: evaluators and the vision judge say success; the experts say failure.
     Verdict.objects.create(run=run, task=Task.objects.get(task_id="Allrecipes--0"), source=experts, success=False)
     consensus = {row.label: row for row in judges_report("webvoyager").sources}
-    assert cells(consensus["Agent-E vision GPT-4o judge (gpt-4o)"].overall) == (5, 1, 3, 5, 1)
+    assert cells(consensus["Agent-E vision GPT-4o judge"].overall) == (5, 1, 3, 5, 1)
     ceiling = judges_report("webvoyager").ceiling.overall
     assert (ceiling.items, ceiling.metrics["accuracy"]) == (1, 0.0)
 
@@ -126,7 +126,7 @@ def page_text(response) -> str:
 def test_the_page_greys_rows_under_thirty_tasks(agent_e, client):
     response = client.get(reverse("metrics:judges-vs-humans"), {"benchmark": "webvoyager"})
     text = page_text(response)
-    assert "Judges vs humans: webvoyager" in text and "Agent-E vision GPT-4o judge (gpt-4o)" in text
+    assert "Judges vs humans: webvoyager" in text and "Agent-E vision GPT-4o judge" in text
     body = response.content.decode()
     sparse_rows = re.findall(r'<tr data-source="([^"]+)" class="[^"]*sparse"\s*title="Only (\d+) tasks? scored', body)
     assert sparse_rows and all(source.startswith("source:") or source == "human-ceiling"
@@ -153,11 +153,11 @@ def test_csv_from_the_page_and_the_api(agent_e, client, api):
     assert from_api.status_code == 200 and from_api.content == page.content
     overall = frame[frame["run"].isna()]
     assert list(overall["source"])[0] == "human-ceiling"
-    vision = overall[overall["source_label"] == "Agent-E vision GPT-4o judge (gpt-4o)"].iloc[0]
+    vision = overall[overall["source_label"] == "Agent-E vision GPT-4o judge"].iloc[0]
     assert (vision["n"], vision["true_positive"], vision["false_negative"], bool(vision["sparse"])) == (15, 6, 3, True)
     assert vision["kappa"] == pytest.approx(54 / 114) and vision["reference"] == "human consensus"
     per_run = frame[frame["run"] == TEXT]
-    assert list(per_run["source_label"]) == ["Agent-E text GPT-4o judge (gpt-4o)"]
+    assert list(per_run["source_label"]) == ["Agent-E text GPT-4o judge"]
 
 
 def test_the_api_per_run_and_overall(agent_e, api):
@@ -218,7 +218,7 @@ def test_a_chosen_run_shows_its_rows_alone_with_a_way_back_to_all(agent_e, clien
     assert body.count('class="rp-table judges"') == 1 and f'data-run="{VISION}"' in body
     assert 'id="all-runs"' not in body and f'data-run="{TEXT}"' not in body
     page = page_text(response)
-    assert f"Judges vs humans: run {VISION}" in page and "Agent-E vision GPT-4o judge (gpt-4o)" in page
+    assert f"Judges vs humans: run {VISION}" in page and "Agent-E vision GPT-4o judge" in page
     assert 'href="?benchmark=webvoyager" id="judges-all-runs">all agents on webvoyager</a>' in body
     assert f'<input type="hidden" name="run" value="{VISION}">' in body
     assert 'id="no-verdicts"' not in body
@@ -311,3 +311,13 @@ def test_no_run_of_the_benchmark_says_to_import_one(client, api):
     body = api.get(reverse("api-judges-vs-humans"), {"benchmark": "webvoyager"}).json()
     assert body["empty_reasons"] == ["No run of webvoyager yet: import a run first."]
     assert f'<a href="{reverse("trajectories:upload")}">Import a run</a>' in judges(client).content.decode()
+
+
+def test_a_ceiling_of_no_pair_of_humans_shows_dashes_and_the_headers_are_explained(agent_e, client):
+    body = client.get(reverse("metrics:judges-vs-humans"), {"benchmark": "webvoyager"}).content.decode()
+    ceiling = body.split('<tr data-source="human-ceiling"', 1)[1].split("</tr>", 1)[0]
+    assert '<td class="num" data-metric="confusion">—</td>' in ceiling and "0 · 0" not in ceiling
+    header = body.split("<thead>", 1)[1].split("</thead>", 1)[0]
+    assert header.count("title=") == 11
+    assert "negative predictive value" in page_text(client.get(reverse("metrics:judges-vs-humans"),
+                                                               {"benchmark": "webvoyager"})).lower()

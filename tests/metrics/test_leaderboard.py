@@ -126,7 +126,7 @@ def test_page_shows_runs_filters_tables_and_downloads(runs, user_client):
     assert reverse("metrics:job", args=[runs.alpha_job.pk]) in html
     scores_csv = reverse("metrics:export", args=["scores", "csv"])
     assert f"{scores_csv}?run={runs.alpha.pk}&amp;job={runs.alpha_job.pk}" in html
-    assert "n=4 · 1 null" in html  # alpha's step success: 4 values, task 401 null
+    assert "n=4 · 1 not computable" in html  # alpha's step success: 4 values, task 401 null
     assert 'id="site-breakdown"' in html and "gitlab+reddit" in html
     assert reverse("metrics:plot", args=["sites", "svg"]) in html
     assert "Early stop" in html and "early_stop" not in html and "Agent steps n" in html

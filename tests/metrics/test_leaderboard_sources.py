@@ -6,6 +6,7 @@ import re
 
 import pytest
 from django.urls import reverse
+from django.utils.text import slugify
 from rest_framework.test import APIClient
 
 from accounts.services import create_api_token
@@ -109,3 +110,42 @@ def test_the_run_page_links_to_the_tasks_where_two_sources_disagree(runs, client
     listed = text(client.get(url, {"disagree": pair}))
     assert "1 trajectory where expert graders and WebJudge (o4-mini) disagree" in listed
     assert "click-checkboxes" in listed and "click-dialog" not in listed
+
+
+def test_success_from_offers_only_the_sources_of_the_chosen_benchmarks_runs(runs, client):
+    first, _ = runs
+    other = AgentRunFactory(name="elsewhere", benchmark="webvoyager")
+    assert first.benchmark != "webvoyager"
+    assert set(lb.success_sources("webvoyager")) == {"combined", "harness", "check", "human"}
+    assert _judge() in lb.success_sources(first.benchmark)
+    client.force_login(UserFactory())
+    form = client.get(reverse("metrics:leaderboard"), {"benchmark": other.benchmark}).content.decode()
+    choices = form.split('name="success_source"', 1)[1].split("</select>", 1)[0]
+    assert "WebJudge" not in choices and "harness" in choices
+    assert "WebJudge" in client.get(reverse("metrics:leaderboard")).content.decode()
+
+
+def test_the_leaderboard_export_holds_every_source_and_a_success_never_empty(runs, client, tmp_path):
+    import csv
+    import io
+
+    labels_only = AgentRunFactory(name="labels-only")
+    folder = write_verdict_run(tmp_path / "labels")
+    (folder / "click-dialog.json").unlink()  # the other trajectory has no harness verdict, only named sources'
+    assert import_paths([folder], labels_only).ok
+    client.force_login(UserFactory())
+    response = client.get(reverse("metrics:export", args=["leaderboard", "csv"]))
+    rows = {row["run"]: row for row in csv.DictReader(io.StringIO(response.content.decode()))}
+    assert rows["first"]["success_webjudge_o4_mini"] == "1.0" and rows["first"]["success_webjudge_o4_mini_count"] == "1"
+    assert rows["second"]["success_webjudge_o4_mini"] == "0.0"
+    assert {"success_expert_graders", "success_agent_self_report"} < set(rows["first"])
+    assert (rows["first"]["success"], rows["first"]["success_from"]) == ("1.0", "combined")
+    only = rows["labels-only"]  # no built-in source spoke: the first named source that did (by id) is its success
+    first = Verdict.objects.filter(run=labels_only).order_by("source_id").first().source
+    column = "success_" + slugify(str(first)).replace("-", "_")
+    assert only["success_harness"] == "" and only["success"] != ""
+    assert (only["success_from"], only["success"], only["success_count"]) == (
+        named_source(first.pk), only[column], only[f"{column}_count"])
+    chosen = client.get(reverse("metrics:export", args=["leaderboard", "csv"]), {"success_source": _judge()})
+    by_judge = {row["run"]: row for row in csv.DictReader(io.StringIO(chosen.content.decode()))}
+    assert (by_judge["second"]["success"], by_judge["second"]["success_from"]) == ("0.0", _judge())

@@ -70,7 +70,7 @@ def test_the_outcome_judge_from_the_run_page_shows_its_estimate_then_its_progres
     expect(page.locator("#outcome-result")).to_contain_text("2 of 2 judged trajectories successful · 6 requests")
     assert len(llm.requests) == 6 and job.created_by == owner and page_width(page) <= 800
 
-    page.get_by_role("link", name="judges vs humans").click()
+    page.locator("main").get_by_role("link", name="judges vs humans").click()
     expect(page.locator("h1")).to_have_text("Judges vs humans: run shopper")
     expect(page.locator('#no-verdicts [data-reason="no_human"]')).to_contain_text("No human verdict on run shopper")
     context.close()

@@ -181,6 +181,28 @@ def test_with_workers_a_cold_chart_is_drawn_in_the_background_while_the_page_pol
     assert png.status_code == 200 and png.content.startswith(PNG_SIGNATURE)
 
 
+def test_finished_chart_jobs_are_removed_a_day_later_as_new_ones_start(runs, user_client, with_workers, monkeypatch,
+                                                                       django_capture_on_commit_callbacks, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from metrics.models import PlotJob
+
+    monkeypatch.setattr("infrastructure.jobs._send", lambda job: None)
+    now = timezone.now()
+    old_done = PlotJob.objects.create(key="a" * 64, request={}, status="done", finished_at=now - timedelta(hours=25))
+    old_failed = PlotJob.objects.create(key="b" * 64, request={}, status="failed", finished_at=now - timedelta(hours=25))
+    recent = PlotJob.objects.create(key="c" * 64, request={}, status="done", finished_at=now - timedelta(hours=23))
+    waiting = PlotJob.objects.create(key="d" * 64, request={}, status="pending")
+    with django_capture_on_commit_callbacks(execute=True):
+        assert user_client.get(reverse("metrics:plot", args=["sites", "svg"]), {"metric": "recovery"}).status_code == 202
+    left = set(PlotJob.objects.values_list("pk", flat=True))
+    assert {recent.pk, waiting.pk} < left and not {old_done.pk, old_failed.pk} & left and len(left) == 3
+    settings.PLOT_JOBS_KEPT_HOURS = 1
+    assert plots.forget_finished_jobs() == 1  # the recent one too, once kept for an hour only
+
+
 def test_the_leaderboard_asks_for_its_charts_from_a_script_that_shows_progress(runs, user_client):
     html = user_client.get(reverse("metrics:leaderboard")).content.decode()
     assert html.count("data-plot=") == 3 and html.count('class="plot-status muted" role="status"') == 3

@@ -50,7 +50,7 @@ def test_the_trajectory_page_names_each_source_and_escapes_what_it_said(client, 
     page = text(response)
     assert "Human expert graders: FAIL" in page
     assert "LLM judge WebJudge (o4-mini) : PASS score 4 (success at 3 or above)" in page
-    assert "Agent self-report agent self-report: not executable" in page
+    assert re.search(r"Agent self-report ?: not executable", page)  # the kind, not the name again
     assert "<img src=x" not in body and "&lt;img src=x onerror=alert(1)&gt; The box was ticked." in body
     assert "<script>alert(1)</script>" not in body and "&lt;b&gt;Submitted&lt;/b&gt;" in body
     assert "No agent steps: the file records the outcome only (final answer and verdicts)." in page
@@ -65,7 +65,7 @@ def test_steps_without_screenshots_or_tree_say_so_once(client, run):
     assert page.count("The file records no screenshots and no accessibility tree or page HTML for these steps.") == 1
     assert "tj-tree" not in body and "tj-shot" not in body
     assert "harness verdict by BrowserGym reward from run/click-dialog.json" in page
-    assert "Agent self-report agent self-report: PASS" in page
+    assert re.search(r"Agent self-report ?: PASS", page)
     assert "1200 tokens in · 80 out · $0.0021 · 3.5 s" in page
     assert "2500 tokens in · 100 out · $0.0040 · 5.0 s" in page
 
@@ -144,3 +144,30 @@ def test_the_api_imports_the_folder_and_again_changes_nothing(api, tmp_path):
     assert first["counts"] == {"imported": 2, "unchanged": 0, "replaced": 0, "failed": 0, "skipped": 0}
     assert post()["counts"]["unchanged"] == 2
     assert AgentRun.objects.get(name="api-run").verdicts.count() == 4
+
+
+@pytest.fixture
+def outcomes_only(tmp_path):
+    """A run whose one trajectory records its outcome and named sources' verdicts, no steps."""
+    run = AgentRunFactory(name="outcomes")
+    write_verdict_run(tmp_path / "run")
+    (tmp_path / "run" / "click-dialog.json").unlink()
+    import_paths([tmp_path / "run"], run)
+    return run
+
+
+def test_the_runs_list_shows_named_sources_and_the_trajectories_held(client, outcomes_only):
+    client.force_login(UserFactory())
+    page = text(client.get(reverse("metrics:run-list")))
+    row = page.split("outcomes", 1)[1]
+    assert "expert graders (o4-mini)" not in row and "expert graders 0.000 (0 of 1)" in row
+    assert "no verdicts" not in row and "not available" not in row
+    assert "1 without steps" in row
+
+
+def test_the_run_page_names_no_disagreement_of_sources_without_verdicts(client, outcomes_only):
+    client.force_login(UserFactory())
+    page = text(client.get(reverse("metrics:run-detail", args=[outcomes_only.pk])))
+    assert "no verdicts" not in page
+    assert "harness and offline check" not in page and "offline check and human graders" not in page
+    assert "expert graders" in page.split("Disagreements between sources", 1)[1]

@@ -73,10 +73,19 @@ def test_background_imports_answer_with_the_job(webarena_tasks, api, user, djang
     assert ImportJob.objects.get().created_by == user
 
 
+def test_file_is_taken_as_the_verdict_import_names_it(webarena_tasks, api, samples):
+    files = [SimpleUploadedFile(path.name, path.read_bytes()) for path in sorted(samples.glob("*.html"))]
+    response = api.post(reverse("api-run-import"), {"run": "named-file", "file": files}, format="multipart")
+    assert response.status_code == 200 and response.json()["counts"]["imported"] == 3
+
+
 def test_bad_requests(api):
     assert api.post(reverse("api-run-import"), {"run": "x"}, format="json").status_code == 400
     empty = api.post(reverse("api-run-import"), {"run": "x", "trajectories": []}, format="json")
-    assert empty.status_code == 400 and "either files" in str(empty.json())
+    assert empty.status_code == 400 and "multipart fields `files` (or `file`)" in empty.json()["detail"]
+    both = api.post(reverse("api-run-import"), {"run": "x", "trajectories": [_document("3")],
+                                                "files": [SimpleUploadedFile("a.json", b"{}")]}, format="multipart")
+    assert both.status_code == 400 and "not both" in both.json()["detail"]
     AgentRunFactory(name="theirs", uploaded_by=UserFactory(username="owner"))
     refused = api.post(reverse("api-run-import"), {"run": "theirs", "trajectories": [_document("3")]}, format="json")
     assert refused.status_code == 403 and "belongs to another account" in refused.json()["detail"]

@@ -34,7 +34,7 @@ def test_the_samples_upload_and_read_like_webarenas(sized_page, live_server, sha
     page.wait_for_selector("#import-job[data-status='done']")
     expect(page.locator("#job-failures")).to_have_text("nothing failed")
     report = page.locator(".tj-report")
-    expect(report).to_contain_text("4 imported")
+    expect(report).to_contain_text("3 trajectories imported")
     expect(report).to_contain_text("read with history.json")
     assert ImportJob.objects.get().report["counts"] == {"imported": 4, "unchanged": 0, "replaced": 0, "failed": 0,
                                                         "skipped": 3}

@@ -333,7 +333,7 @@ def test_each_webjudge_method_and_screenshot_threshold_is_a_source_of_its_own():
         VerdictFileRead(f"{method}_eval.json", b"", run.name, _webjudge_file(method, 3)).store()
     assert VerdictSource.objects.filter(name__endswith="gpt-4o-mini").count() == 5
     report = VerdictFileRead("AgentTrek_4.json", b"", run.name, _webjudge_file("AgentTrek", 4)).store()
-    assert report.sources == ["AgentTrek gpt-4o-mini (gpt-4o-mini), screenshots scored 4 or more count (2)"]
+    assert report.sources == ["AgentTrek gpt-4o-mini, screenshots scored 4 or more count (2)"]
     sources = VerdictSource.objects.filter(name="AgentTrek gpt-4o-mini").order_by("screenshot_threshold")
     assert [(source.screenshot_threshold, source.threshold) for source in sources] == [(3, None), (4, None)]
     assert Verdict.objects.filter(run=run).count() == 12  # 6 sources, 2 tasks each
@@ -345,6 +345,6 @@ def test_the_screenshot_threshold_is_shown_with_the_source(client):
     VerdictFileRead("AgentTrek_eval.json", b"", run.name, _webjudge_file("AgentTrek", 3)).store()
     client.force_login(UserFactory())
     page = text(client.get(reverse("metrics:trajectory-detail", args=[trajectory.pk])))
-    assert "AgentTrek gpt-4o-mini (gpt-4o-mini) (screenshots scored 3 or more count) : PASS" in page
+    assert "AgentTrek gpt-4o-mini (screenshots scored 3 or more count) : PASS" in page
     sources = client.get(f"/api/trajectories/{trajectory.pk}/").json()["verdicts"]
     assert [(source["name"], source["screenshot_threshold"]) for source in sources] == [("AgentTrek gpt-4o-mini", 3)]

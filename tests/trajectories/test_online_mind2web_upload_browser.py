@@ -21,8 +21,8 @@ def _zip(folder, target):
 
 
 @pytest.mark.parametrize("folder, run, counts", [
-    ("online-mind2web", "om2w-web", ("16 imported", "18 skipped")),
-    ("agent-e", "agent-e-web", ("30 imported", "15 unchanged", "15 skipped")),
+    ("online-mind2web", "om2w-web", ("16 trajectories imported", "15 trajectories skipped", "3 other files skipped")),
+    ("agent-e", "agent-e-web", ("30 trajectories imported", "15 trajectories unchanged", "15 trajectories skipped")),
 ])
 def test_a_folder_zipped_through_the_upload_page(sized_page, live_server, shared_data, tmp_path, width, folder, run,
                                                  counts):

@@ -152,3 +152,21 @@ def test_an_upload_that_imports_nothing_into_a_run_with_trajectories_keeps_the_r
     assert job.run == run and job.report["run_removed"] is False
     content = client.get(response["Location"]).content.decode()
     assert "Nothing was imported" in content and "Go to the run" in content and "was not kept" not in content
+
+
+def test_the_report_counts_trajectories_apart_from_tables(shared_data, client, user, django_capture_on_commit_callbacks):
+    """An AgentLab study of two episode folders and its results table: two trajectories and one table, not "3 imported"."""
+    study = shared_data / "agent-outputs" / "browsergym-agentlab"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(study.rglob("*")):
+            if path.is_file():
+                archive.write(path, f"study/{path.relative_to(study)}")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("trajectories:upload"), {
+            "run": "agentlab", "paradigm": "step_by_step",
+            "files": [SimpleUploadedFile("study.zip", buffer.getvalue(), content_type="application/zip")]})
+    content = client.get(response["Location"]).content.decode()
+    counts = content.split('id="report-counts">', 1)[1].split("</p>", 1)[0]
+    assert ">2 trajectories imported<" in counts and ">1 results file imported<" in counts
+    assert ">13 other files skipped<" in counts and ">0 failed<" in counts and "3 imported" not in counts

@@ -185,3 +185,22 @@ def test_two_verdicts_of_one_source_fail_the_file_naming_the_second(tmp_path):
     assert (entry.status, entry.where) == ("failed", "verdicts[3]")
     assert entry.reason == "a second verdict of source 'WebJudge' (llm_judge, o4-mini); verdicts[1] is the first"
     assert not Trajectory.objects.exists() and not Verdict.objects.exists()
+
+
+def test_a_named_sources_verdict_on_a_task_is_its_graders_majority():
+    from trajectories.selectors import named_majorities
+
+    run = AgentRunFactory()
+    tasks = [TaskFactory(task_id=str(number)) for number in range(4)]
+    experts = VerdictSource.objects.create(kind="human", name="expert graders")
+    judge = VerdictSource.objects.create(kind="llm_judge", name="WebJudge", model="o4-mini")
+    for task, marks in zip(tasks, ([True, True, False], [True, False], [None, False], [None])):
+        for grader, success in enumerate(marks):
+            Verdict.objects.create(run=run, task=task, source=experts, grader=f"g{grader}", success=success,
+                                   label="not_executable" if success is None and grader == 0 else "")
+    Verdict.objects.create(run=run, task=tasks[0], source=judge, success=False)
+    number = {task.pk: position for position, task in enumerate(tasks)}
+    said = {(verdict.source_id, number[verdict.task_id]): verdict.success for verdict in named_majorities([run.pk])}
+    # 2 yes of 3; a split is left out; not executable is a no; one voice is its own majority
+    assert said == {(experts.pk, 0): True, (experts.pk, 2): False, (experts.pk, 3): False, (judge.pk, 0): False}
+    assert {verdict.source_id for verdict in named_majorities([run.pk], leave_out_kinds=["human"])} == {judge.pk}

@@ -19,10 +19,12 @@ number their tasks alike (each has a `task_e1`) and the files do not name the ap
 again with other text is reported as such by the import. The run folder's `results.json` is the
 harness's summary of all its tasks (`parse_infinity_summary`), read as the verifier's verdicts of
 the tasks whose folders are not uploaded. A history alone names no task: its folder
-(or its file, unless generically named) is the task id, in the benchmark `browser-use`, and the
-task text is the request the agent was shown, where the history keeps it.
+(or its file, unless generically named; a generically named file alone, a digest of its content) is the
+task id, in the benchmark `browser-use`, and the task text is the history's `task`, else the request
+the agent was shown, where the history keeps either.
 """
 
+import hashlib
 import json
 import posixpath
 import re
@@ -332,12 +334,17 @@ def _intent_from_state(history: list) -> str:
     return ""
 
 
-def _task_id(name: str) -> str:
-    """The history's folder (`task_e1/history.json`) or, for a file named after its task, its stem."""
+def _task_id(name: str, document: dict) -> str:
+    """The history's folder (`task_e1/history.json`) or, for a file named after its task, its stem; a history
+    uploaded alone under a generic name (`AgentHistoryList.json`) is named by its content, so that two such
+    files never land on one task."""
     parts = [part for part in name.replace("\\", "/").split("/") if part]
     stem = posixpath.splitext(parts[-1])[0] if parts else ""
-    if stem.lower() in _GENERIC_STEMS and len(parts) > 1:
-        return parts[-2]
+    if stem.lower() in _GENERIC_STEMS:
+        if len(parts) > 1:
+            return parts[-2]
+        content = json.dumps(document, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        return f"{stem}-{hashlib.sha256(content).hexdigest()[:12]}"
     return stem
 
 
@@ -389,9 +396,10 @@ def parse_history(document: dict, name: str, read_sibling: ReadSibling) -> tuple
         step.index = number
     found = _infinity_result(read_sibling)
     result_name, result = found if found else ("", {})
-    task_id = _checked_task_id(str(result.get("task_id") or _task_id(name)), f"{result_name}.task_id" if found
-                               else "(file name)")
-    intent = lenient_text(result.get("instruction")).strip() or _intent_from_state(history)
+    task_id = _checked_task_id(str(result.get("task_id") or _task_id(name, document)),
+                               f"{result_name}.task_id" if found else "(file name)")
+    intent = (lenient_text(result.get("instruction")).strip() or lenient_text(document.get("task")).strip()
+              or _intent_from_state(history))
     verdicts = [judge] if judge else []
     if finish is not None and finish[1] is not None:
         verdicts.insert(0, Verdict(kind="agent_self_report", name=SELF_REPORT, success=finish[1]))

@@ -60,3 +60,79 @@ def visible_glyphs(text) -> str:
         last = match.end()
     parts.append(escape(text[last:]))
     return mark_safe("".join(parts))
+
+
+# What an import report's entries are, in words: a count of files mixes trajectories with tables and logs.
+_ENTRY_KINDS = {
+    "trajectory": ("trajectory", "trajectories"),
+    "results": ("results file", "results files"),
+    "harness_verdict": ("harness verdict file", "harness verdict files"),
+    "run_description": ("run description", "run descriptions"),
+    "harness_config": ("harness configuration", "harness configurations"),
+}
+
+
+@register.filter
+def report_counts(report: dict) -> list[tuple[str, str]]:
+    """[(status, "2 trajectories imported")] of an import report (`ImportReport.to_dict`), each status
+    counted per kind of entry; a status no entry has is said once ("0 failed")."""
+    counted: dict[tuple[str, str], int] = {}
+    for entry in report.get("files", []):
+        key = (entry["status"], entry.get("kind", "trajectory"))
+        counted[key] = counted.get(key, 0) + 1
+    found = []
+    for status in report.get("counts", {}):
+        kinds = [(kind, count) for (each, kind), count in counted.items() if each == status]
+        if not kinds:
+            found.append(("none", f"0 {status}"))
+        for kind, count in kinds:
+            one, many = _ENTRY_KINDS.get(kind, ("other file", "other files"))
+            found.append((status, f"{count} {one if count == 1 else many} {status}"))
+    return found
+
+
+# Formats in words, for pages: the codes (`browser_use_history`) stay in the API and the exports.
+FORMAT_NAMES = {
+    "webarena_render": "WebArena render HTML",
+    "webarena_format_trace": "WebArena format trace",
+    "webarena_html2json": "WebArena html2json",
+    "webarena_results": "WebArena results log",
+    "webarena_log_list": "WebArena list of logs",
+    "webarena_config": "WebArena harness configuration",
+    "trajectory_v1_json": "trajectory/v1 JSON",
+    "trajectory_v1_jsonl": "trajectory/v1 JSONL",
+    "trajectory_v1_run": "trajectory/v1 run description",
+    "browsergym_agentlab": "BrowserGym / AgentLab episode",
+    "agentlab_study_results": "AgentLab study results table",
+    "browser_use_history": "browser-use history",
+    "webarena_infinity_result": "WebArena-Infinity result",
+    "webvoyager_messages": "WebVoyager messages",
+    "online_mind2web_result": "Online-Mind2Web result",
+    "online_mind2web_other": "Online-Mind2Web file",
+    "agent_e_evaluation": "Agent-E evaluation record",
+    "online_mind2web_human_labels": "Online-Mind2Web human labels",
+    "webjudge": "WebJudge output",
+    "browser_use_judge": "browser-use judge result",
+    "agent_e": "Agent-E evaluation records",
+    "agent_reward_bench_annotations": "AgentRewardBench annotations",
+    "agent_reward_bench_judge": "AgentRewardBench judge file",
+    "outcomes": "table of per-task results",
+    "grades": "table of graders' marks",
+}
+
+
+@register.filter
+def format_name(code: str) -> str:
+    return FORMAT_NAMES.get(code, code)
+
+
+# What a harness wrote about how it stopped, as `field: value`, for fields that need saying in words.
+_HARNESS_FIELDS = {
+    "result_status": "the agent's session ended with status “{}” (how the session ended, not whether the task was done)",
+}
+
+
+@register.filter
+def harness_message(message: str) -> str:
+    field, _, value = message.partition(": ")
+    return _HARNESS_FIELDS[field].format(value) if field in _HARNESS_FIELDS and value else message

@@ -193,11 +193,26 @@ def test_each_action_of_one_model_output_is_an_agent_step_of_its_own(tmp_path):
     ("run\\task_e1\\AgentHistoryList.json", "task_e1"),  # Windows separators, any case of the generic stem
     ("task_e1.json", "task_e1"),  # a file named after its task
     ("runs/task_e1/task_e1.json", "task_e1"),
-    ("history.json", "history"),  # a generic name without a folder: the stem is all there is
     ("", ""),
 ])
 def test_a_histories_task_id_comes_from_its_folder_or_its_file_name(name, task_id):
-    assert browser_use._task_id(name) == task_id
+    assert browser_use._task_id(name, {"history": []}) == task_id
+
+
+def _nothing_beside(name: str) -> bytes:
+    raise FileNotFoundError(name)
+
+
+def test_two_histories_uploaded_alone_under_a_generic_name_are_two_tasks_with_the_text_they_keep(samples):
+    document = json.loads((samples / "legacy-2024-11" / "AgentHistoryList.json").read_text())
+    other = {**document, "history": document["history"][:2], "task": "  Open the first result for Elon Musk  "}
+    first, _ = browser_use.parse_history(document, "AgentHistoryList.json", _nothing_beside)
+    second, _ = browser_use.parse_history(other, "AgentHistoryList.json", _nothing_beside)
+    assert first.task.task_id.startswith("AgentHistoryList-") and len(first.task.task_id) == len("AgentHistoryList-") + 12
+    assert second.task.task_id != first.task.task_id
+    assert (first.task.intent, second.task.intent) == ("", "Open the first result for Elon Musk")
+    again, _ = browser_use.parse_history(document, "AgentHistoryList.json", _nothing_beside)
+    assert again.task.task_id == first.task.task_id  # the same file imported again is the same task
 
 
 @pytest.mark.parametrize(("action", "expected"), [
