@@ -27,3 +27,25 @@ def test_the_guided_start_links_runs_gold_evaluations_and_the_leaderboard(client
     assert f'href="/annotation/gold/{gold.pk}/"' in content
     assert 'href="/evaluations/">Evaluations</a>' in content  # in the navigation too
     assert "load_demo" not in content
+
+
+@pytest.mark.parametrize(("role", "links"), [
+    (None, ["Runs", "Upload run", "Import verdicts", "Tasks", "Evaluations", "Leaderboard", "Compare",
+            "Judges vs humans", "Judge quality", "Docs", "API"]),
+    ("annotator", ["Annotate"]),
+    ("reviewer", ["Annotate", "Review", "Import gold", "Agreement", "Gold quality", "Judge audit"]),
+])
+def test_the_navigation_holds_every_page_a_role_may_use(client, role, links):
+    import re
+
+    user = UserFactory()
+    if role:
+        user.groups.add(Group.objects.get(name=role))
+    client.force_login(user)
+    nav = client.get("/").content.decode().split('id="mainnav"', 1)[1].split("</nav>", 1)[0]
+    shown = re.findall(r'<a href="([^"]+)">([^<]+)</a>', nav)
+    assert set(links) <= {name for _, name in shown}
+    for address, _ in shown:
+        assert client.get(address).status_code == 200, address
+    if role is None:
+        assert "Review" not in {name for _, name in shown} and "Annotate" not in {name for _, name in shown}
