@@ -2,7 +2,9 @@
 
 For tests, benchmarks and trying the `openai` judge without a model: queued replies are served
 first (errors, delays, malformed bodies), then `responder(request)`, by default a well-formed
-answer for whichever prompt was sent.
+answer for whichever prompt was sent. `accepts`: the structured-output modes it takes (the
+spellings of `response_format` of `judges.backends.llm`); a request in another is answered 400,
+as servers that do not know a spelling answer.
 """
 
 import json
@@ -67,10 +69,25 @@ def well_formed_reply(request: dict) -> Reply:
     return Reply({"score": 1, "rationale": "Equivalent."})
 
 
+def structured_output_mode(request: dict) -> str:
+    """Which spelling of structured output a request uses."""
+    answer_format = request.get("response_format")
+    if not answer_format:
+        return "none"
+    if answer_format["type"] == "json_object":
+        return "json_object_schema" if "schema" in answer_format else "json_object"
+    return answer_format["type"]
+
+
+ALL_MODES = ("json_schema", "json_object_schema", "json_object", "none")
+
+
 class LocalLLMServer:
-    def __init__(self, responder: Callable[[dict], Reply] = well_formed_reply, delay: float = 0.0):
+    def __init__(self, responder: Callable[[dict], Reply] = well_formed_reply, delay: float = 0.0,
+                 accepts: tuple[str, ...] = ALL_MODES):
         self.responder = responder
         self.delay = delay
+        self.accepts = accepts
         self.replies: deque[Reply] = deque()
         self.requests: list[dict] = []
         self.in_flight = 0
@@ -100,6 +117,8 @@ class LocalLLMServer:
             self.requests.append(request)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            if structured_output_mode(request) not in self.accepts:
+                return Reply(status=400)
             queued = self.replies.popleft() if self.replies else None
         return queued or self.responder(request)
 
