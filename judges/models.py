@@ -41,6 +41,9 @@ class JudgeConfig(models.Model):
     temperature = models.FloatField(default=0.0)
     options = models.JSONField(default=dict, blank=True, help_text="Backend options (timeouts, concurrency...).")
     is_default = models.BooleanField(default=False)
+    last_test = models.JSONField(
+        default=dict, blank=True,
+        help_text="The last test of its endpoint (judges.endpoint_checks); cleared when the endpoint changes.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -22,6 +22,7 @@ from infrastructure.jobs import JobStatus, check_job_limit, enqueue, heartbeat
 from trajectories.models import AgentRun, Step, Trajectory, Verdict, VerdictKind, VerdictSource
 
 from . import outcome, outcome_estimate
+from .endpoint_checks import check_last_test
 from .outcome import OutcomeOptions
 from .models import JudgeBackend, JudgeConfig, JudgeDecision, OutcomeJob
 from .services import Judge, get_judge
@@ -80,8 +81,9 @@ def judge_outcomes(run: AgentRun, config: JudgeConfig, *, progress=None) -> Outc
 @transaction.atomic
 def create_outcome_job(run: AgentRun, config: JudgeConfig, *, created_by=None, quiet: bool = False) -> OutcomeJob:
     """The job, stored and sent to the workers once committed (`quiet`: as `infrastructure.jobs.enqueue`);
-    ValueError when the judge cannot judge outcomes."""
+    ValueError when the judge cannot judge outcomes or failed its last endpoint test."""
     check_outcome_judge(config)
+    check_last_test(config)
     job = OutcomeJob.objects.create(run=run, judge_config=config, total=run.trajectories.count(),
                                     created_by=created_by)
     enqueue(job, quiet=quiet)

@@ -475,8 +475,15 @@ def save_judge_config(config: JudgeConfig) -> JudgeConfig:
         raise ValueError("options.judge_outcomes: the outcome judge needs an OpenAI-compatible judge (backend openai)")
     if config.is_default:
         JudgeConfig.objects.filter(is_default=True).exclude(pk=config.pk).update(is_default=False)
+    stored = JudgeConfig.objects.filter(pk=config.pk).values(*ENDPOINT_FIELDS).first() if config.pk else None
+    if stored and any(stored[name] != getattr(config, name) for name in ENDPOINT_FIELDS):
+        config.last_test = {}  # a test of another endpoint or model says nothing of this one
     config.save()
     return config
+
+
+# What a test of a configuration's endpoint depends on.
+ENDPOINT_FIELDS = ("backend", "model", "base_url", "api_key_env", "temperature", "options")
 
 
 @transaction.atomic

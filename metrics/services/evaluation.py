@@ -22,6 +22,7 @@ from django.utils import timezone
 from annotation.models import GoldStatus, GoldStep, GoldTrajectory
 from infrastructure import counters, jobs
 from infrastructure.fields import copy_new_rows
+from judges.endpoint_checks import check_last_test
 from judges.models import JudgeDecision
 from judges.outcomes import outcome_jobs_of_evaluation
 from judges.services import get_judge, judge_identity
@@ -132,6 +133,7 @@ def create_evaluation(*, runs, judge_config, gold_policy=GoldPolicy.REFERENCE, g
     if gold_policy != GoldPolicy.ANNOTATOR and gold_annotator is not None:
         raise ValueError(f"a gold annotator is chosen only with the 'annotator' gold policy, not {gold_policy!r}")
     params = Parameters.from_dict(parameters)
+    check_last_test(judge_config)
     jobs.check_job_limit(EvaluationJob, user)
     job = EvaluationJob.objects.create(
         judge_config=judge_config, gold_policy=gold_policy, gold_annotator=gold_annotator,
@@ -426,6 +428,7 @@ def rerun_evaluation(job: EvaluationJob, user=None) -> EvaluationJob:
     An unfinished job is sent again. A finished one is kept as history: the re-run is a new job
     that replaces it, starting from its scores, so that only changed units are recomputed.
     """
+    check_last_test(job.judge_config)
     if job.status in UNFINISHED:
         EvaluationJob.objects.filter(pk=job.pk).update(status=EvaluationJob.Status.PENDING, finished_at=None)
         start_evaluation(job)
