@@ -23,6 +23,9 @@ from . import questions as q
 # (llama.cpp): a small model held to a grammar otherwise may write one rationale until its context ends.
 RATIONALE_CHARS = 400
 NAME_CHARS = 200
+# A score sent to a grammar-constrained server, which takes no number ranges, as the values it may
+# take: tenths from 0 to 1.
+SCORE_STEPS = 10
 
 
 class MalformedAnswer(ValueError):
@@ -61,11 +64,16 @@ class Number:
         low, high = _bound(self.minimum, bounds), _bound(self.maximum, bounds)
         return f"{'a whole number' if self.whole else 'a number'} from {low:g} to {high:g}"
 
-    def schema(self, bounds: dict, lengths: bool) -> dict:
+    def schema(self, bounds: dict, grammar: bool) -> dict:
         if self.one_of:
             return {"type": "integer", "enum": list(bounds[self.one_of])}
-        return {"type": "integer" if self.whole else "number", "minimum": _bound(self.minimum, bounds),
-                "maximum": _bound(self.maximum, bounds)}
+        low, high = _bound(self.minimum, bounds), _bound(self.maximum, bounds)
+        if grammar and self.whole:
+            return {"type": "integer", "enum": list(range(low, high + 1))}
+        if grammar:
+            return {"type": "number", "enum": [round(low + (high - low) * k / SCORE_STEPS, 3)
+                                               for k in range(SCORE_STEPS + 1)]}
+        return {"type": "integer" if self.whole else "number", "minimum": low, "maximum": high}
 
     def example(self) -> str:
         return f"<{self.hint}>"
@@ -98,7 +106,7 @@ class Boolean:
     def describe(self, bounds: dict) -> str:
         return "true or false"
 
-    def schema(self, bounds: dict, lengths: bool) -> dict:
+    def schema(self, bounds: dict, grammar: bool) -> dict:
         return {"type": "boolean"}
 
     def example(self) -> str:
@@ -124,9 +132,9 @@ class Text:
     def describe(self, bounds: dict) -> str:
         return "a non-empty string" if self.required else "a string"
 
-    def schema(self, bounds: dict, lengths: bool) -> dict:
+    def schema(self, bounds: dict, grammar: bool) -> dict:
         schema = {"type": "string"}
-        if lengths:
+        if grammar:
             schema.update({"minLength": 1} if self.required else {}, maxLength=self.max_chars)
         return schema
 
@@ -144,11 +152,13 @@ class Text:
 
 @dataclass(frozen=True)
 class ListOf:
-    """A list of `item`s, from `min_items` to `max_items` long (either may be a named bound)."""
+    """A list of `item`s, from `min_items` to `max_items` long (either may be a named bound).
+    `numbered`: the items' field that numbers them 1, 2, ... in order, sent to a grammar as such."""
 
     item: object
     min_items: int | str = 0
     max_items: int | str | None = None
+    numbered: str = ""
 
     def describe(self, bounds: dict) -> str:
         low, high = _bound(self.min_items, bounds), _bound(self.max_items, bounds)
@@ -156,8 +166,13 @@ class ListOf:
             return f"a list of at least {low} items" if low else "a list"
         return f"a list of {low} items" if low == high else f"a list of {low} to {high} items"
 
-    def schema(self, bounds: dict, lengths: bool) -> dict:
-        schema = {"type": "array", "items": self.item.schema(bounds, lengths)}
+    def schema(self, bounds: dict, grammar: bool) -> dict:
+        if grammar and self.numbered:
+            item = self.item.schema(bounds, grammar)
+            return {"type": "array", "items": False, "prefixItems": [
+                {**item, "properties": {**item["properties"], self.numbered: {"const": number}}}
+                for number in range(1, _bound(self.max_items, bounds) + 1)]}
+        schema = {"type": "array", "items": self.item.schema(bounds, grammar)}
         if _bound(self.min_items, bounds):
             schema["minItems"] = _bound(self.min_items, bounds)
         if self.max_items is not None:
@@ -194,8 +209,8 @@ class Object:
     def describe(self, bounds: dict) -> str:
         return "a JSON object"
 
-    def schema(self, bounds: dict, lengths: bool) -> dict:
-        return {"type": "object", "properties": {name: node.schema(bounds, lengths) for name, node in self.fields},
+    def schema(self, bounds: dict, grammar: bool) -> dict:
+        return {"type": "object", "properties": {name: node.schema(bounds, grammar) for name, node in self.fields},
                 "required": [name for name, _ in self.fields], "additionalProperties": False}
 
     def example(self) -> str:
@@ -224,7 +239,7 @@ def _numbered_answers(item: str) -> Object:
     """One scored answer per item the request lists, by its number: `count` items."""
     entry = Object((("number", Number(f"{item} number", 1, "count", whole=True)), ("score", Number("number from 0 to 1")),
                     ("rationale", _rationale())))
-    return Object((("answers", ListOf(entry, "count", "count")),))
+    return Object((("answers", ListOf(entry, "count", "count", numbered="number")),))
 
 
 ANSWERS = {
@@ -232,7 +247,7 @@ ANSWERS = {
     q.TRAJECTORY_MATCH: Object((
         ("pairs", ListOf(Object((("gold", Number("gold step number", one_of="gold")),
                                  ("agent", Number("agent step number", 1, "agent_count", whole=True)),
-                                 ("score", Number("0 to 1")))))),
+                                 ("score", Number("0 to 1")))), max_items="most_pairs")),
         ("rationale", _rationale("two or three sentences")),
     )),
     q.REPETITION: _numbered_answers("pair"),
@@ -262,10 +277,12 @@ def declaration(kind: str) -> str:
     return repr(_declared(kind))
 
 
-def json_schema(kind: str, bounds: dict | None = None, *, lengths: bool = True) -> dict:
-    """The schema of a kind's answer; `lengths`: with the caps on string lengths (which OpenAI's
-    strict mode does not take)."""
-    return _declared(kind).schema(bounds or {}, lengths)
+def json_schema(kind: str, bounds: dict | None = None, *, grammar: bool = True) -> dict:
+    """The schema of a kind's answer. `grammar`: spelled for a server that turns it into a grammar
+    (llama.cpp), which enforces string lengths but no number ranges: caps on the texts, numbers as
+    the values allowed, numbered lists as tuples; else as OpenAI's strict mode takes it (ranges, no
+    string lengths)."""
+    return _declared(kind).schema(bounds or {}, grammar)
 
 
 def reply_format(kind: str) -> str:

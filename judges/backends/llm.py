@@ -79,7 +79,7 @@ def response_format(mode: str, kind: str, bounds: dict | None) -> dict | None:
     """The `response_format` a mode sends for a question of `kind` (None: none is sent)."""
     if mode == "json_schema":
         return {"type": "json_schema", "json_schema": {
-            "name": kind, "strict": True, "schema": schema.json_schema(kind, bounds, lengths=False)}}
+            "name": kind, "strict": True, "schema": schema.json_schema(kind, bounds, grammar=False)}}
     if mode == "json_object_schema":
         return {"type": "json_object", "schema": schema.json_schema(kind, bounds)}
     if mode == "json_object":
@@ -332,7 +332,8 @@ class OpenAIBackend(Backend):
                 "agent": "\n".join(f"{i + 1}. {render_step(step)}" for i, step in enumerate(agent)),
             }
             summary = self._ask(q.TRAJECTORY_MATCH, fields, self._read_pairs,
-                                bounds={"gold": [j + 1 for j in asked], "agent_count": len(agent)})
+                                bounds={"gold": [j + 1 for j in asked], "agent_count": len(agent),
+                                        "most_pairs": len(asked) * len(agent)})
             if summary.error:
                 return summary
             for j, i, score in summary.output["pairs"]:

@@ -29,9 +29,9 @@ from judges.schema import MalformedAnswer
      r"answers\[0\].number must be a whole number from 1 to 2, not 3"),
     (q.REPETITION, {"answers": [{"number": 1, "score": 1}]}, {"count": 2}, "answers must be a list of 2 items, not 1"),
     (q.REPETITION, {"scores": [1, 0]}, {"count": 2}, "answers must be a list of 2 items, not missing"),
-    (q.TRAJECTORY_MATCH, {"pairs": [{"gold": 2, "agent": 1, "score": 1}]}, {"gold": [1, 3], "agent_count": 4},
+    (q.TRAJECTORY_MATCH, {"pairs": [{"gold": 2, "agent": 1, "score": 1}]}, {"gold": [1, 3], "agent_count": 4, "most_pairs": 8},
      r"pairs\[0\].gold must be one of the numbers 1, 3, not 2"),
-    (q.TRAJECTORY_MATCH, {"pairs": [{"gold": 1, "agent": 5, "score": 1}]}, {"gold": [1], "agent_count": 4},
+    (q.TRAJECTORY_MATCH, {"pairs": [{"gold": 1, "agent": 5, "score": 1}]}, {"gold": [1], "agent_count": 4, "most_pairs": 4},
      r"pairs\[0\].agent must be a whole number from 1 to 4, not 5"),
 ])
 def test_an_answer_that_does_not_fit_its_schema_is_malformed_with_the_field_named(kind, data, bounds, message):
@@ -86,14 +86,26 @@ def test_every_prompt_shows_the_reply_format_of_its_schema_and_the_schema_is_ver
 
 
 def test_the_json_schema_is_strict_and_bounded_by_the_request():
-    sent = schema.json_schema(q.TRAJECTORY_MATCH, {"gold": [2, 5], "agent_count": 3})
-    pair = sent["properties"]["pairs"]["items"]
+    bounds = {"gold": [2, 5], "agent_count": 3, "most_pairs": 6}
+    sent = schema.json_schema(q.TRAJECTORY_MATCH, bounds, grammar=False)
+    pairs = sent["properties"]["pairs"]
     assert sent["required"] == ["pairs", "rationale"] and sent["additionalProperties"] is False
-    assert pair["properties"]["gold"] == {"type": "integer", "enum": [2, 5]}
-    assert pair["properties"]["agent"] == {"type": "integer", "minimum": 1, "maximum": 3}
-    assert sent["properties"]["rationale"] == {"type": "string", "maxLength": schema.RATIONALE_CHARS}
-    # OpenAI's strict mode takes no string lengths: they are left out of what it is sent.
-    assert schema.json_schema(q.TRAJECTORY_MATCH, {"gold": [2], "agent_count": 3}, lengths=False)[
-        "properties"]["rationale"] == {"type": "string"}
-    listed = schema.json_schema(q.REQUIREMENTS, {"count": 3})["properties"]["answers"]
+    assert pairs["maxItems"] == 6 and pairs["items"]["properties"]["gold"] == {"type": "integer", "enum": [2, 5]}
+    assert pairs["items"]["properties"]["agent"] == {"type": "integer", "minimum": 1, "maximum": 3}
+    assert sent["properties"]["rationale"] == {"type": "string"}  # OpenAI's strict mode takes no string lengths
+    listed = schema.json_schema(q.REQUIREMENTS, {"count": 3}, grammar=False)["properties"]["answers"]
     assert (listed["minItems"], listed["maxItems"]) == (3, 3)
+
+
+def test_the_schema_for_a_grammar_spells_out_what_a_grammar_can_enforce():
+    sent = schema.json_schema(q.TRAJECTORY_MATCH, {"gold": [2, 5], "agent_count": 3, "most_pairs": 6})
+    pair = sent["properties"]["pairs"]["items"]["properties"]
+    assert pair["agent"] == {"type": "integer", "enum": [1, 2, 3]}
+    assert pair["score"]["enum"] == [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    assert sent["properties"]["rationale"] == {"type": "string", "maxLength": schema.RATIONALE_CHARS}
+    # Numbered answers as a tuple: each number once, in order.
+    listed = schema.json_schema(q.REQUIREMENTS, {"count": 2})["properties"]["answers"]
+    assert listed["items"] is False
+    assert [item["properties"]["number"] for item in listed["prefixItems"]] == [{"const": 1}, {"const": 2}]
+    assert schema.json_schema(outcome.SCREENSHOT)["properties"]["relevance"] == {
+        "type": "integer", "enum": [1, 2, 3, 4, 5]}
