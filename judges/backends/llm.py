@@ -17,7 +17,7 @@ Structured output (option `structured_output`): how the answer's JSON schema is 
 is OpenAI's `response_format` (also taken by vLLM, Ollama and recent llama.cpp servers),
 `json_object_schema` llama.cpp's `{"type": "json_object", "schema": ...}`, `json_object` plain JSON
 mode without a schema, `none` nothing. `auto` (the default) tries them in that order until the
-endpoint accepts one (a 400 or 422 answer means it does not) and remembers the first accepted per
+endpoint accepts one (`_refuses_mode` says which answers mean it does not) and remembers the first accepted per
 endpoint and model (`ModeMemory`, which the platform keeps in its database).
 
 Options (`spec.options`): timeout (s), max_retries, backoff_base (s), backoff_cap (s),
@@ -85,6 +85,13 @@ def response_format(mode: str, kind: str, bounds: dict | None) -> dict | None:
     if mode == "json_object":
         return {"type": "json_object"}
     return None
+
+
+def _refuses_mode(error: openai.APIStatusError) -> bool:
+    """Whether the endpoint refused the request's structured-output spelling: a 400 or 422, or a
+    server error that names `response_format` (llama-cpp-python's server answers 500 to a spelling
+    it does not know)."""
+    return error.status_code in (400, 422) or (error.status_code >= 500 and "response_format" in str(error))
 
 
 def _scored(value: dict) -> Answer:
@@ -408,8 +415,9 @@ class OpenAIBackend(Backend):
         for mode in tried_first:
             try:
                 return self._send(messages, usage, kind, bounds, mode), mode
-            except (openai.BadRequestError, openai.UnprocessableEntityError):
-                continue
+            except openai.APIStatusError as error:
+                if not _refuses_mode(error):
+                    raise
         return self._send(messages, usage, kind, bounds, last), last
 
     def _send(self, messages: list[dict], usage: dict, kind: str, bounds: dict | None, mode: str):

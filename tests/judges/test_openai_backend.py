@@ -267,6 +267,15 @@ def test_auto_finds_the_first_mode_the_endpoint_takes_and_remembers_it(llm_serve
     assert structured_output_mode(llm_server.requests[2]) == "json_object_schema" and len(llm_server.requests) == 3
 
 
+def test_auto_takes_a_server_error_naming_the_response_format_for_a_refusal(llm_server):
+    llm_server.accepts, llm_server.refusal_status = ("json_object_schema", "json_object", "none"), 500
+    config = JudgeConfigFactory(name="llama-cpp-python", backend="openai", model="smollm",
+                                base_url=llm_server.base_url, options=FAST_RETRIES)
+    verdict = get_judge(config).step_equivalent(GOLD, AGENT)
+    assert [structured_output_mode(r) for r in llm_server.requests] == ["json_schema", "json_object_schema"]
+    assert JudgeDecision.objects.get(pk=verdict.decision_id).structured_output == "json_object_schema"
+
+
 def test_a_mode_given_is_the_only_one_tried(llm_server):
     llm_server.accepts = ("none",)
     config = JudgeConfigFactory(name="fixed", backend="openai", model="m", base_url=llm_server.base_url,
