@@ -4,7 +4,8 @@
 Such an agent records a point, not an element (`Click at (600, 475)`). The judge is shown the
 part of the step's screenshot around the point, the point marked, and the step's reasoning, and
 says which element is there and whether it is the one the reasoning meant (`intended`: the
-Element Accuracy of that step; the answer's schema is in `judges.schema`). The element it names is then the step's element wherever steps
+Element Accuracy of that step; the answer's schema is in `judges.schema`). The element it names
+is then the step's element wherever steps
 are compared (step matching against gold).
 
 The crop enters the question's inputs by the screenshot's sha256 and the point (the crop is made

@@ -237,8 +237,8 @@ def _scored(hint: str = "number from 0 to 1") -> Object:
 
 def _numbered_answers(item: str) -> Object:
     """One scored answer per item the request lists, by its number: `count` items."""
-    entry = Object((("number", Number(f"{item} number", 1, "count", whole=True)), ("score", Number("number from 0 to 1")),
-                    ("rationale", _rationale())))
+    entry = Object((("number", Number(f"{item} number", 1, "count", whole=True)),
+                    ("score", Number("number from 0 to 1")), ("rationale", _rationale())))
     return Object((("answers", ListOf(entry, "count", "count", numbered="number")),))
 
 

@@ -8,7 +8,8 @@ of a groundedness question share one request; each question still gets its own d
 outcome judge's questions (`judges.outcome`) go one per request, their images attached to it.
 Otherwise: the kind's prompt file, temperature from the spec (0 by default), the answer asked
 for as structured output (below) and read by its kind's schema (`judges.schema`), one repair
-request when it does not fit, and bounded retries with exponential backoff and full jitter on timeouts, connection errors, 429 and 5xx.
+request when it does not fit, and bounded retries with exponential backoff and full jitter on
+timeouts, connection errors, 429 and 5xx.
 Requests go through a per-process concurrency limit and a rate limit shared by all workers
 (Redis). Tokens, cost (from the price table) and latency are added up per request and booked
 on the first decision it answered; the others of the same request record its latency only.

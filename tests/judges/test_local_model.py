@@ -30,7 +30,8 @@ OPTIONS = {"concurrency": 1, "timeout": 300, "max_retries": 1, "screenshots": Fa
 @pytest.fixture(scope="session")
 def local_model(tmp_path_factory):
     try:
-        with LlamaServer(settings.BASE_DIR / ".venv-llm", log=tmp_path_factory.mktemp("llama") / "server.log") as server:
+        log = tmp_path_factory.mktemp("llama") / "server.log"
+        with LlamaServer(settings.BASE_DIR / ".venv-llm", log=log) as server:
             yield server
     except LocalModelUnavailable as error:
         pytest.fail(f"the local model cannot be served: {error}")

@@ -29,9 +29,11 @@ from judges.schema import MalformedAnswer
      r"answers\[0\].number must be a whole number from 1 to 2, not 3"),
     (q.REPETITION, {"answers": [{"number": 1, "score": 1}]}, {"count": 2}, "answers must be a list of 2 items, not 1"),
     (q.REPETITION, {"scores": [1, 0]}, {"count": 2}, "answers must be a list of 2 items, not missing"),
-    (q.TRAJECTORY_MATCH, {"pairs": [{"gold": 2, "agent": 1, "score": 1}]}, {"gold": [1, 3], "agent_count": 4, "most_pairs": 8},
+    (q.TRAJECTORY_MATCH, {"pairs": [{"gold": 2, "agent": 1, "score": 1}]},
+     {"gold": [1, 3], "agent_count": 4, "most_pairs": 8},
      r"pairs\[0\].gold must be one of the numbers 1, 3, not 2"),
-    (q.TRAJECTORY_MATCH, {"pairs": [{"gold": 1, "agent": 5, "score": 1}]}, {"gold": [1], "agent_count": 4, "most_pairs": 4},
+    (q.TRAJECTORY_MATCH, {"pairs": [{"gold": 1, "agent": 5, "score": 1}]},
+     {"gold": [1], "agent_count": 4, "most_pairs": 4},
      r"pairs\[0\].agent must be a whole number from 1 to 4, not 5"),
 ])
 def test_an_answer_that_does_not_fit_its_schema_is_malformed_with_the_field_named(kind, data, bounds, message):
