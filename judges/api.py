@@ -3,11 +3,15 @@
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers, viewsets
+from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
 
 from infrastructure.api import Conflict, IsAdminOrReadOnly
 from infrastructure.api_schema import ErrorSerializer
 
+from .endpoint_checks import run_endpoint_test
 from .models import JudgeConfig
 from .services import JudgeConfigInUse, delete_judge_config, save_judge_config
 
@@ -18,8 +22,8 @@ class JudgeConfigSerializer(serializers.ModelSerializer):
     class Meta:
         model = JudgeConfig
         fields = ("id", "name", "backend", "model", "base_url", "api_key_env", "temperature", "options", "is_default",
-                  "created_at")
-        read_only_fields = ("id", "created_at")
+                  "last_test", "created_at")
+        read_only_fields = ("id", "last_test", "created_at")
         # One default at most: saving a new default unmarks the old one instead of refusing.
         extra_kwargs = {"is_default": {"validators": []}}
 
@@ -59,6 +63,14 @@ class JudgeConfigViewSet(viewsets.ModelViewSet):
     filterset_fields = ("backend", "is_default")
     ordering_fields = ("name", "backend", "model", "created_at")
     lookup_value_converter = "int"
+
+    @extend_schema(request=None, responses={200: OpenApiResponse(description="The test's report, as `last_test`.")})
+    @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated, IsAdminOrReadOnly])
+    def test(self, request, pk=None):
+        """Ask the endpoint one small question of each kind: per question whether its answer parsed, the
+        structured-output mode that worked, latency, tokens and cost. Kept as the configuration's
+        `last_test`; evaluations and outcome jobs refuse to start on a configuration whose last test failed."""
+        return Response(run_endpoint_test(self.get_object()))
 
     def perform_destroy(self, instance):
         try:

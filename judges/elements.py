@@ -4,7 +4,8 @@
 Such an agent records a point, not an element (`Click at (600, 475)`). The judge is shown the
 part of the step's screenshot around the point, the point marked, and the step's reasoning, and
 says which element is there and whether it is the one the reasoning meant (`intended`: the
-Element Accuracy of that step). The element it names is then the step's element wherever steps
+Element Accuracy of that step; the answer's schema is in `judges.schema`). The element it names
+is then the step's element wherever steps
 are compared (step matching against gold).
 
 The crop enters the question's inputs by the screenshot's sha256 and the point (the crop is made
@@ -13,8 +14,6 @@ from them alone); the image travels with the question as a data URI (`Question.i
 
 import base64
 import io
-from dataclasses import dataclass
-
 from PIL import Image, ImageDraw, UnidentifiedImageError
 
 from .questions import ELEMENT_AT_POINT, Question
@@ -27,19 +26,8 @@ MARKER_RADIUS = 12
 REASONING_CHARS = 2_000
 
 
-class MalformedElement(ValueError):
-    pass
-
-
 class UnreadableScreenshot(ValueError):
     """A screenshot that is no image, or a point outside it."""
-
-
-@dataclass(frozen=True)
-class ElementAnswer:
-    element: str
-    intended: bool
-    rationale: str
 
 
 def crop_around(image_bytes: bytes, x: float, y: float) -> str:
@@ -77,17 +65,3 @@ def element_question(reasoning: str, action: str, x: float, y: float, screenshot
 def prompt_fields(question: Question) -> dict:
     inputs = question.inputs
     return {"reasoning": inputs["reasoning"] or "(the step records no reasoning)", "action": inputs["action"]}
-
-
-def read_element(data) -> ElementAnswer:
-    """`{"element": <string>, "intended": true | false, "rationale": <string>}`."""
-    if not isinstance(data, dict):
-        raise MalformedElement("answer must be a JSON object")
-    element, intended, rationale = data.get("element"), data.get("intended"), data.get("rationale", "")
-    if not isinstance(element, str) or not element.strip():
-        raise MalformedElement("element must be a non-empty string naming what is at the point")
-    if not isinstance(intended, bool):
-        raise MalformedElement(f"intended must be true or false, not {intended!r}")
-    if not isinstance(rationale, str):
-        raise MalformedElement("rationale must be a string")
-    return ElementAnswer(element.strip(), intended, rationale)

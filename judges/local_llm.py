@@ -2,7 +2,9 @@
 
 For tests, benchmarks and trying the `openai` judge without a model: queued replies are served
 first (errors, delays, malformed bodies), then `responder(request)`, by default a well-formed
-answer for whichever prompt was sent.
+answer for whichever prompt was sent. `accepts`: the structured-output modes it takes (the
+spellings of `response_format` of `judges.backends.llm`); a request in another is answered
+`refusal_status` (400; llama-cpp-python's server answers 500) naming `response_format`.
 """
 
 import json
@@ -67,10 +69,26 @@ def well_formed_reply(request: dict) -> Reply:
     return Reply({"score": 1, "rationale": "Equivalent."})
 
 
+def structured_output_mode(request: dict) -> str:
+    """Which spelling of structured output a request uses."""
+    answer_format = request.get("response_format")
+    if not answer_format:
+        return "none"
+    if answer_format["type"] == "json_object":
+        return "json_object_schema" if "schema" in answer_format else "json_object"
+    return answer_format["type"]
+
+
+ALL_MODES = ("json_schema", "json_object_schema", "json_object", "none")
+
+
 class LocalLLMServer:
-    def __init__(self, responder: Callable[[dict], Reply] = well_formed_reply, delay: float = 0.0):
+    def __init__(self, responder: Callable[[dict], Reply] = well_formed_reply, delay: float = 0.0,
+                 accepts: tuple[str, ...] = ALL_MODES, refusal_status: int = 400):
         self.responder = responder
         self.delay = delay
+        self.accepts = accepts
+        self.refusal_status = refusal_status
         self.replies: deque[Reply] = deque()
         self.requests: list[dict] = []
         self.in_flight = 0
@@ -100,6 +118,8 @@ class LocalLLMServer:
             self.requests.append(request)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            if structured_output_mode(request) not in self.accepts:
+                return Reply("response_format: this server does not take this spelling", status=self.refusal_status)
             queued = self.replies.popleft() if self.replies else None
         return queued or self.responder(request)
 
@@ -121,7 +141,8 @@ class LocalLLMServer:
 
             def _send(self, reply: Reply, request: dict):
                 if reply.status != 200:
-                    body = {"error": {"message": f"scripted {reply.status}", "type": "scripted", "code": reply.status}}
+                    body = {"error": {"message": reply.content or f"scripted {reply.status}", "type": "scripted",
+                                      "code": reply.status}}
                 else:
                     content = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
                     body = {

@@ -41,6 +41,9 @@ class JudgeConfig(models.Model):
     temperature = models.FloatField(default=0.0)
     options = models.JSONField(default=dict, blank=True, help_text="Backend options (timeouts, concurrency...).")
     is_default = models.BooleanField(default=False)
+    last_test = models.JSONField(
+        default=dict, blank=True,
+        help_text="The last test of its endpoint (judges.endpoint_checks); cleared when the endpoint changes.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -51,6 +54,21 @@ class JudgeConfig(models.Model):
 
     def __str__(self):
         return self.name
+
+
+class StructuredOutputMode(models.Model):
+    """The structured-output mode an endpoint accepted for a model, found by the option `auto`."""
+
+    base_url = models.CharField(max_length=500)
+    model = models.CharField(max_length=200)
+    mode = models.CharField(max_length=24)
+    found_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["base_url", "model"], name="one_mode_per_endpoint_model")]
+
+    def __str__(self):
+        return f"{self.base_url} {self.model}: {self.mode}"
 
 
 class JudgeDecision(models.Model):
@@ -73,6 +91,11 @@ class JudgeDecision(models.Model):
     cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     latency_ms = models.PositiveIntegerField(default=0)
     calls = models.PositiveSmallIntegerField(default=0, help_text="Requests made, retries included.")
+    repairs = models.PositiveSmallIntegerField(default=0, help_text="Repair requests sent for a malformed answer.")
+    structured_output = models.CharField(
+        max_length=24, blank=True, help_text="The structured-output mode the answer was asked with (openai).")
+    coerced = models.JSONField(
+        default=list, blank=True, help_text="What the answer wrote otherwise than its schema and was read as meant.")
     error = models.TextField(blank=True)
     human_score = models.FloatField(null=True, blank=True, help_text="A reviewer's verdict; wins over `score`.")
     human_note = models.TextField(blank=True)

@@ -7,8 +7,8 @@ screenshots scored at or above a threshold (the best `max_screenshots`, shown in
 
 A screenshot enters a question's inputs by the sha256 of its bytes; the image itself travels
 with the question as a data URI (`Question.images`), so that decisions are cached by image
-without storing it in each of them. Each answer is a JSON object read strictly: anything
-else is malformed (and the backend asks once for a repair).
+without storing it in each of them. Each answer is read by its schema (`judges.schema`): what
+does not fit is malformed (and the backend asks once for a repair).
 """
 
 from dataclasses import dataclass
@@ -25,10 +25,6 @@ DEFAULT_THRESHOLD = 3
 DEFAULT_MAX_SCREENSHOTS = 5
 MAX_KEY_POINTS = 10
 NO_ANSWER = "(the agent gave no final answer)"
-
-
-class MalformedOutcome(ValueError):
-    pass
 
 
 @dataclass(frozen=True)
@@ -103,47 +99,6 @@ def prompt_fields(question: Question) -> dict:
                          if steps else "None: judge from the text alone."),
         )
     return fields
-
-
-def _object(data) -> dict:
-    if not isinstance(data, dict):
-        raise MalformedOutcome("answer must be a JSON object")
-    return data
-
-
-def _reasoning(data: dict) -> str:
-    reasoning = data.get("reasoning", "")
-    if not isinstance(reasoning, str):
-        raise MalformedOutcome("reasoning must be a string")
-    return reasoning
-
-
-def read_key_points(data) -> list[str]:
-    """`{"key_points": [<string>, ...]}`: one to MAX_KEY_POINTS non-empty strings."""
-    points = _object(data).get("key_points")
-    if not isinstance(points, list) or not 1 <= len(points) <= MAX_KEY_POINTS:
-        raise MalformedOutcome(f"key_points must be a list of 1 to {MAX_KEY_POINTS} strings")
-    if not all(isinstance(point, str) and point.strip() for point in points):
-        raise MalformedOutcome("every key point must be a non-empty string")
-    return [point.strip() for point in points]
-
-
-def read_relevance(data) -> tuple[int, str]:
-    """`{"relevance": <1 to 5>, "reasoning": <string>}`."""
-    data = _object(data)
-    relevance = data.get("relevance")
-    if isinstance(relevance, bool) or not isinstance(relevance, int) or not 1 <= relevance <= 5:
-        raise MalformedOutcome(f"relevance must be a whole number from 1 to 5, not {relevance!r}")
-    return relevance, _reasoning(data)
-
-
-def read_verdict(data) -> tuple[bool, str]:
-    """`{"success": true | false, "reasoning": <string>}`."""
-    data = _object(data)
-    success = data.get("success")
-    if not isinstance(success, bool):
-        raise MalformedOutcome(f"success must be true or false, not {success!r}")
-    return success, _reasoning(data)
 
 
 def relevance_of(score: float) -> int:

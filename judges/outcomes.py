@@ -22,6 +22,7 @@ from infrastructure.jobs import JobStatus, check_job_limit, enqueue, heartbeat
 from trajectories.models import AgentRun, Step, Trajectory, Verdict, VerdictKind, VerdictSource
 
 from . import outcome, outcome_estimate
+from .endpoint_checks import check_last_test
 from .outcome import OutcomeOptions
 from .models import JudgeBackend, JudgeConfig, JudgeDecision, OutcomeJob
 from .services import Judge, get_judge
@@ -80,8 +81,9 @@ def judge_outcomes(run: AgentRun, config: JudgeConfig, *, progress=None) -> Outc
 @transaction.atomic
 def create_outcome_job(run: AgentRun, config: JudgeConfig, *, created_by=None, quiet: bool = False) -> OutcomeJob:
     """The job, stored and sent to the workers once committed (`quiet`: as `infrastructure.jobs.enqueue`);
-    ValueError when the judge cannot judge outcomes."""
+    ValueError when the judge cannot judge outcomes or failed its last endpoint test."""
     check_outcome_judge(config)
+    check_last_test(config)
     job = OutcomeJob.objects.create(run=run, judge_config=config, total=run.trajectories.count(),
                                     created_by=created_by)
     enqueue(job, quiet=quiet)
@@ -166,8 +168,9 @@ def _planned_chunk(judge: Judge, options: OutcomeOptions,
                    ids: list[int]) -> tuple[list[outcome_estimate.PlannedTrajectory], list[dict]]:
     """The chunk's trajectories with what the cache decides of them, and those whose screenshots
     cannot be read (a pass fails them before asking anything)."""
+    seen = judge.backend.sees_screenshots
     cases = [_Case(trajectory, [outcome.Shot(step.index, step.screenshot.sha256, "")
-                                for step in _distinct_screenshots(trajectory)])
+                                for step in _distinct_screenshots(trajectory, seen)])
              for trajectory in _chunk_trajectories(ids)]
     intents = list({case.trajectory.task.intent for case in cases})
     decided = dict(zip(intents, judge.answered([outcome.key_points_question(intent) for intent in intents])))
@@ -191,7 +194,7 @@ def _planned_chunk(judge: Judge, options: OutcomeOptions,
         trajectory = case.trajectory
         if trajectory.pk in verdict_decided:
             continue  # asks nothing
-        sizes, error = _image_sizes(trajectory)
+        sizes, error = _image_sizes(trajectory, seen)
         if error:
             unreadable.append({"task": trajectory.task.task_id, "error": error})
             continue
@@ -206,11 +209,11 @@ def _planned_chunk(judge: Judge, options: OutcomeOptions,
     return planned, unreadable
 
 
-def _image_sizes(trajectory: Trajectory) -> tuple[dict[str, tuple[int, int] | None], str]:
+def _image_sizes(trajectory: Trajectory, seen: bool) -> tuple[dict[str, tuple[int, int] | None], str]:
     """Each distinct screenshot's size in pixels (None where its header is not an image's), or why
     one cannot be read, as a pass says it."""
     sizes = {}
-    for step in _distinct_screenshots(trajectory):
+    for step in _distinct_screenshots(trajectory, seen):
         try:
             with step.screenshot.image.open("rb") as image:
                 sizes[step.screenshot.sha256] = _size(image)
@@ -274,7 +277,7 @@ def _chunk_trajectories(ids: list[int]):
 
 def _judge_chunk(judge: Judge, run: AgentRun, source: VerdictSource, options: OutcomeOptions, ids: list[int],
                  report: OutcomeReport, given_by: str) -> None:
-    cases = [_case(trajectory) for trajectory in _chunk_trajectories(ids)]
+    cases = [_case(trajectory, judge.backend.sees_screenshots) for trajectory in _chunk_trajectories(ids)]
     used: set[int] = set()
 
     intents = {case.trajectory.task.intent for case in cases if not case.error}
@@ -323,20 +326,23 @@ def _open(cases: list[_Case]) -> list[_Case]:
     return [case for case in cases if not case.error]
 
 
-def _distinct_screenshots(trajectory: Trajectory) -> list[Step]:
-    """The steps that show each distinct screenshot first."""
-    steps, seen = [], set()
+def _distinct_screenshots(trajectory: Trajectory, seen: bool) -> list[Step]:
+    """The steps that show each distinct screenshot first; none for a judge that reads no images
+    (option `screenshots` false), which then judges on the text alone."""
+    steps, seen_shots = [], set()
+    if not seen:
+        return steps
     for step in trajectory.steps.all():
-        if step.screenshot is not None and step.screenshot.sha256 not in seen:
-            seen.add(step.screenshot.sha256)
+        if step.screenshot is not None and step.screenshot.sha256 not in seen_shots:
+            seen_shots.add(step.screenshot.sha256)
             steps.append(step)
     return steps
 
 
-def _case(trajectory: Trajectory) -> _Case:
+def _case(trajectory: Trajectory, seen: bool) -> _Case:
     """The trajectory with each distinct screenshot at the first step that shows it."""
     shots = []
-    for step in _distinct_screenshots(trajectory):
+    for step in _distinct_screenshots(trajectory, seen):
         screenshot = step.screenshot
         try:
             with screenshot.image.open("rb") as image:

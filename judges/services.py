@@ -24,7 +24,7 @@ from infrastructure.fields import copy_new_rows
 from . import outcome
 from . import questions as q
 from .backends import Backend, BackendSpec, make_backend
-from .models import JudgeBackend, JudgeConfig, JudgeDecision
+from .models import JudgeBackend, JudgeConfig, JudgeDecision, StructuredOutputMode
 from .selectors import judge_config_required
 from .steps import JudgeStep
 from .verdicts import Answer, StepScores, Verdict
@@ -54,7 +54,19 @@ def backend_spec(config: JudgeConfig) -> BackendSpec:
         api_key=api_key,
         temperature=config.temperature,
         options=options,
+        mode_memory=StoredModes(),
     )
+
+
+class StoredModes:
+    """The structured-output modes endpoints accepted, kept in the database (`StructuredOutputMode`)."""
+
+    def recall(self, endpoint: str, model: str) -> str | None:
+        return StructuredOutputMode.objects.filter(base_url=endpoint, model=model).values_list(
+            "mode", flat=True).first()
+
+    def remember(self, endpoint: str, model: str, mode: str) -> None:
+        StructuredOutputMode.objects.update_or_create(base_url=endpoint, model=model, defaults={"mode": mode})
 
 
 def settings_judge_config() -> JudgeConfig:
@@ -290,6 +302,9 @@ class Judge:
             cost=answer.cost,
             latency_ms=answer.latency_ms,
             calls=answer.calls,
+            repairs=answer.repairs,
+            structured_output=answer.structured_output,
+            coerced=list(answer.coerced),
             error=answer.error,
         )
 
@@ -310,8 +325,8 @@ def _decision_events(rows: list[JudgeDecision]) -> list[tuple[str, dict, float]]
 
 
 DECISION_FIELDS = [
-    "score", "output", "rationale", "prompt_tokens", "completion_tokens", "cost", "latency_ms", "calls", "error",
-    "updated_at",
+    "score", "output", "rationale", "prompt_tokens", "completion_tokens", "cost", "latency_ms", "calls", "repairs",
+    "structured_output", "coerced", "error", "updated_at",
 ]
 
 
@@ -460,8 +475,15 @@ def save_judge_config(config: JudgeConfig) -> JudgeConfig:
         raise ValueError("options.judge_outcomes: the outcome judge needs an OpenAI-compatible judge (backend openai)")
     if config.is_default:
         JudgeConfig.objects.filter(is_default=True).exclude(pk=config.pk).update(is_default=False)
+    stored = JudgeConfig.objects.filter(pk=config.pk).values(*ENDPOINT_FIELDS).first() if config.pk else None
+    if stored and any(stored[name] != getattr(config, name) for name in ENDPOINT_FIELDS):
+        config.last_test = {}  # a test of another endpoint or model says nothing of this one
     config.save()
     return config
+
+
+# What a test of a configuration's endpoint depends on.
+ENDPOINT_FIELDS = ("backend", "model", "base_url", "api_key_env", "temperature", "options")
 
 
 @transaction.atomic

@@ -1,3 +1,10 @@
+from django.urls import path
+
+from . import views
+
 app_name = "judges"
 
-urlpatterns = []
+urlpatterns = [
+    path("<slug:name>/", views.judge_config_detail, name="config"),
+    path("<slug:name>/test/", views.judge_config_test, name="config-test"),
+]

@@ -17,6 +17,11 @@ class Answer:
     cost: Decimal = Decimal(0)
     latency_ms: int = 0
     calls: int = 0
+    # How the answer was read: what was read leniently (`judges.schema`), repair requests made,
+    # and the structured-output mode it was asked with.
+    coerced: tuple[str, ...] = ()
+    repairs: int = 0
+    structured_output: str = ""
 
     @classmethod
     def failed(cls, error: str, **usage) -> "Answer":

@@ -108,6 +108,8 @@ SCORE_COLUMNS = RUN_COLUMNS + (
     Column("null_reasons", "object", "Why each empty metric of the row could not be computed: {metric: reason} "
                                      "(JSON text in CSV); empty when every metric has a value"),
     Column("error", "string", "Why the trajectory could not be scored (its metrics are then empty)"),
+    Column("failed_questions", "Int64", "Judge questions that failed for the trajectory (partly scored): the "
+                                        "metrics needing them are empty, their reasons in null_reasons"),
 )
 
 DECISION_COLUMNS = (
@@ -353,7 +355,7 @@ def score_rows(selection: Selection, subset: TaskSubset | None = None) -> Iterat
         "trajectory__run__name", "trajectory__run__agent", "trajectory__run__model", "trajectory__run__paradigm",
         "trajectory__run__benchmark", "trajectory__task__task_id", "trajectory__task__sites", "trajectory_id",
         "job_id", "job__judge_config__name", "gold_id", "gold__annotator__username", "gold__version",
-        "job__gold_policy", "gold__is_reference", *SCORE_FIELDS, "error", "details__null_reasons",
+        "job__gold_policy", "gold__is_reference", *SCORE_FIELDS, "error", "failed_questions", "details__null_reasons",
     )
     rows = (
         {
@@ -365,7 +367,7 @@ def score_rows(selection: Selection, subset: TaskSubset | None = None) -> Iterat
             "gold_annotator": row["gold__annotator__username"], "gold_version": row["gold__version"],
             "gold_policy": row["job__gold_policy"], "gold_is_reference": row["gold__is_reference"],
             **{name: row[name] for name in SCORE_FIELDS}, "null_reasons": row["details__null_reasons"],
-            "error": row["error"],
+            "error": row["error"], "failed_questions": row["failed_questions"],
         }
         for row in scores.iterator(chunk_size=CHUNK_ROWS)
     )

@@ -54,7 +54,10 @@ class EvaluationJob(BackgroundJob):
     parameters = models.JSONField(default=dict, blank=True, help_text="tau, window, ordered, ...")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     total = models.PositiveIntegerField(default=0)
-    done = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0, help_text="Units scored, partly scored ones included.")
+    partly_scored = models.PositiveIntegerField(
+        default=0, help_text="Of those done, units some of whose judge questions failed (those metrics are null).")
+    failed_questions = models.PositiveIntegerField(default=0, help_text="Judge questions failed, over all units.")
     failed = models.PositiveIntegerField(default=0)
     errors = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(
@@ -94,6 +97,8 @@ class TrajectoryScore(models.Model):
     gold = models.ForeignKey(GoldTrajectory, null=True, blank=True, on_delete=models.SET_NULL, related_name="scores")
     inputs_hash = models.CharField(max_length=64, blank=True, help_text="What the scores were computed from.")
     error = models.TextField(blank=True)
+    failed_questions = models.PositiveIntegerField(
+        default=0, help_text="Judge questions that failed: the metrics needing them are null (partly scored).")
 
     step_success = models.FloatField(null=True, blank=True)
     recovery = models.FloatField(null=True, blank=True)

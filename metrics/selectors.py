@@ -35,6 +35,8 @@ def job_progress(job: EvaluationJob | OutcomeJob) -> dict:
         "total": job.total,
         "done": job.done,
         "failed": job.failed,
+        **({"partly_scored": job.partly_scored, "failed_questions": job.failed_questions}
+           if isinstance(job, EvaluationJob) else {}),
         "remaining": remaining,
         "percent": round(100 * finished / job.total, 1) if job.total else 100.0,
         "rate_per_second": round(rate, 2) if rate else None,

@@ -81,7 +81,7 @@ class TrajectoryScoreSerializer(serializers.ModelSerializer):
     class Meta:
         model = TrajectoryScore
         fields = ("id", "job", "trajectory", "run", "benchmark", "task_id", "gold", "gold_annotator", "gold_version",
-                  "gold_is_reference", *SCORE_FIELDS, "null_reasons", "error",
+                  "gold_is_reference", *SCORE_FIELDS, "null_reasons", "error", "failed_questions",
                   "details", "decision_ids", "computed_at")
 
     @extend_schema_field(serializers.DictField(child=serializers.CharField()))
@@ -107,7 +107,10 @@ class EvaluationJobSerializer(serializers.Serializer):
     )
     parameters = serializers.DictField()
     total = serializers.IntegerField(help_text="Units (trajectory x gold) to score.")
-    done = serializers.IntegerField()
+    done = serializers.IntegerField(help_text="Units scored, partly scored ones included.")
+    partly_scored = serializers.IntegerField(
+        help_text="Of those done, units some of whose judge questions failed: the metrics needing them are null.")
+    failed_questions = serializers.IntegerField(help_text="Judge questions failed over the partly scored units.")
     failed = serializers.IntegerField()
     remaining = serializers.IntegerField()
     percent = serializers.FloatField()

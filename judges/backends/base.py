@@ -2,9 +2,18 @@
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ..questions import Question
 from ..verdicts import Answer
+
+
+class ModeMemory(Protocol):
+    """Where the structured-output mode an endpoint accepted is kept, per endpoint and model."""
+
+    def recall(self, endpoint: str, model: str) -> str | None: ...
+
+    def remember(self, endpoint: str, model: str, mode: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -17,6 +26,7 @@ class BackendSpec:
     api_key: str = ""
     temperature: float = 0.0
     options: dict = field(default_factory=dict)
+    mode_memory: ModeMemory | None = field(default=None, compare=False)
 
 
 class Backend(ABC):

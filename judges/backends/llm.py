@@ -6,15 +6,23 @@ Few requests: the repetition questions asked together go in numbered lists of up
 `batch_size` pairs per request, the requirements of one answer likewise, and the two aspects
 of a groundedness question share one request; each question still gets its own decision. The
 outcome judge's questions (`judges.outcome`) go one per request, their images attached to it.
-Otherwise: the kind's prompt file, temperature from the spec (0 by default), a JSON answer parsed
-strictly and checked against its shape, one repair request when it is not valid, and bounded
-retries with exponential backoff and full jitter on timeouts, connection errors, 429 and 5xx.
+Otherwise: the kind's prompt file, temperature from the spec (0 by default), the answer asked
+for as structured output (below) and read by its kind's schema (`judges.schema`), one repair
+request when it does not fit, and bounded retries with exponential backoff and full jitter on
+timeouts, connection errors, 429 and 5xx.
 Requests go through a per-process concurrency limit and a rate limit shared by all workers
 (Redis). Tokens, cost (from the price table) and latency are added up per request and booked
 on the first decision it answered; the others of the same request record its latency only.
 
+Structured output (option `structured_output`): how the answer's JSON schema is sent. `json_schema`
+is OpenAI's `response_format` (also taken by vLLM, Ollama and recent llama.cpp servers),
+`json_object_schema` llama.cpp's `{"type": "json_object", "schema": ...}`, `json_object` plain JSON
+mode without a schema, `none` nothing. `auto` (the default) tries them in that order until the
+endpoint accepts one (`_refuses_mode` says which answers mean it does not) and remembers the first accepted per
+endpoint and model (`ModeMemory`, which the platform keeps in its database).
+
 Options (`spec.options`): timeout (s), max_retries, backoff_base (s), backoff_cap (s),
-concurrency, requests_per_minute (0 = none), burst, redis_url, json_mode, batch_size, prices
+concurrency, requests_per_minute (0 = none), burst, redis_url, structured_output, batch_size, prices
 ({model: {"input": USD per 1M tokens, "output": ...}}), screenshots (false: the model reads no
 images, so the metrics ask it nothing about screenshots).
 """
@@ -24,16 +32,18 @@ import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from decimal import Decimal
 from functools import cache
 
 import openai
 
-from .. import elements, outcome
+from .. import elements, outcome, schema
 from .. import questions as q
 from ..parsing import normalise, same_step
 from ..prompts import load_prompt
 from ..ratelimit import shared_rate_limiter
+from ..schema import MalformedAnswer
 from ..verdicts import Answer
 from .base import Backend, BackendSpec
 
@@ -46,7 +56,7 @@ DEFAULTS = {
     "requests_per_minute": 0,
     "burst": 16,
     "redis_url": "",
-    "json_mode": True,
+    "structured_output": "auto",
     "batch_size": 20,
     "prices": {},
     "screenshots": True,
@@ -56,10 +66,8 @@ REPAIR_REQUEST = (
     "format given, and nothing else."
 )
 NOT_SENT = "Identical after normalisation; not sent to the model."
-
-
-class MalformedAnswer(ValueError):
-    pass
+STRUCTURED_OUTPUT_MODES = ("json_schema", "json_object_schema", "json_object", "none")
+STRUCTURED_OUTPUT = ("auto", *STRUCTURED_OUTPUT_MODES)
 
 
 @cache
@@ -68,19 +76,27 @@ def _process_semaphore(endpoint: str, model: str, size: int) -> threading.Bounde
     return threading.BoundedSemaphore(size)
 
 
-def _score(value, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise MalformedAnswer(f"{where} must be a number from 0 to 1, not {value!r}")
-    return float(value)
+def response_format(mode: str, kind: str, bounds: dict | None) -> dict | None:
+    """The `response_format` a mode sends for a question of `kind` (None: none is sent)."""
+    if mode == "json_schema":
+        return {"type": "json_schema", "json_schema": {
+            "name": kind, "strict": True, "schema": schema.json_schema(kind, bounds, grammar=False)}}
+    if mode == "json_object_schema":
+        return {"type": "json_object", "schema": schema.json_schema(kind, bounds)}
+    if mode == "json_object":
+        return {"type": "json_object"}
+    return None
 
 
-def _scored(data: dict, where: str = "answer") -> tuple[float, str]:
-    if not isinstance(data, dict):
-        raise MalformedAnswer(f"{where} must be a JSON object")
-    rationale = data.get("rationale", "")
-    if not isinstance(rationale, str):
-        raise MalformedAnswer(f"{where}.rationale must be a string")
-    return _score(data.get("score"), f"{where}.score"), rationale
+def _refuses_mode(error: openai.APIStatusError) -> bool:
+    """Whether the endpoint refused the request's structured-output spelling: a 400 or 422, or a
+    server error that names `response_format` (llama-cpp-python's server answers 500 to a spelling
+    it does not know)."""
+    return error.status_code in (400, 422) or (error.status_code >= 500 and "response_format" in str(error))
+
+
+def _scored(value: dict) -> Answer:
+    return Answer(value["score"], value["rationale"], value)
 
 
 def render_step(step: dict) -> str:
@@ -133,36 +149,33 @@ def _request_key(question: q.Question) -> tuple:
 
 def _usage_booked_once(answers: list[Answer]) -> list[Answer]:
     """Answers sharing one request: its usage on the first, its latency on every one."""
-    return answers[:1] + [
-        Answer(a.score, a.rationale, a.output, a.error, latency_ms=a.latency_ms) for a in answers[1:]
-    ]
+    return answers[:1] + [replace(a, prompt_tokens=0, completion_tokens=0, cost=Decimal(0), calls=0)
+                          for a in answers[1:]]
 
 
 def _numbered(lines: list[str]) -> str:
     return "\n".join(f"{number}. {line}" for number, line in enumerate(lines, start=1))
 
 
-def _key_points_answer(data) -> Answer:
-    points = outcome.read_key_points(data)
+def _key_points_answer(value: dict) -> Answer:
+    points = value["key_points"]
     return Answer(1.0, outcome.numbered(points), {"key_points": points})
 
 
-def _relevance_answer(data) -> Answer:
+def _relevance_answer(value: dict) -> Answer:
     """Relevance 1-5 onto the decision's 0-1 score (1 -> 0, 5 -> 1)."""
-    relevance, reasoning = outcome.read_relevance(data)
-    return Answer((relevance - 1) / 4, reasoning, {"relevance": relevance})
+    return Answer((value["relevance"] - 1) / 4, value["reasoning"], {"relevance": value["relevance"]})
 
 
-def _verdict_answer(data) -> Answer:
-    success, reasoning = outcome.read_verdict(data)
-    return Answer(1.0 if success else 0.0, reasoning, {"success": success})
+def _verdict_answer(value: dict) -> Answer:
+    return Answer(1.0 if value["success"] else 0.0, value["reasoning"], {"success": value["success"]})
 
 
-def _element_answer(data) -> Answer:
+def _element_answer(value: dict) -> Answer:
     """Intended element onto the decision's score (1 or 0), the element named in its output."""
-    answer = elements.read_element(data)
-    return Answer(1.0 if answer.intended else 0.0, f"{answer.element}: {answer.rationale}".rstrip(": "),
-                  {"element": answer.element, "intended": answer.intended})
+    element, intended = value["element"], value["intended"]
+    return Answer(1.0 if intended else 0.0, f"{element}: {value['rationale']}".rstrip(": "),
+                  {"element": element, "intended": intended})
 
 
 OUTCOME_READERS = {
@@ -180,6 +193,9 @@ class OpenAIBackend(Backend):
         self.options = {**DEFAULTS, **spec.options}
         if not spec.model:
             raise ValueError("the openai judge needs a model name")
+        if self.options["structured_output"] not in STRUCTURED_OUTPUT:
+            raise ValueError(f"options.structured_output must be one of {', '.join(STRUCTURED_OUTPUT)}, "
+                             f"not {self.options['structured_output']!r}")
         self._client = openai.OpenAI(
             base_url=spec.base_url or None,
             api_key=spec.api_key or "no-key",
@@ -187,6 +203,9 @@ class OpenAIBackend(Backend):
             max_retries=0,
         )
         endpoint = spec.base_url or "default"
+        self._endpoint = endpoint
+        # Under `auto`: the mode found for this endpoint and model (recalled, or found by a request).
+        self._found_mode: str | None = None
         self._slots = _process_semaphore(endpoint, spec.model, int(self.options["concurrency"]))
         self._rate_limit = shared_rate_limiter(
             f"{endpoint}|{spec.model}",
@@ -203,7 +222,17 @@ class OpenAIBackend(Backend):
         return load_prompt(kind).version
 
     def answer(self, questions: list[q.Question]) -> list[Answer]:
-        """Answer the questions in parallel requests (up to `concurrency` at once), in order."""
+        """Answer the questions in parallel requests (up to `concurrency` at once), in order; under
+        `auto`, the mode found is recalled first and remembered after (in this thread)."""
+        memory = self.spec.mode_memory if self.options["structured_output"] == "auto" else None
+        recalled = memory.recall(self._endpoint, self.spec.model) if memory is not None else None
+        self._found_mode = recalled if recalled in STRUCTURED_OUTPUT_MODES else None
+        answers = self._answer_all(questions)
+        if memory is not None and self._found_mode is not None and self._found_mode != recalled:
+            memory.remember(self._endpoint, self.spec.model, self._found_mode)
+        return answers
+
+    def _answer_all(self, questions: list[q.Question]) -> list[Answer]:
         answers: list[Answer | None] = [answered_without_model(question) for question in questions]
         asked: dict[tuple, list[int]] = {}
         for position, (question, answer) in enumerate(zip(questions, answers)):
@@ -252,33 +281,21 @@ class OpenAIBackend(Backend):
 
     def _ask_list(self, kind: str, fields: dict, count: int) -> list[Answer]:
         """One request for `count` numbered items; every item fails with the request."""
-        reply = self._ask(kind, fields, lambda data: self._read_list(data, count))
+        reply = self._ask(kind, fields, self._read_list, bounds={"count": count})
         if reply.error:
             return [reply] * count
-        usage = (reply.prompt_tokens, reply.completion_tokens, reply.cost, reply.latency_ms, reply.calls)
-        return [Answer(item["score"], item["rationale"], {**item, "asked_with": count - 1}, "", *usage)
-                for item in reply.output["answers"]]
+        return [replace(reply, score=item["score"], rationale=item["rationale"],
+                        output={**item, "asked_with": count - 1}) for item in reply.output["answers"]]
 
     @staticmethod
-    def _read_list(data: dict, count: int) -> Answer:
-        """`{"answers": [{"number", "score", "rationale"}]}` with each number from 1 to `count` once."""
-        if not isinstance(data, dict) or not isinstance(data.get("answers"), list):
-            raise MalformedAnswer("answer must be an object with a list `answers`")
+    def _read_list(value: dict) -> Answer:
+        """The schema's `count` answers, each number from 1 to `count` once, in number order."""
         items = {}
-        for n, item in enumerate(data["answers"]):
-            if not isinstance(item, dict):
-                raise MalformedAnswer(f"answers[{n}] must be an object")
-            number = item.get("number")
-            if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= count:
-                raise MalformedAnswer(f"answers[{n}].number must be one of the numbers 1 to {count}, not {number!r}")
-            if number in items:
-                raise MalformedAnswer(f"answers[{n}].number {number} is answered twice")
-            score, rationale = _scored(item, f"answers[{n}]")
-            items[number] = {"number": number, "score": score, "rationale": rationale}
-        missing = [number for number in range(1, count + 1) if number not in items]
-        if missing:
-            raise MalformedAnswer(f"answers must answer every number; missing {', '.join(map(str, missing))}")
-        return Answer(0.0, "", {"answers": [items[number] for number in range(1, count + 1)]})
+        for n, item in enumerate(value["answers"]):
+            if item["number"] in items:
+                raise MalformedAnswer(f"answers[{n}].number {item['number']} is answered twice")
+            items[item["number"]] = item
+        return Answer(0.0, "", {"answers": [items[number] for number in sorted(items)]})
 
     @staticmethod
     def _aspect(answer: Answer, aspect: str) -> Answer:
@@ -286,19 +303,18 @@ class OpenAIBackend(Backend):
         if answer.error:
             return answer
         part = answer.output[aspect]
-        return Answer(part["score"], part["rationale"], answer.output, "", answer.prompt_tokens,
-                      answer.completion_tokens, answer.cost, answer.latency_ms, answer.calls)
+        return replace(answer, score=part["score"], rationale=part["rationale"])
 
     # --- one question ------------------------------------------------------------------------
 
     def _answer(self, kind: str, inputs: dict) -> Answer:
         if kind == q.STEP_MATCH:
             fields = {"gold": render_step(inputs["gold"]), "agent": render_step(inputs["agent"])}
-            return self._ask(kind, fields, lambda data: Answer(*_scored(data), output=data))
+            return self._ask(kind, fields, _scored)
         if kind == q.TRAJECTORY_MATCH:
             return self._trajectory(inputs["gold"], inputs["agent"])
         if kind == q.FUZZY_ANSWER:
-            return self._ask(kind, inputs, lambda data: Answer(*_scored(data), output=data))
+            return self._ask(kind, inputs, _scored)
         raise ValueError(f"unknown question kind {kind!r}")
 
     def _groundedness(self, inputs: dict, images: tuple[str, ...] = ()) -> Answer:
@@ -310,14 +326,8 @@ class OpenAIBackend(Backend):
         return self._ask(q.GROUNDEDNESS, fields, self._read_groundedness, images)
 
     @staticmethod
-    def _read_groundedness(data: dict) -> Answer:
-        if not isinstance(data, dict):
-            raise MalformedAnswer("answer must be a JSON object")
-        output = {}
-        for aspect in q.ASPECTS:
-            score, rationale = _scored(data.get(aspect), aspect)
-            output[aspect] = {"score": score, "rationale": rationale}
-        return Answer(min(o["score"] for o in output.values()), "", output)
+    def _read_groundedness(value: dict) -> Answer:
+        return Answer(min(value[aspect]["score"] for aspect in q.ASPECTS), "", value)
 
     def _trajectory(self, gold: list[dict], agent: list[dict]) -> Answer:
         """Gold steps with an identical agent step are settled here; the rest go in one request."""
@@ -329,7 +339,9 @@ class OpenAIBackend(Backend):
                 "gold": "\n".join(f"{j + 1}. {render_step(gold[j])}" for j in asked),
                 "agent": "\n".join(f"{i + 1}. {render_step(step)}" for i, step in enumerate(agent)),
             }
-            summary = self._ask(q.TRAJECTORY_MATCH, fields, lambda data: self._read_pairs(data, set(asked), len(agent)))
+            summary = self._ask(q.TRAJECTORY_MATCH, fields, self._read_pairs,
+                                bounds={"gold": [j + 1 for j in asked], "agent_count": len(agent),
+                                        "most_pairs": len(asked) * len(agent)})
             if summary.error:
                 return summary
             for j, i, score in summary.output["pairs"]:
@@ -338,72 +350,80 @@ class OpenAIBackend(Backend):
         settled = len(gold) - len(asked)
         rationale = "\n".join(filter(None, [f"{settled} gold steps had an identical agent step." if settled else "",
                                             summary.rationale]))
-        return Answer(
-            sum(best) / len(best) if best else 0.0, rationale, {"matrix": matrix, "asked": [j + 1 for j in asked]},
-            "", summary.prompt_tokens, summary.completion_tokens, summary.cost, summary.latency_ms, summary.calls,
-        )
+        return replace(summary, score=sum(best) / len(best) if best else 0.0, rationale=rationale,
+                       output={"matrix": matrix, "asked": [j + 1 for j in asked]})
 
     @staticmethod
-    def _read_pairs(data: dict, asked: set[int], agent_count: int) -> Answer:
-        if not isinstance(data, dict) or not isinstance(data.get("pairs"), list):
-            raise MalformedAnswer("answer must be an object with a list `pairs`")
-        pairs = []
-        for n, pair in enumerate(data["pairs"]):
-            if not isinstance(pair, dict):
-                raise MalformedAnswer(f"pairs[{n}] must be an object")
-            j, i = pair.get("gold"), pair.get("agent")
-            if not isinstance(j, int) or j - 1 not in asked:
-                raise MalformedAnswer(f"pairs[{n}].gold must be one of the gold step numbers given, not {j!r}")
-            if not isinstance(i, int) or not 1 <= i <= agent_count:
-                raise MalformedAnswer(f"pairs[{n}].agent must be an agent step number, not {i!r}")
-            pairs.append((j - 1, i - 1, _score(pair.get("score"), f"pairs[{n}].score")))
-        rationale = data.get("rationale", "")
-        return Answer(0.0, rationale if isinstance(rationale, str) else "", {"pairs": pairs})
+    def _read_pairs(value: dict) -> Answer:
+        pairs = [(pair["gold"] - 1, pair["agent"] - 1, pair["score"]) for pair in value["pairs"]]
+        return Answer(0.0, value["rationale"], {"pairs": pairs})
 
     # --- the request -------------------------------------------------------------------------
 
-    def _ask(self, kind: str, fields: dict, read, images: tuple[str, ...] = ()) -> Answer:
-        """Send one question, retrying and repairing as documented; never raises for the endpoint's faults."""
+    def _ask(self, kind: str, fields: dict, read, images: tuple[str, ...] = (), bounds: dict | None = None) -> Answer:
+        """Send one question, retrying and repairing as documented; never raises for the endpoint's faults.
+        `read` makes the Answer of the schema-read value; `bounds` are the schema's bounds for this request."""
         messages = load_prompt(kind).messages(**fields)
         if images:
             messages[-1]["content"] = [{"type": "text", "text": messages[-1]["content"]}] + [
                 {"type": "image_url", "image_url": {"url": image}} for image in images]
         usage = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0}
         started = time.monotonic()
-        failures, repaired = 0, False
+        failures, repairs = 0, 0
         while True:
             try:
-                response = self._request(messages, usage)
+                response, mode = self._request(messages, usage, kind, bounds)
             except (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError) as error:
                 failures += 1
                 if failures > int(self.options["max_retries"]):
                     return self._failed(f"gave up after {usage['calls']} requests: {self._describe(error)}", usage,
-                                        started)
+                                        started, repairs)
                 time.sleep(self._backoff(failures, error))
                 continue
             except openai.APIStatusError as error:
-                return self._failed(f"request refused: {self._describe(error)}", usage, started)
+                return self._failed(f"request refused: {self._describe(error)}", usage, started, repairs)
             content = response.choices[0].message.content if response.choices else None
             try:
-                data = json.loads(content or "")
-                answer = read(data)
-            except (json.JSONDecodeError, MalformedAnswer, outcome.MalformedOutcome,
-                    elements.MalformedElement) as error:
-                if repaired:
-                    return self._failed(f"malformed answer after one repair request: {error}", usage, started)
-                repaired = True
+                reading = schema.parse(kind, content, bounds)
+                answer = read(reading.value)
+            except MalformedAnswer as error:
+                if repairs:
+                    return self._failed(f"malformed answer after one repair request: {error}", usage, started,
+                                        repairs, mode)
+                repairs += 1
                 messages = messages + [
                     {"role": "assistant", "content": content or ""},
                     {"role": "user", "content": REPAIR_REQUEST.format(error=error)},
                 ]
                 continue
-            return Answer(
-                answer.score, answer.rationale, answer.output, "", usage["prompt_tokens"], usage["completion_tokens"],
-                self.cost(usage), self._elapsed_ms(started), usage["calls"],
-            )
+            return replace(answer, prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
+                           cost=self.cost(usage), latency_ms=self._elapsed_ms(started), calls=usage["calls"],
+                           coerced=reading.coerced, repairs=repairs, structured_output=mode)
 
-    def _request(self, messages: list[dict], usage: dict):
-        extra = {"response_format": {"type": "json_object"}} if self.options["json_mode"] else {}
+    def _modes(self) -> list[str]:
+        """The structured-output modes to try, in order: the one configured, or for `auto` the one
+        found for this endpoint and model first, then those after it."""
+        chosen = self.options["structured_output"]
+        if chosen != "auto":
+            return [chosen]
+        found = self._found_mode
+        return list(STRUCTURED_OUTPUT_MODES[STRUCTURED_OUTPUT_MODES.index(found) if found else 0:])
+
+    def _request(self, messages: list[dict], usage: dict, kind: str, bounds: dict | None):
+        """The response and the structured-output mode it was asked with. Under `auto`, a mode the
+        endpoint refuses (400, 422) gives way to the next; the first accepted one is remembered."""
+        *tried_first, last = self._modes()
+        for mode in tried_first:
+            try:
+                return self._send(messages, usage, kind, bounds, mode), mode
+            except openai.APIStatusError as error:
+                if not _refuses_mode(error):
+                    raise
+        return self._send(messages, usage, kind, bounds, last), last
+
+    def _send(self, messages: list[dict], usage: dict, kind: str, bounds: dict | None, mode: str):
+        answer_format = response_format(mode, kind, bounds)
+        extra = {"response_format": answer_format} if answer_format else {}
         if self._rate_limit:
             self._rate_limit.acquire()
         with self._slots:
@@ -411,6 +431,8 @@ class OpenAIBackend(Backend):
             response = self._client.chat.completions.create(
                 model=self.spec.model, messages=messages, temperature=self.spec.temperature, **extra
             )
+        if self.options["structured_output"] == "auto" and self._found_mode is None:
+            self._found_mode = mode  # the first accepted; requests racing it find the same
         if response.usage:
             usage["prompt_tokens"] += response.usage.prompt_tokens or 0
             usage["completion_tokens"] += response.usage.completion_tokens or 0
@@ -447,8 +469,9 @@ class OpenAIBackend(Backend):
     def _elapsed_ms(started: float) -> int:
         return int((time.monotonic() - started) * 1000)
 
-    def _failed(self, error: str, usage: dict, started: float) -> Answer:
+    def _failed(self, error: str, usage: dict, started: float, repairs: int, mode: str = "") -> Answer:
         return Answer.failed(
             error, prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
-            cost=self.cost(usage), latency_ms=self._elapsed_ms(started), calls=usage["calls"],
+            cost=self.cost(usage), latency_ms=self._elapsed_ms(started), calls=usage["calls"], repairs=repairs,
+            structured_output=mode,
         )

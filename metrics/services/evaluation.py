@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
 from django.db import connection, transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Q, Sum
 from django.utils import timezone
 
 from annotation.models import GoldStatus, GoldStep, GoldTrajectory
 from infrastructure import counters, jobs
 from infrastructure.fields import copy_new_rows
+from judges.endpoint_checks import check_last_test
 from judges.models import JudgeDecision
 from judges.outcomes import outcome_jobs_of_evaluation
 from judges.services import get_judge, judge_identity
@@ -132,6 +133,7 @@ def create_evaluation(*, runs, judge_config, gold_policy=GoldPolicy.REFERENCE, g
     if gold_policy != GoldPolicy.ANNOTATOR and gold_annotator is not None:
         raise ValueError(f"a gold annotator is chosen only with the 'annotator' gold policy, not {gold_policy!r}")
     params = Parameters.from_dict(parameters)
+    check_last_test(judge_config)
     jobs.check_job_limit(EvaluationJob, user)
     job = EvaluationJob.objects.create(
         judge_config=judge_config, gold_policy=gold_policy, gold_annotator=gold_annotator,
@@ -152,7 +154,8 @@ def start_evaluation(job: EvaluationJob) -> None:
 def pending_chunks(job: EvaluationJob) -> list[list[tuple[int, int | None]]]:
     """Units without a current score, in chunks.
 
-    A re-run skips units whose inputs are unchanged and that no human verdict came after.
+    A re-run skips units whose inputs are unchanged, that no human verdict came after and that no
+    judge question failed for.
     """
     units = plan_units(job)
     params = Parameters.from_dict(job.parameters)
@@ -161,7 +164,8 @@ def pending_chunks(job: EvaluationJob) -> list[list[tuple[int, int | None]]]:
     golds = GoldTrajectory.objects.in_bulk([u.gold_id for u in units if u.gold_id])
     existing = {
         (score.trajectory_id, score.gold_id): score
-        for score in job.scores.only("trajectory_id", "gold_id", "inputs_hash", "error", "computed_at")
+        for score in job.scores.only("trajectory_id", "gold_id", "inputs_hash", "error", "failed_questions",
+                                     "computed_at")
     }
     # A human verdict may concern any question a score asked; cached decisions make the recheck free.
     last_review = JudgeDecision.objects.aggregate(last=Max("reviewed_at"))["last"]
@@ -170,7 +174,9 @@ def pending_chunks(job: EvaluationJob) -> list[list[tuple[int, int | None]]]:
         score = existing.get((unit.trajectory_id, unit.gold_id))
         fingerprint = inputs_fingerprint(trajectories[unit.trajectory_id], golds.get(unit.gold_id), params, identity)
         overruled_since = score is not None and last_review is not None and last_review > score.computed_at
-        if score is None or score.error or score.inputs_hash != fingerprint or overruled_since:
+        # A partly scored unit is scored again: its failed questions are asked again, the others are cached.
+        if (score is None or score.error or score.failed_questions or score.inputs_hash != fingerprint
+                or overruled_since):
             todo.append((unit.trajectory_id, unit.gold_id))
     return [todo[i : i + CHUNK_SIZE] for i in range(0, len(todo), CHUNK_SIZE)]
 
@@ -290,7 +296,10 @@ def _store_scores(job: EvaluationJob, outcomes: dict, fingerprints: dict) -> Non
         fields = {**dict.fromkeys(SCORE_FIELDS), "success_source": "", "check_source": "", "outcome_status": "",
                   "outcome_reason": ""}
         fields.update({k: v for k, v in outcome.scoring.values.items() if v is not None})
-        values[unit] = {**fields, "details": outcome.scoring.details, "error": outcome.error,
+        failed = outcome.scoring.failed_questions
+        details = {**outcome.scoring.details, "failed_questions": sorted(set(failed.values()))} if failed else \
+            outcome.scoring.details
+        values[unit] = {**fields, "details": details, "error": outcome.error, "failed_questions": len(failed),
                         "inputs_hash": fingerprints[unit], "computed_at": now}
     # No ordering: the model's default one joins the job, run and task tables.
     scores = TrajectoryScore.objects.filter(job=job, trajectory_id__in={t for t, _ in outcomes}).order_by()
@@ -309,12 +318,16 @@ def _store_scores(job: EvaluationJob, outcomes: dict, fingerprints: dict) -> Non
             ids.update(inserted)
             if len(inserted) < len(new):
                 ids = stored_ids()
-        counters.count_many(("trajectory_scores", {"outcome": "error" if outcome.error else "ok"}, 1)
+        counters.count_many(("trajectory_scores", {"outcome": _counted_outcome(outcome)}, 1)
                             for outcome in outcomes.values())
         links = TrajectoryScore.decisions.through
         links.objects.filter(trajectoryscore_id__in=ids.values()).delete()
         _link_decisions([(ids[unit], decision_id) for unit, outcome in outcomes.items()
                          for decision_id in sorted(outcome.scoring.decision_ids)])
+
+
+def _counted_outcome(outcome: _Outcome) -> str:
+    return "error" if outcome.error else "partial" if outcome.scoring.failed_questions else "ok"
 
 
 _SCORE_COLUMNS = [field for field in TrajectoryScore._meta.concrete_fields if not field.primary_key]
@@ -370,17 +383,14 @@ def refresh_progress(job: EvaluationJob) -> EvaluationJob:
     """Recount progress from the stored scores and finish the job when every unit has one."""
     with transaction.atomic():
         job = EvaluationJob.objects.select_for_update().get(pk=job.pk)
-        counts = job.scores.aggregate(failed=Count("pk", filter=~Q(error="")), done=Count("pk", filter=Q(error="")))
-        job.failed, job.done = counts["failed"], counts["done"]
+        _count_scores(job)
         job.heartbeat_at = timezone.now()
-        fields = ["done", "failed", "heartbeat_at"]
+        fields = ["done", "failed", "partly_scored", "failed_questions", "heartbeat_at"]
         finished = job.status == EvaluationJob.Status.RUNNING and job.done + job.failed >= job.total
         if finished:
             if job.gold_policy == GoldPolicy.BEST:
                 keep_best_scores(job)
-                counts = job.scores.aggregate(failed=Count("pk", filter=~Q(error="")),
-                                              done=Count("pk", filter=Q(error="")))
-                job.failed, job.done = counts["failed"], counts["done"]
+                _count_scores(job)
                 job.total = job.done + job.failed
                 fields.append("total")
             store_aggregates(job)
@@ -390,6 +400,16 @@ def refresh_progress(job: EvaluationJob) -> EvaluationJob:
             jobs.record_finished(job)
         job.save(update_fields=fields)
     return job
+
+
+def _count_scores(job: EvaluationJob) -> None:
+    """The job's counts from its stored scores: done (partly scored included), failed, partly scored."""
+    partly = Q(error="", failed_questions__gt=0)
+    counts = job.scores.aggregate(failed=Count("pk", filter=~Q(error="")), done=Count("pk", filter=Q(error="")),
+                                  partly=Count("pk", filter=partly),
+                                  questions=Sum("failed_questions", filter=partly, default=0))
+    job.failed, job.done = counts["failed"], counts["done"]
+    job.partly_scored, job.failed_questions = counts["partly"], counts["questions"]
 
 
 def cancel_evaluation(job: EvaluationJob) -> bool:
@@ -408,6 +428,7 @@ def rerun_evaluation(job: EvaluationJob, user=None) -> EvaluationJob:
     An unfinished job is sent again. A finished one is kept as history: the re-run is a new job
     that replaces it, starting from its scores, so that only changed units are recomputed.
     """
+    check_last_test(job.judge_config)
     if job.status in UNFINISHED:
         EvaluationJob.objects.filter(pk=job.pk).update(status=EvaluationJob.Status.PENDING, finished_at=None)
         start_evaluation(job)

@@ -50,7 +50,11 @@ KEY_NODES = "key_nodes"
 
 
 class JudgeFailed(RuntimeError):
-    """A judge question failed after its retries; the trajectory's score records why."""
+    """A judge question failed after its retries: the metrics that need it are null with its error."""
+
+    def __init__(self, message: str, decision_ids=()):
+        super().__init__(message)
+        self.decision_ids = frozenset(decision_id for decision_id in decision_ids if decision_id is not None)
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,16 @@ class Scoring:
     values: dict = field(default_factory=dict)
     details: dict = field(default_factory=dict)
     decision_ids: set[int] = field(default_factory=set)
+    # The judge's failed decisions this scoring needed (those metrics are null), and what each said.
+    failed_questions: dict[int, str] = field(default_factory=dict)
+
+    def failed(self, names: tuple[str, ...], failure: JudgeFailed) -> None:
+        """The metrics `names` need a question that failed: null, with its error as their reason."""
+        for name in names:
+            self.values[name] = None
+            self.details.pop(name, None)
+            self.details.setdefault(NULL_REASONS, {})[name] = f"the judge's question failed: {failure}"
+        self.failed_questions.update(dict.fromkeys(failure.decision_ids, str(failure)))
 
     def null(self, name: str, reason: str) -> None:
         """Why the score field `name` is null; kept in `details["null_reasons"]` while it is."""
@@ -124,7 +138,7 @@ def inputs_fingerprint(trajectory, gold, params: Parameters, judge_identity: str
 
 def _matrix(step_scores) -> md.ScoreMatrix | None:
     if step_scores.error:
-        raise JudgeFailed(f"step matching: {step_scores.error}")
+        raise JudgeFailed(f"step matching: {step_scores.error}", step_scores.decision_ids)
     return step_scores.matrix
 
 
@@ -133,8 +147,13 @@ def _verdict_score(verdict, what: str, result: Scoring) -> float:
     if verdict.decision_id is not None:
         result.decision_ids.add(verdict.decision_id)
     if verdict.score is None:
-        raise JudgeFailed(f"{what}: {verdict.error or 'no answer'}")
+        raise JudgeFailed(f"{what}: {verdict.error or 'no answer'}", [verdict.decision_id])
     return verdict.score
+
+
+# The score fields each group of metrics fills: null together when a question they need failed.
+STEP_FIELDS = ("step_success", "recovery", "matched_steps", "deviations", "recoveries", "mean_recovery_cost")
+ANSWER_QUALITY_FIELDS = ("grounded", "relevant", "correct")
 
 
 @dataclass(frozen=True)
@@ -276,7 +295,8 @@ def _element_questions(steps, planned_actions) -> dict[int, q.Question]:
 
 def score_trajectory(unit: UnitInputs, judge, params: Parameters) -> Scoring:
     """Every metric of METRICS.md for one trajectory, from the judge's verdicts on its questions;
-    a metric left null says why in `details["null_reasons"]`."""
+    a metric left null says why in `details["null_reasons"]`. A judge question that failed leaves
+    the metrics that need it null with its error, and is counted in `failed_questions`."""
     result = Scoring()
     trajectory, steps, gold, asks = unit.trajectory, unit.steps, unit.gold, unit.questions
     task, answer = trajectory.task, trajectory.final_answer
@@ -291,73 +311,139 @@ def score_trajectory(unit: UnitInputs, judge, params: Parameters) -> Scoring:
     )
     result.details["outcome"] = outcome.to_dict()
 
-    point_scores, resolved = _elements_at_points(judge, asks.elements, result, unit.sees_screenshots)
+    element_failure = None
+    try:
+        point_scores, resolved = _elements_at_points(judge, asks.elements, result, unit.sees_screenshots)
+    except JudgeFailed as failure:
+        point_scores, resolved, element_failure = {}, {}, failure
+
     if gold is not None:
-        step_match = asks.step_match
-        if step_match is None and resolved and unit.gold_steps:
-            step_match = q.trajectory_match([judge_step_from_gold(step) for step in unit.gold_steps],
-                                            [_with_element(step, resolved.get(k)) for k, step in
-                                             enumerate(steps, start=1)])
-        matrix = _step_matrix(judge, step_match, len(unit.gold_steps), n, result)
-        ssr = md.step_success(matrix, tau=params.tau, ordered=params.ordered)
-        rec = md.recovery(matrix, tau=params.tau, window=params.window)
-        result.values.update(
-            step_success=ssr.value, matched_steps=len(ssr.matched), recovery=rec.value,
-            deviations=rec.deviations, recoveries=rec.recoveries, mean_recovery_cost=rec.mean_recovery_cost,
-        )
-        result.details.update(step_success=ssr.to_dict(), recovery=rec.to_dict())
-        result.null("step_success", ssr.null_reason)
-        result.null("recovery", rec.null_reason)
+        try:
+            if element_failure and asks.step_match is None:
+                raise element_failure  # the steps are matched with the elements the judge names
+            _score_steps(unit, judge, params, resolved, result)
+        except JudgeFailed as failure:
+            result.failed(STEP_FIELDS, failure)
         if trajectory.plan:
-            plan_matrix = _step_matrix(judge, asks.plan_match, len(unit.gold_steps), len(trajectory.plan), result)
-            plan_ssr = md.step_success(plan_matrix, tau=params.tau, ordered=params.ordered)
-            result.values["plan_step_success"] = plan_ssr.value
-            result.details["plan_step_success"] = plan_ssr.to_dict()
-            result.null("plan_step_success", plan_ssr.null_reason)
+            try:
+                plan_matrix = _step_matrix(judge, asks.plan_match, len(unit.gold_steps), len(trajectory.plan),
+                                           result)
+                plan_ssr = md.step_success(plan_matrix, tau=params.tau, ordered=params.ordered)
+                result.values["plan_step_success"] = plan_ssr.value
+                result.details["plan_step_success"] = plan_ssr.to_dict()
+                result.null("plan_step_success", plan_ssr.null_reason)
+            except JudgeFailed as failure:
+                result.failed(("plan_step_success",), failure)
     if gold is None:
         for name in ("step_success", "recovery", "plan_step_success"):
             result.null(name, NO_GOLD)
     elif not trajectory.plan:
         result.null("plan_step_success", NO_PLAN)
 
-    judged = iter(judge.verdicts(asks.repetitions))
-    neighbours = [same if same is not None else _verdict_score(next(judged), f"repetition of step {k}", result)
-                  for k, same in enumerate(unit.repeats_by_rule, start=2)]
-    rep = md.repetitiveness(neighbours, n, tau=params.tau)
-    result.values["repetitiveness"] = rep.value
-    result.details["repetitiveness"] = rep.to_dict()
-    result.null("repetitiveness", rep.null_reason)
+    try:
+        judged = iter(judge.verdicts(asks.repetitions))
+        neighbours = [same if same is not None else _verdict_score(next(judged), f"repetition of step {k}", result)
+                      for k, same in enumerate(unit.repeats_by_rule, start=2)]
+        rep = md.repetitiveness(neighbours, n, tau=params.tau)
+        result.values["repetitiveness"] = rep.value
+        result.details["repetitiveness"] = rep.to_dict()
+        result.null("repetitiveness", rep.null_reason)
+    except JudgeFailed as failure:
+        result.failed(("repetitiveness",), failure)
 
-    acc = md.element_accuracy(list(unit.planned_actions), [step.action for step in steps],
-                              [step.parts for step in steps], point_scores, tau=params.tau)
-    result.values["element_accuracy"] = acc.value
-    result.details["element_accuracy"] = acc.to_dict()
-    result.null("element_accuracy", acc.null_reason)
+    if element_failure:
+        result.failed(("element_accuracy",), element_failure)
+    else:
+        acc = md.element_accuracy(list(unit.planned_actions), [step.action for step in steps],
+                                  [step.parts for step in steps], point_scores, tau=params.tau)
+        result.values["element_accuracy"] = acc.value
+        result.details["element_accuracy"] = acc.to_dict()
+        result.null("element_accuracy", acc.null_reason)
 
-    requirement_scores = {
-        requirement: _verdict_score(verdict, f"requirement {requirement!r}", result)
-        for requirement, verdict in zip(unit.asked_requirements, judge.verdicts(asks.requirements))
-    }
-    partial = md.partial_success(task.requirements, answer, requirement_scores, tau=params.tau)
-    result.values["partial_success"] = partial.value
-    result.details["partial_success"] = partial.to_dict()
-    result.null("partial_success", partial.null_reason)
+    try:
+        requirement_scores = {
+            requirement: _verdict_score(verdict, f"requirement {requirement!r}", result)
+            for requirement, verdict in zip(unit.asked_requirements, judge.verdicts(asks.requirements))
+        }
+        partial = md.partial_success(task.requirements, answer, requirement_scores, tau=params.tau)
+        result.values["partial_success"] = partial.value
+        result.details["partial_success"] = partial.to_dict()
+        result.null("partial_success", partial.null_reason)
+    except JudgeFailed as failure:
+        result.failed(("partial_success",), failure)
 
-    grounded_score = relevant_score = None
-    if asks.answer_quality:
-        *grounded, relevant = judge.verdicts(asks.answer_quality)
-        grounded_score = _verdict_score(grounded[0], "groundedness", result) if grounded else None
-        relevant_score = _verdict_score(relevant, "relevance", result)
-    quality = md.answer_quality(answer, grounded_score, relevant_score, tau=params.tau, observed=unit.observed)
-    result.values.update(grounded=quality.grounded, relevant=quality.relevant, correct=quality.correct)
-    result.details["answer_quality"] = quality.to_dict()
-    for name, reason in quality.null_reasons.items():
-        result.null(name, reason)
+    try:
+        grounded_score = relevant_score = None
+        if asks.answer_quality:
+            *grounded, relevant = judge.verdicts(asks.answer_quality)
+            grounded_score = _verdict_score(grounded[0], "groundedness", result) if grounded else None
+            relevant_score = _verdict_score(relevant, "relevance", result)
+        quality = md.answer_quality(answer, grounded_score, relevant_score, tau=params.tau, observed=unit.observed)
+        result.values.update(grounded=quality.grounded, relevant=quality.relevant, correct=quality.correct)
+        result.details["answer_quality"] = quality.to_dict()
+        for name, reason in quality.null_reasons.items():
+            result.null(name, reason)
+    except JudgeFailed as failure:
+        result.failed(ANSWER_QUALITY_FIELDS, failure)
 
-    answer_scores = {
-        check.reference: _verdict_score(verdict, f"{check.approach} {check.reference!r}", result)
-        for check, verdict in zip(unit.success_questions, judge.verdicts(asks.answer_matches))
-    }
+    success = _score_success(unit, judge, params, result)
+
+    if task.key_nodes:
+        try:
+            semantic_scores = {
+                question: _verdict_score(verdict, f"key node {question.kind} {question.reference!r}", result)
+                for question, verdict in zip(unit.key_node_questions, judge.verdicts(asks.key_nodes))
+            }
+            completion = md.key_node_completion(task.key_nodes, unit.visited, semantic_scores, tau=params.tau)
+            result.values["key_node_completion"] = completion.value
+            result.details["key_node_completion"] = completion.to_dict()
+            if success is None and completion.all_satisfied is not None:
+                # WebCanvas's task success: every key node satisfied.
+                result.values.update(success=completion.all_satisfied, success_source=KEY_NODES)
+        except JudgeFailed as failure:
+            result.failed(("key_node_completion",), failure)
+    else:
+        result.null("key_node_completion", NO_KEY_NODES)
+    result.settle_null_reasons()
+    return result
+
+
+def _score_steps(unit: UnitInputs, judge, params: Parameters, resolved: dict[int, str], result: Scoring) -> None:
+    """Step success and recovery against the gold steps."""
+    step_match, steps = unit.questions.step_match, unit.steps
+    if step_match is None and resolved and unit.gold_steps:
+        step_match = q.trajectory_match([judge_step_from_gold(step) for step in unit.gold_steps],
+                                        [_with_element(step, resolved.get(k)) for k, step in
+                                         enumerate(steps, start=1)])
+    matrix = _step_matrix(judge, step_match, len(unit.gold_steps), len(steps), result)
+    ssr = md.step_success(matrix, tau=params.tau, ordered=params.ordered)
+    rec = md.recovery(matrix, tau=params.tau, window=params.window)
+    result.values.update(
+        step_success=ssr.value, matched_steps=len(ssr.matched), recovery=rec.value,
+        deviations=rec.deviations, recoveries=rec.recoveries, mean_recovery_cost=rec.mean_recovery_cost,
+    )
+    result.details.update(step_success=ssr.to_dict(), recovery=rec.to_dict())
+    result.null("step_success", ssr.null_reason)
+    result.null("recovery", rec.null_reason)
+
+
+def _score_success(unit: UnitInputs, judge, params: Parameters, result: Scoring) -> bool | None:
+    """Task success (the harness's verdict first) and the offline check's; the check is null when
+    a judge question on the answer failed, and success then too unless the harness has spoken."""
+    trajectory, task, answer = unit.trajectory, unit.trajectory.task, unit.trajectory.final_answer
+    try:
+        answer_scores = {
+            check.reference: _verdict_score(verdict, f"{check.approach} {check.reference!r}", result)
+            for check, verdict in zip(unit.success_questions, judge.verdicts(unit.questions.answer_matches))
+        }
+    except JudgeFailed as failure:
+        result.failed(("check_success",), failure)
+        if trajectory.success is None:
+            result.failed(("success",), failure)
+            return None
+        success = md.task_success(task.eval_config, final_answer=answer, harness_success=trajectory.success)
+        result.values.update(success=success.value, success_source=success.source)
+        return success.value
     check = md.task_success(
         task.eval_config, final_answer=answer, last_url=unit.last_url, answer_scores=answer_scores, tau=params.tau,
     )
@@ -373,22 +459,7 @@ def score_trajectory(unit: UnitInputs, judge, params: Parameters) -> Scoring:
     result.null("check_success", check.null_reason)
     if success.value is None:
         result.null("success", f"no verdict from the harness, and {check.null_reason}")
-
-    if task.key_nodes:
-        semantic_scores = {
-            question: _verdict_score(verdict, f"key node {question.kind} {question.reference!r}", result)
-            for question, verdict in zip(unit.key_node_questions, judge.verdicts(asks.key_nodes))
-        }
-        completion = md.key_node_completion(task.key_nodes, unit.visited, semantic_scores, tau=params.tau)
-        result.values["key_node_completion"] = completion.value
-        result.details["key_node_completion"] = completion.to_dict()
-        if success.value is None and completion.all_satisfied is not None:
-            # WebCanvas's task success: every key node satisfied.
-            result.values.update(success=completion.all_satisfied, success_source=KEY_NODES)
-    else:
-        result.null("key_node_completion", NO_KEY_NODES)
-    result.settle_null_reasons()
-    return result
+    return success.value
 
 
 def _elements_at_points(judge, questions: dict[int, q.Question], result: Scoring, sees_screenshots: bool

@@ -12,6 +12,9 @@
         field("status").textContent = job.status;
         field("done").textContent = job.done;
         field("failed").textContent = job.failed;
+        for (const name of ["partly_scored", "failed_questions"]) {
+          if (field(name)) field(name).textContent = job[name];
+        }
         field("total").textContent = job.total;
         field("rate").textContent = job.rate_per_second ? `${job.rate_per_second}/s` : "";
         field("eta").textContent = job.eta_seconds !== null ? `ETA ${job.eta_seconds} s` : "";

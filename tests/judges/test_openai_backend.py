@@ -5,9 +5,9 @@ from decimal import Decimal
 
 import pytest
 
-from judges.local_llm import Reply
-from judges.models import JudgeDecision
-from judges.services import get_judge, review_decision
+from judges.local_llm import Reply, structured_output_mode
+from judges.models import JudgeConfig, JudgeDecision, StructuredOutputMode
+from judges.services import get_judge, review_decision, save_judge_config
 from judges.steps import JudgeStep
 from tests.factories import JudgeConfigFactory, UserFactory
 
@@ -29,7 +29,7 @@ def test_a_decision_records_tokens_cost_and_latency(openai_config, llm_server, s
     assert (decision.backend, decision.model, decision.calls) == ("openai", "gpt-4o-mini", 1)
     assert (decision.prompt_tokens, decision.completion_tokens) == (1000, 200)
     assert decision.cost == Decimal("0.000270")  # 1000 * 0.15 / 1M + 200 * 0.60 / 1M
-    assert decision.prompt_version.startswith("v1-")
+    assert decision.prompt_version.startswith("v2-")
     [request] = llm_server.requests
     assert request["temperature"] == 0 and request["model"] == "gpt-4o-mini"
     assert "Evaluation criteria" in request["messages"][0]["content"]
@@ -80,6 +80,7 @@ def test_malformed_json_gets_one_repair_request(openai_config, llm_server):
     llm_server.queue(Reply("Sure! The score is 1."), Reply({"score": 1, "rationale": "Repaired."}))
     verdict = get_judge(openai_config).step_equivalent(GOLD, AGENT)
     assert (verdict.score, verdict.rationale) == (1.0, "Repaired.")
+    assert JudgeDecision.objects.get(pk=verdict.decision_id).repairs == 1
     repair = llm_server.requests[1]["messages"]
     assert repair[-2] == {"role": "assistant", "content": "Sure! The score is 1."}
     assert "could not be used" in repair[-1]["content"]
@@ -90,7 +91,7 @@ def test_an_answer_still_malformed_after_the_repair_is_an_error(openai_config, l
     verdict = get_judge(openai_config).step_equivalent(GOLD, AGENT)
     assert verdict.score is None
     assert verdict.error == (
-        "malformed answer after one repair request: answer.score must be a number from 0 to 1, not 3")
+        "malformed answer after one repair request: score must be a number from 0 to 1, not 3")
     assert JudgeDecision.objects.get(pk=verdict.decision_id).calls == 2
 
 
@@ -120,7 +121,7 @@ def test_a_trajectory_answer_naming_unknown_steps_is_malformed(openai_config, ll
     bad = Reply({"pairs": [{"gold": 7, "agent": 1, "score": 1}], "rationale": ""})
     llm_server.queue(bad, bad)
     scores = get_judge(openai_config).step_scores([GOLD], [AGENT])
-    assert "pairs[0].gold must be one of the gold step numbers given" in scores.error
+    assert "pairs[0].gold must be one of the numbers 1, not 7" in scores.error
     assert scores.matrix == [[None]]
 
 
@@ -198,12 +199,12 @@ def test_requirements_of_one_answer_share_requests_of_batch_size(llm_server):
 @pytest.mark.parametrize(
     "reply, error",
     [
-        ({"answers": [{"number": 1, "score": 1, "rationale": ""}]}, "missing 2"),
-        ({"answers": [{"number": 1, "score": 1}, {"number": 1, "score": 0}, {"number": 2, "score": 0}]},
-         "answers[1].number 1 is answered twice"),
-        ({"answers": [{"number": 3, "score": 1}]}, "answers[0].number must be one of the numbers 1 to 2, not 3"),
+        ({"answers": [{"number": 1, "score": 1, "rationale": ""}]}, "answers must be a list of 2 items, not 1"),
+        ({"answers": [{"number": 1, "score": 1}, {"number": 1, "score": 0}]}, "answers[1].number 1 is answered twice"),
+        ({"answers": [{"number": 3, "score": 1}, {"number": 1, "score": 1}]},
+         "answers[0].number must be a whole number from 1 to 2, not 3"),
         ({"answers": [{"number": 1, "score": 2}, {"number": 2, "score": 0}]}, "answers[0].score must be a number"),
-        ({"scores": [1, 0]}, "answer must be an object with a list `answers`"),
+        ({"scores": [1, 0]}, "answers must be a list of 2 items, not missing"),
     ],
 )
 def test_a_list_answer_must_answer_each_item_once(openai_config, llm_server, reply, error):
@@ -239,3 +240,61 @@ def test_the_rate_limit_spaces_requests(llm_server):
     started = time.monotonic()
     get_judge(config).step_equivalent_pairs([(g, AGENT) for g in gold])
     assert time.monotonic() - started >= 0.3  # 4 requests, one every 0.1 s
+
+
+def test_the_answer_schema_is_sent_as_openai_structured_output(openai_config, llm_server):
+    verdict = get_judge(openai_config).step_equivalent(GOLD, AGENT)
+    [request] = llm_server.requests
+    answer_format = request["response_format"]
+    assert answer_format["type"] == "json_schema"
+    assert answer_format["json_schema"]["name"] == "step_match" and answer_format["json_schema"]["strict"] is True
+    assert answer_format["json_schema"]["schema"]["required"] == ["score", "rationale"]
+    decision = JudgeDecision.objects.get(pk=verdict.decision_id)
+    assert (decision.structured_output, decision.repairs, decision.coerced) == ("json_schema", 0, [])
+
+
+def test_auto_finds_the_first_mode_the_endpoint_takes_and_remembers_it(llm_server):
+    llm_server.accepts = ("json_object_schema", "json_object", "none")  # as llama.cpp's server
+    config = JudgeConfigFactory(name="llama", backend="openai", model="smollm", base_url=llm_server.base_url,
+                                options=FAST_RETRIES)
+    first = get_judge(config).step_equivalent(GOLD, AGENT)
+    assert [structured_output_mode(r) for r in llm_server.requests] == ["json_schema", "json_object_schema"]
+    assert llm_server.requests[1]["response_format"]["schema"]["properties"]["rationale"]["maxLength"] == 400
+    decision = JudgeDecision.objects.get(pk=first.decision_id)
+    assert (decision.structured_output, decision.calls, decision.score) == ("json_object_schema", 2, 1.0)
+    assert StructuredOutputMode.objects.get(base_url=llm_server.base_url, model="smollm").mode == "json_object_schema"
+    get_judge(config).step_equivalent(JudgeStep("Click the 'Go' button"), AGENT)  # another judge object, same endpoint
+    assert structured_output_mode(llm_server.requests[2]) == "json_object_schema" and len(llm_server.requests) == 3
+
+
+def test_auto_takes_a_server_error_naming_the_response_format_for_a_refusal(llm_server):
+    llm_server.accepts, llm_server.refusal_status = ("json_object_schema", "json_object", "none"), 500
+    config = JudgeConfigFactory(name="llama-cpp-python", backend="openai", model="smollm",
+                                base_url=llm_server.base_url, options=FAST_RETRIES)
+    verdict = get_judge(config).step_equivalent(GOLD, AGENT)
+    assert [structured_output_mode(r) for r in llm_server.requests] == ["json_schema", "json_object_schema"]
+    assert JudgeDecision.objects.get(pk=verdict.decision_id).structured_output == "json_object_schema"
+
+
+def test_a_mode_given_is_the_only_one_tried(llm_server):
+    llm_server.accepts = ("none",)
+    config = JudgeConfigFactory(name="fixed", backend="openai", model="m", base_url=llm_server.base_url,
+                                options={**FAST_RETRIES, "structured_output": "json_object"})
+    verdict = get_judge(config).step_equivalent(GOLD, AGENT)
+    assert verdict.error == "request refused: HTTP 400 (BadRequestError)"
+    assert [structured_output_mode(r) for r in llm_server.requests] == ["json_object"]
+    assert not StructuredOutputMode.objects.exists()
+
+
+def test_an_unknown_structured_output_mode_is_refused_when_the_configuration_is_saved(llm_server):
+    with pytest.raises(ValueError, match="options.structured_output must be one of auto, json_schema, "
+                                         "json_object_schema, json_object, none, not 'grammar'"):
+        save_judge_config(JudgeConfig(name="bad", backend="openai", model="m",
+                                      options={"structured_output": "grammar"}))
+
+
+def test_an_answer_read_leniently_records_what_was_coerced(openai_config, llm_server):
+    llm_server.queue(Reply({"score": "1", "rationale": "Same link."}))
+    verdict = get_judge(openai_config).step_equivalent(GOLD, AGENT)
+    decision = JudgeDecision.objects.get(pk=verdict.decision_id)
+    assert (decision.score, decision.repairs, decision.coerced) == (1.0, 0, ["score: '1' read as 1"])

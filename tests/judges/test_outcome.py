@@ -1,9 +1,7 @@
-"""The outcome judge's questions and strict answer reading, without Django."""
-
-import pytest
+"""The outcome judge's questions, without Django (its answers' schemas: test_schema.py)."""
 
 from judges import outcome
-from judges.outcome import MalformedOutcome, Shot
+from judges.outcome import Shot
 
 
 def shot(step: int) -> Shot:
@@ -35,26 +33,5 @@ def test_verdict_prompt_fields_say_which_screenshots_are_attached():
     assert question.images == ("data:image/png;base64,2", "data:image/png;base64,7")
 
 
-@pytest.mark.parametrize(
-    ("reader", "data", "message"),
-    [
-        (outcome.read_key_points, {"key_points": []}, "key_points must be a list of 1 to 10 strings"),
-        (outcome.read_key_points, {"key_points": ["a", " "]}, "every key point must be a non-empty string"),
-        (outcome.read_relevance, {"relevance": 6, "reasoning": ""}, "relevance must be a whole number from 1 to 5"),
-        (outcome.read_relevance, {"relevance": 4.5}, "relevance must be a whole number from 1 to 5"),
-        (outcome.read_relevance, {"relevance": True}, "relevance must be a whole number from 1 to 5"),
-        (outcome.read_verdict, {"success": "yes", "reasoning": ""}, "success must be true or false, not 'yes'"),
-        (outcome.read_verdict, {"success": True, "reasoning": 3}, "reasoning must be a string"),
-        (outcome.read_verdict, ["success"], "answer must be a JSON object"),
-    ],
-)
-def test_answers_are_read_strictly(reader, data, message):
-    with pytest.raises(MalformedOutcome, match=message):
-        reader(data)
-
-
-def test_well_formed_answers_are_read():
-    assert outcome.read_key_points({"key_points": [" cheapest ", "under $50"]}) == ["cheapest", "under $50"]
-    assert outcome.read_relevance({"relevance": 4, "reasoning": "Cart shown."}) == (4, "Cart shown.")
-    assert outcome.read_verdict({"success": False}) == (False, "")
+def test_a_screenshot_decisions_score_is_its_relevance_again():
     assert [outcome.relevance_of(score) for score in (0, 0.25, 0.5, 0.75, 1)] == [1, 2, 3, 4, 5]

@@ -266,3 +266,14 @@ def test_a_judge_config_used_by_an_outcome_job_stays(outcome_config, trajectory)
     OutcomeJob.objects.create(run=trajectory.run, judge_config=outcome_config)
     with pytest.raises(JudgeConfigInUse, match="judge 'outcome' was used by 1 outcome job"):
         delete_judge_config(outcome_config)
+
+
+def test_a_judge_that_reads_no_images_judges_on_the_text_alone(outcome_config, llm_server, trajectory):
+    outcome_config.options = {**FAST_RETRIES, "screenshots": False}
+    outcome_config.save()
+    report = judge_outcomes(trajectory.run, outcome_config)
+    assert [kind(r) for r in llm_server.requests] == ["key points", "verdict"]
+    assert images(llm_server.requests[-1]) == [] and "Screenshots: None: judge from the text alone." in text(
+        llm_server.requests[-1])
+    assert (report.judged, report.errors) == (1, [])
+    assert "No screenshots: judged on the task" in Verdict.objects.get().explanation

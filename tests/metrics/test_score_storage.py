@@ -27,7 +27,7 @@ def _new_rows(units) -> dict:
         if k:
             fields.update(step_success=0.1 + k / 3, recovery=1.0, agent_steps=k, matched_steps=0, grounded=False,
                           success=True, success_source="string_match", outcome_status="answered")
-        rows[unit] = {**fields, "error": "" if k else "JudgeFailed: line\nand\ttab \\ back",
+        rows[unit] = {**fields, "error": "" if k else "KeyError: line\nand\ttab \\ back", "failed_questions": k,
                       "details": {"step_success": {"matched": [[1, 2]], "note": "‘Quest’ \\N \"quoted\""},
                                   "empty": {}, "k": k},
                       "inputs_hash": f"{k:064x}", "computed_at": now}
