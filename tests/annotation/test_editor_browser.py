@@ -177,6 +177,16 @@ def test_the_review_page_is_read_only_until_edit_and_the_edit_is_recorded(sized_
     expect(page.locator(".review-note.decision-edited")).to_contain_text("Edited by a reviewer by rita")
     page.locator("#review-comment").fill("Fixed the second step's link name.")
     page.locator("#approve-button").click()
+    # Who changed a gold's content does not approve that version: another reviewer does.
+    expect(page.locator(".messages")).to_contain_text("another reviewer or an admin approves it")
+    gold.refresh_from_db()
+    assert gold.status == GoldStatus.SUBMITTED
+    page.context.clear_cookies()
+    log_in(page.context, live_server, _user("sam", REVIEWER))
+    page.goto(live_server.url + "/annotation/review/")
+    page.get_by_role("link", name="Review", exact=True).last.click()
+    page.locator("#review-comment").fill("Fixed the second step's link name.")
+    page.locator("#approve-button").click()
     expect(page.locator(".messages")).to_contain_text("approved")
     gold.refresh_from_db()
     assert gold.status == GoldStatus.APPROVED
