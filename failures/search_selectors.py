@@ -15,8 +15,8 @@ from accounts.roles import ANNOTATOR, has_role
 from judges.embeddings import sentence_encoder
 from trajectories.models import AgentRun, Step, Task, Trajectory
 
+from .selectors import failure_type_choices
 from .models import AttributionSource, FailureAttribution, SourceKind, StepVector
-from .taxonomy import DEFAULT_TYPES
 from .step_search import Snippet, fuse, matched_terms, nearest, query_terms, snippet
 
 LIMIT = 50
@@ -203,10 +203,7 @@ def search_filters(params) -> SearchFilters:
 
 def filter_choices() -> dict:
     """What the search page offers to filter by."""
-    names = {item.key: item.name for item in DEFAULT_TYPES}
-    for key in FailureAttribution.objects.exclude(failure_type="").values_list("failure_type", flat=True).distinct():
-        names.setdefault(key, key)
     return {"runs": AgentRun.objects.order_by("name"),
             "benchmarks": Task.objects.values_list("benchmark", flat=True).distinct().order_by("benchmark"),
-            "outcomes": list(OUTCOMES), "failure_types": sorted(names.items(), key=lambda item: item[1]),
+            "outcomes": list(OUTCOMES), "failure_types": failure_type_choices(),
             "sources": AttributionSource.objects.all()}

@@ -188,6 +188,10 @@ LEADERBOARD_COLUMNS = RUN_COLUMNS + (
     Column("success_from", "string", "Which verdict the success columns are: combined (the harness's, else the "
                                      "offline check's), harness, check or human"),
     Column("results_only", "boolean", "The run has per-task verdicts and no agent steps: no other metric"),
+    Column("failure_types_from", "string", "Whose failure types failure_types counts: people (their consensus) or "
+                                           "an attribution source's id; empty when none was asked for"),
+    Column("failure_types", "string", "Share of the run's attributed failures of each type, most first: "
+                                      "'key share; key share'"),
 ) + tuple(
     column
     for source, label in (("harness", "the harness's verdicts"), ("check", "the offline check's verdicts"),
@@ -655,6 +659,9 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
             summary = row.success_sources.get(source)
             if summary is not None and summary.count:
                 record.update({f"success_{source}": summary.mean, f"success_{source}_count": summary.count})
+        if row.failure_types is not None:
+            record.update(failure_types_from=board.filters.failure_source,
+                          failure_types="; ".join(f"{item.key} {item.share:.3f}" for item in row.failure_types))
         if row.lengths:
             record.update(mean_agent_steps=row.lengths["agent_steps"]["mean"],
                           mean_gold_steps=row.lengths["gold_steps"]["mean"], length_pairs=row.lengths["pairs"],
