@@ -67,11 +67,16 @@ def quantize(vectors: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(vectors * 127), -127, 127).astype(np.int8)
 
 
+def dequantize(vectors: np.ndarray) -> np.ndarray:
+    """`quantize`d vectors back as float32, ready for `nearest`."""
+    return vectors.astype(np.float32) / np.float32(127)
+
+
 def nearest(query: np.ndarray, vectors: np.ndarray, limit: int) -> list[tuple[int, float]]:
-    """Rows of int8 `vectors` nearest the unit-length `query`: (row, cosine), nearest first."""
+    """Rows of float32 `vectors` nearest the unit-length `query`: (row, cosine), nearest first."""
     if not len(vectors):
         return []
-    cosines = (vectors.astype(np.float32) @ query.astype(np.float32)) / 127.0
+    cosines = vectors @ query.astype(np.float32)
     limit = min(limit, len(cosines))
     top = np.argpartition(-cosines, limit - 1)[:limit]
     top = top[np.argsort(-cosines[top], kind="stable")]

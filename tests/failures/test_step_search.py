@@ -1,6 +1,6 @@
 import numpy as np
 
-from failures.step_search import Snippet, fuse, matched_terms, nearest, quantize, query_terms, snippet
+from failures.step_search import Snippet, dequantize, fuse, matched_terms, nearest, quantize, query_terms, snippet
 
 
 def test_query_terms_are_distinct_lowercased_words_short_and_common_ones_left_out():
@@ -23,8 +23,8 @@ def test_snippet_of_a_match_by_meaning_is_the_head_of_the_first_text():
     assert snippet(("absent",), {"reasoning": " "}) is None
 
 
-def test_nearest_ranks_int8_rows_by_cosine():
-    rows = quantize(np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]]))
+def test_nearest_ranks_stored_int8_rows_by_cosine():
+    rows = dequantize(quantize(np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]])))
     found = nearest(np.array([0.0, 1.0]), rows, 2)
     assert [row for row, _ in found] == [2, 1]
     assert abs(found[0][1] - 1.0) < 1e-6 and abs(found[1][1] - 102 / 127) < 1e-6
