@@ -15,7 +15,7 @@ from infrastructure.api_schema import ErrorSerializer
 from trajectories.models import AgentRun, ResultOrigin, Trajectory
 from trajectories.parsers import JSONParser
 
-from . import selectors
+from . import search_selectors, selectors
 from .services.annotations import AGENT_MAX_LENGTH, NOTE_MAX_LENGTH, AnnotationError, record_failure_annotation
 
 FIGURES = ("agent", "exact", "within_1", "within_3", "failure_type", "type_kappa")
@@ -114,3 +114,33 @@ class AttributionView(APIView):
                                                     "known: " + ", ".join(source.name for source in people)})
         rows = selectors.attribution_table(run_id, benchmark, reference)
         return Response({"reference": reference.name if reference else "", "rows": [_row(row) for row in rows]})
+
+
+class StepSearchQuerySerializer(serializers.Serializer):
+    q = serializers.CharField(max_length=500, help_text="Words or a sentence; matched by keyword and by meaning.")
+    run = serializers.IntegerField(required=False, min_value=1, help_text="One run's id.")
+    benchmark = serializers.CharField(required=False, allow_blank=True, default="")
+    outcome = serializers.ChoiceField(choices=list(search_selectors.OUTCOMES), required=False, allow_blank=True,
+                                      default="")
+    failure_type = serializers.CharField(required=False, allow_blank=True, default="",
+                                         help_text="Trajectories some source (or `source`) gave this failure type.")
+    source = serializers.IntegerField(required=False, min_value=1, help_text="The attribution source's id.")
+
+
+@extend_schema(tags=["failures"], parameters=[StepSearchQuerySerializer], responses=inline_serializer(
+    "StepSearchResults", fields={"results": serializers.ListField(child=serializers.DictField(), help_text=(
+        "Best first, at most 50: [{trajectory, run, benchmark, task, step, url, keyword_terms, similarity, "
+        "snippet {field, before, match, after} | null}]; `similarity` is null for a step found by keyword only."))}))
+class StepSearchView(APIView):
+    """Steps of every trajectory one may see, by keyword and by meaning, with the search page's filters."""
+
+    def get(self, request):
+        query = StepSearchQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        filters = search_selectors.search_filters(request.query_params)
+        hits = search_selectors.search_steps(request.user, query.validated_data["q"], filters)
+        return Response({"results": [{
+            "trajectory": hit.trajectory.pk, "run": hit.trajectory.run.name, "benchmark": hit.trajectory.task.benchmark,
+            "task": hit.trajectory.task.task_id, "step": hit.index, "url": request.build_absolute_uri(hit.url),
+            "keyword_terms": hit.keyword_terms, "similarity": hit.similarity,
+            "snippet": vars(hit.snippet) if hit.snippet else None} for hit in hits]})

@@ -6,7 +6,7 @@ from django.db import models
 from django.db.models import Q
 
 from infrastructure.jobs import BackgroundJob, JobStatus
-from trajectories.models import AgentRun, ResultOrigin, Trajectory
+from trajectories.models import AgentRun, ResultOrigin, Step, Trajectory
 
 
 class SourceKind(models.TextChoices):
@@ -116,3 +116,16 @@ class ThemeJob(BackgroundJob):
 
     def __str__(self):
         return f"themes of {self.run or self.benchmark or 'every run'} ({self.status})"
+
+
+class StepVector(models.Model):
+    """A step's sentence vector for search by meaning, computed once in the background
+    (`failures.services.step_vectors`), int8 components (`failures.step_search.quantize`)."""
+
+    step = models.OneToOneField(Step, primary_key=True, on_delete=models.CASCADE, related_name="search_vector")
+    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="+",
+                                   help_text="The step's, kept here so that a search's scope needs no join.")
+    vector = models.BinaryField()
+
+    def __str__(self):
+        return f"vector of {self.step_id}"

@@ -5,7 +5,7 @@ failure types."""
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 
 from accounts.roles import ANNOTATOR, has_role
 from trajectories.models import AgentRun, Step, Trajectory
@@ -194,19 +194,59 @@ class TypeCount:
 def failure_types(run: AgentRun, source: AttributionSource | None = None) -> tuple[list[TypeCount], int]:
     """How many of the run's attributed failures are of each type, by `source` or by the people's
     consensus, most first; and how many attributed failures have no type."""
-    rows = FailureAttribution.objects.filter(trajectory__run=run)
+    return failure_types_of_runs([run.pk], source).get(run.pk, ([], 0))
+
+
+def failure_types_of_runs(run_ids, source: AttributionSource | None = None) -> dict[int, tuple[list[TypeCount], int]]:
+    """`failure_types` of many runs at once (the runs with no attributed failure left out)."""
+    rows = FailureAttribution.objects.filter(trajectory__run_id__in=run_ids)
     rows = rows.filter(source=source) if source is not None else rows.filter(source__kind__in=HUMAN_KINDS)
-    labels = defaultdict(list)
-    for trajectory_id, annotator, step, agent, failure_type in rows.values_list(
-            "trajectory_id", "annotator_name", "step_index", "agent", "failure_type"):
-        labels[trajectory_id].append(Label(annotator, step, agent, failure_type))
-    types = Counter(consensus(items).failure_type for items in labels.values())
-    untyped = types.pop("", 0)
-    total = sum(types.values())
-    names = {item.key: item.name for item in taxonomy(run.benchmark)}
-    counts = [TypeCount(key, names.get(key, key), count, count / total)
-              for key, count in sorted(types.items(), key=lambda item: (-item[1], item[0]))]
-    return counts, untyped
+    labels = defaultdict(lambda: defaultdict(list))
+    for run_id, benchmark, trajectory_id, annotator, step, agent, failure_type in rows.values_list(
+            "trajectory__run_id", "trajectory__run__benchmark", "trajectory_id", "annotator_name", "step_index",
+            "agent", "failure_type"):
+        labels[run_id, benchmark][trajectory_id].append(Label(annotator, step, agent, failure_type))
+    found = {}
+    for (run_id, benchmark), trajectories in labels.items():
+        types = Counter(consensus(items).failure_type for items in trajectories.values())
+        untyped = types.pop("", 0)
+        total = sum(types.values())
+        names = {item.key: item.name for item in taxonomy(benchmark)}
+        found[run_id] = ([TypeCount(key, names.get(key, key), count, count / total)
+                          for key, count in sorted(types.items(), key=lambda item: (-item[1], item[0]))], untyped)
+    return found
+
+
+def runs_with_failure_type(failure_type: str, source: AttributionSource | None = None) -> QuerySet:
+    """Ids of the runs with a failure of the type by `source` (by some person when None)."""
+    rows = FailureAttribution.objects.filter(failure_type=failure_type)
+    rows = rows.filter(source=source) if source is not None else rows.filter(source__kind__in=HUMAN_KINDS)
+    return rows.values("trajectory__run_id")
+
+
+PEOPLE = "people"  # the people's consensus, where a source of failure types is chosen
+
+
+def failure_type_source(key: str) -> AttributionSource | None:
+    """The source a choice names: PEOPLE (None: the people's consensus) or a source's id; ValueError otherwise."""
+    if key == PEOPLE:
+        return None
+    source = AttributionSource.objects.filter(pk=int(key)).first() if key.isdigit() else None
+    if source is None:
+        raise ValueError(f"failure_source: {key[:40]!r} is neither {PEOPLE!r} nor an attribution source's id")
+    return source
+
+
+def failure_source_choices() -> list[tuple[str, str]]:
+    return [(PEOPLE, "people's consensus"), *((str(source.pk), str(source)) for source in AttributionSource.objects.all())]
+
+
+def failure_type_choices() -> list[tuple[str, str]]:
+    """(key, name) of the default types and of every type some attribution gives, by name."""
+    names = {item.key: item.name for item in DEFAULT_TYPES}
+    for key in FailureAttribution.objects.exclude(failure_type="").values_list("failure_type", flat=True).distinct():
+        names.setdefault(key, key)
+    return sorted(names.items(), key=lambda item: item[1])
 
 
 def run_sources(run: AgentRun) -> list[AttributionSource]:

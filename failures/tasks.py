@@ -2,6 +2,7 @@
 
 from celery import shared_task
 
+from .services.step_vectors import index_step_vectors
 from .services.themes import compute_themes
 
 
@@ -9,3 +10,9 @@ from .services.themes import compute_themes
 def compute_themes_task(job_id: int) -> str:
     """Failure themes of a run, a benchmark or every run; the result goes to the ThemeJob."""
     return compute_themes(job_id).status
+
+
+@shared_task
+def index_step_vectors_task() -> int:
+    """Sentence vectors of the steps stored since the last run, for search by meaning."""
+    return index_step_vectors()

@@ -11,5 +11,6 @@ urlpatterns = [
     path("types/<str:benchmark>/", views.taxonomy, name="taxonomy"),
     path("attribution/", views.attribution, name="attribution"),
     path("themes/", views.themes, name="themes"),
+    path("search/", views.search, name="search"),
     path("runs/<int:pk>/rules/", views.run_rules, name="run-rules"),
 ]

@@ -13,7 +13,7 @@ from accounts.roles import ANNOTATOR, REVIEWER, has_role, role_required
 from judges.calibration import format_interval
 from trajectories.models import AgentRun, Task, Trajectory
 
-from . import selectors
+from . import search_selectors, selectors
 from .permissions import REFUSAL, may_attribute
 from .services.annotations import AnnotationError, record_failure_annotation, save_taxonomy
 from .services.attribution import attribute_by_rules
@@ -138,3 +138,18 @@ def themes(request):
     view = selectors.latest_themes(run_id, benchmark)
     return render(request, "failures/themes.html", {"view": view, "may_recompute": has_role(request.user, ANNOTATOR),
                                                     **_scope(run_id, benchmark)})
+
+
+@login_required
+@require_GET
+def search(request):
+    query = request.GET.get("q", "").strip()
+    try:
+        filters = search_selectors.search_filters(request.GET)
+    except ValueError as error:
+        messages.error(request, f"Search not run: {error}.")
+        filters, query = search_selectors.SearchFilters(), ""
+    hits = search_selectors.search_steps(request.user, query, filters) if query else []
+    return render(request, "failures/search.html", {"query": query, "filters": filters, "hits": hits,
+                                                    "limit": search_selectors.LIMIT,
+                                                    **search_selectors.filter_choices()})

@@ -21,6 +21,7 @@ from annotation.formats import FORMATS as GOLD_FORMATS
 from annotation.formats import export_bytes
 from annotation.permissions import visible_gold
 from annotation.selectors import gold_blocks
+from failures.selectors import failure_type_source
 from infrastructure.api import MAX_ID, IdFilter, NameField, Pagination, PublicLeaderboardOrAuthenticated
 from metrics import comparison, exports, leaderboard
 from metrics.aggregation import METRICS
@@ -112,6 +113,13 @@ class EvaluationRefSerializer(serializers.Serializer):
     finished_at = serializers.DateTimeField()
 
 
+class FailureTypeShareSerializer(serializers.Serializer):
+    key = serializers.CharField(help_text="The failure type's key in the benchmark's taxonomy.")
+    name = serializers.CharField()
+    count = serializers.IntegerField(help_text="Attributed failures of this type.")
+    share = serializers.FloatField(help_text="Their share of the run's attributed failures with a type.")
+
+
 class LeaderboardRowSerializer(serializers.Serializer):
     run_id = serializers.IntegerField()
     name = serializers.CharField()
@@ -134,6 +142,9 @@ class LeaderboardRowSerializer(serializers.Serializer):
     results_only = serializers.BooleanField(help_text="Per-task verdicts without agent steps: no other metric.")
     uniform = serializers.BooleanField(allow_null=True, help_text="A results-only run whose hundreds of verdicts "
                                                                   "are all this one value (likely read wrongly).")
+    failure_types = FailureTypeShareSerializer(
+        many=True, allow_null=True,
+        help_text="With `failure_source`: the run's attributed failures by type, most first; null without it.")
 
 
 SORT_CHOICES = [key for name in leaderboard.SORT_KEYS for key in (name, f"-{name}")]
@@ -154,6 +165,20 @@ class LeaderboardQuerySerializer(serializers.Serializer):
                                            help_text="Which verdict `metrics.success` is: combined, harness, check, "
                                                      "human, or a named source's source:<id> (`success_sources`).")
 
+    failure_source = serializers.CharField(required=False, allow_blank=True, default="", help_text=(
+        "Add each run's share of failures of each type (`failure_types`), by `people` (their consensus) or an "
+        "attribution source's id."))
+    failure_type = serializers.CharField(required=False, allow_blank=True, default="", help_text=(
+        "Only runs with a failure of this type (a taxonomy key) by `failure_source` (by some person if none)."))
+
+    def validate_failure_source(self, value):
+        if value:
+            try:
+                failure_type_source(value)
+            except ValueError as error:
+                raise ValidationError(str(error).split(": ", 1)[1]) from None
+        return value
+
     def validate_success_source(self, value):
         sources = leaderboard.success_sources()
         if value not in sources:
@@ -173,7 +198,8 @@ class LeaderboardQuerySerializer(serializers.Serializer):
         return leaderboard.LeaderboardFilters(
             benchmark=data["benchmark"], site=data["site"], paradigm=data["paradigm"], judge=data["judge"],
             sort=sort.lstrip("-"), descending=sort.startswith("-"), subset=data["subset"],
-            success_source=data["success_source"],
+            success_source=data["success_source"], failure_source=data["failure_source"],
+            failure_type=data["failure_type"],
         )
 
 

@@ -194,6 +194,10 @@ LEADERBOARD_COLUMNS = RUN_COLUMNS + (
                                      "verdict on the run, the first of combined, harness, check, human and the named "
                                      "sources that has one; its key (source:<id> for a named source)"),
     Column("results_only", "boolean", "The run has per-task verdicts and no agent steps: no other metric"),
+    Column("failure_types_from", "string", "Whose failure types failure_types counts: people (their consensus) or "
+                                           "an attribution source's id; empty when none was asked for"),
+    Column("failure_types", "string", "Share of the run's attributed failures of each type, most first: "
+                                      "'key share; key share'"),
 ) + tuple(
     column
     for source, label in zip(BUILT_IN_SOURCES, ("the harness's verdicts", "the offline check's verdicts",
@@ -696,6 +700,9 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
             summary = row.success_sources.get(source)
             if summary is not None and summary.count:
                 record.update({name: summary.mean, f"{name}_count": summary.count})
+        if row.failure_types is not None:
+            record.update(failure_types_from=board.filters.failure_source,
+                          failure_types="; ".join(f"{item.key} {item.share:.3f}" for item in row.failure_types))
         if row.lengths:
             record.update(mean_agent_steps=row.lengths["agent_steps"]["mean"],
                           mean_gold_steps=row.lengths["gold_steps"]["mean"], length_pairs=row.lengths["pairs"],

@@ -17,6 +17,7 @@ from django.db import connection
 from django.db.models import Case, CharField, Count, Exists, F, FloatField, JSONField, Max, OuterRef, Sum, Value, When
 from django.db.models.functions import Cast, Coalesce, Concat, NullIf, Round
 
+from failures.selectors import TypeCount, failure_type_source, failure_types_of_runs, runs_with_failure_type
 from judges import questions as q
 from judges.calibration import DEFAULT_THRESHOLD, trust
 from judges.models import DecisionKind, JudgeConfig
@@ -68,6 +69,8 @@ class LeaderboardFilters:
     descending: bool = True
     subset: str = ""
     success_source: str = COMBINED  # which verdict the success column is (trajectories.verdicts)
+    failure_source: str = ""  # whose failure types the failure column shows (failures.selectors.PEOPLE or a source id)
+    failure_type: str = ""  # only runs with a failure of this type by that source (by some person when none chosen)
 
     def __post_init__(self):
         if self.subset and self.site:
@@ -77,6 +80,8 @@ class LeaderboardFilters:
                              "or a named source's source:<id>")
         if self.sort not in SORT_KEYS:
             raise ValueError(f"sort: unknown column {self.sort!r}; expected one of {', '.join(SORT_KEYS)}")
+        if self.failure_source:
+            failure_type_source(self.failure_source)
         if self.paradigm and self.paradigm not in Paradigm.values:
             raise ValueError(f"paradigm: {self.paradigm!r} is not one of {', '.join(Paradigm.values)}")
 
@@ -106,6 +111,7 @@ class LeaderboardRow:
     results_only: bool = False  # per-task verdicts and no agent steps: success is the only number
     uniform: bool | None = None  # a results-only run whose hundreds of verdicts are all one value
     site_success: dict[str, Summary] | None = None  # per site group, when success is not the stored aggregate
+    failure_types: list[TypeCount] | None = None  # share of its attributed failures of each type, when asked for
     source_labels: dict[str, str] = field(default_factory=dict, repr=False)  # `success_sources()`, shared
 
     @property
@@ -252,6 +258,9 @@ def _filtered_runs(filters: LeaderboardFilters, subset: TaskSubset | None):
         runs = runs.filter(paradigm=filters.paradigm)
     if subset is not None:  # runs with trajectories, or results-only verdicts, on the subset's tasks
         runs = runs.filter(Exists(SubsetTally.objects.filter(subset=subset, run=OuterRef("pk"))))
+    if filters.failure_type:
+        source = failure_type_source(filters.failure_source) if filters.failure_source else None
+        runs = runs.filter(pk__in=runs_with_failure_type(filters.failure_type, source))
     return runs
 
 
@@ -356,6 +365,10 @@ def _rows(runs, filters: LeaderboardFilters, subset: TaskSubset | None, labels: 
         elif metric in METRICS:
             row.metrics[metric] = _summary(mean, std, count, null_count)
     _success_by_source(rows, evaluations, filters, subset)
+    if filters.failure_source:
+        types = failure_types_of_runs(list(rows), failure_type_source(filters.failure_source))
+        for run_id, row in rows.items():
+            row.failure_types = types.get(run_id, ([], 0))[0]
     return list(rows.values())
 
 

@@ -5,6 +5,7 @@ from django.forms.utils import flatatt
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
+from failures.selectors import failure_source_choices, failure_type_choices
 from metrics import charts, leaderboard, plots
 from metrics.aggregation import METRICS
 from metrics.leaderboard import METRIC_LABELS, LeaderboardFilters
@@ -46,6 +47,12 @@ class LeaderboardForm(forms.Form):
         required=False, label="Success from",
         help_text="Which verdict the success column is: METRICS.md's (the harness's, else the offline check's), "
                   "the harness's, the offline check's, the human graders' consensus, or a named source's.")
+    failure_source = ChoiceField(
+        required=False, label="Failure types from",
+        help_text="Adds each run's share of attributed failures of each type, by the people's consensus or a source.")
+    failure_type = ChoiceField(required=False, label="With failures of type",
+                               help_text="Only runs with a failure of this type (by the source chosen, else by some "
+                                         "person).")
     sort = forms.CharField(required=False, widget=forms.HiddenInput)
     site_metric = ChoiceField(required=False, choices=METRIC_CHOICES, label="Metric by site")
     distribution = ChoiceField(required=False, label="Distribution of",
@@ -67,6 +74,8 @@ class LeaderboardForm(forms.Form):
         # The sources of the chosen benchmark's runs only: another benchmark's would give only dashes.
         self.sources = leaderboard.success_sources((data or {}).get("benchmark", ""))
         self.fields["success_source"].choices = list(self.sources.items())
+        self.fields["failure_source"].choices = [("", "not shown"), *failure_source_choices()]
+        self.fields["failure_type"].choices = [("", "any"), *failure_type_choices()]
 
     def clean(self):
         data = super().clean()
@@ -86,7 +95,8 @@ class LeaderboardForm(forms.Form):
         return LeaderboardFilters(
             benchmark=self._value("benchmark"), site=self._value("site"), paradigm=self._value("paradigm"),
             judge=self._value("judge"), sort=key, descending=descending, subset=self._value("subset"),
-            success_source=self._value("success_source", COMBINED),
+            success_source=self._value("success_source", COMBINED), failure_source=self._value("failure_source"),
+            failure_type=self._value("failure_type"),
         )
 
     @property

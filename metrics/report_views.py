@@ -94,7 +94,7 @@ def leaderboard_page(request):
     # The tables depend only on the query and on what each row shows, evaluations and judge marks included.
     tables_key = cache_key("leaderboard-tables", request.get_full_path(), [
         (row.run_id, row.name, row.agent, row.model, row.paradigm, row.benchmark, row.created_at, row.trajectories,
-         row.evaluation, row.success_sources) for row in board.rows
+         row.evaluation, row.success_sources, row.failure_types) for row in board.rows
     ], sorted(judge_marks.items()))
     return render(request, "metrics/leaderboard.html", {
         "form": form, "filters": filters, "board": board, "tables_key": tables_key, "judge_marks": judge_marks,

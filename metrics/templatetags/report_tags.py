@@ -229,6 +229,10 @@ def leaderboard_row(row, rows: LeaderboardRows):
     uniform = (f'<span class="tj-warning rp-uniform" role="note">every verdict {"PASS" if row.uniform else "FAIL"}: '
                "check the file was read right</span>" if row.uniform is not None else "")
     scored = DASH if row.scored is None else int(row.scored)
+    failure_types = "" if row.failure_types is None else (
+        '<td data-col="failure-types">'
+        + (" · ".join(f'<span data-type="{escape(item.key)}">{escape(item.name)} {item.share:.0%}</span>'
+                      for item in row.failure_types) or '<span class="muted">none attributed</span>') + "</td>\n")
     return mark_safe(
         f'<tr data-run="{name}">\n'
         f'      <td class="rp-run-col"><a href="{rows.run_url(row.run_id)}" title="{name} · agent {agent} · model '
@@ -241,7 +245,7 @@ def leaderboard_row(row, rows: LeaderboardRows):
         f'      <td class="num" data-col="scored">{unavailable if results_only else scored}</td>\n'
         f'      <td class="num" data-metric="success">{shown}{others}</td>\n'
         f'      {metrics}\n'
-        f'      <td data-col="evaluation">{made}\n'
+        f'      {failure_types}<td data-col="evaluation">{made}\n'
         f'        {uniform}</td>\n'
         f'      <td class="rp-row-downloads" data-col="downloads">{downloads}</td>\n'
         "    </tr>"

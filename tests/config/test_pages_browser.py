@@ -10,7 +10,7 @@ from tests.factories import TrajectoryFactory, UserFactory
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 NAV = ("Runs", "Upload run", "Evaluations", "Leaderboard", "Compare", "Annotate", "Failures", "Review", "Agreement",
-       "Judge audit", "Judge quality", "Why it failed", "API")
+       "Judge audit", "Judge quality", "Why it failed", "Search", "API")
 
 
 @pytest.fixture

@@ -1,0 +1,147 @@
+"""Latency of a step search (`failures.search_selectors.search_steps`) over 100,000 generated steps: the
+keyword half, the meaning half and the whole (both, merged, with the results' texts read), p50 and p95, on
+SQLite (a fresh file) or PostgreSQL (a database of its own, rebuilt).
+
+Data: 5,000 trajectories of 20 steps over 50 runs and two benchmarks, each step a WebArena-style action with
+reasoning made from templates of web-agent steps with varied values (seeded) and a 2,000-character page text.
+The step vectors are the shipped sentence model's, computed for 2,000 distinct sentences and shared by the
+steps made from them (encoding 100,000 texts takes the worker tens of minutes, and a search reads the stored
+vectors whatever they are). Every query is a different text, so none is served from the encoder's cache; the
+first query, which loads the vectors into memory, is reported apart.
+
+    .venv/bin/python benchmarks/step_search.py [--steps 100000] [--queries 40]
+        [--postgres-url postgres://postgres@127.0.0.1:5432/postgres --database trajscope_bench_search]
+"""
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from scale_data import recreate_database  # noqa: E402
+
+STEPS_PER_TRAJECTORY = 20
+SENTENCES = 2000
+TEMPLATES = (  # (action, reasoning)
+    ("click [{n}]", "The {site} login page shows a captcha; I will try to sign in again."),
+    ("type [{n}] [{value}]", "Entering {value} into the {field} field of the {site} form."),
+    ("scroll [down]", "The {field} results on {site} may be further down the list."),
+    ("stop [{value}]", "The answer is {value}, as the {site} page showed."),
+    ("click [{n}]", "Opening the {field} menu of {site} to find the orders."),
+    ("goto [http://{site}/{field}]", "The {site} page returned an error 500; reloading it."),
+    ("hover [{n}]", "Checking the tooltip of the {field} button on {site}."),
+    ("press [Enter]", "Submitting the {field} search on {site} for {value}."),
+)
+SITES = ("shopping", "gitlab", "reddit", "maps", "wikipedia", "booking", "airline", "cms", "forum", "bank")
+FIELDS = ("date", "quantity", "search", "address", "price", "title", "account", "settings", "filter", "review")
+WORDS = ("captcha login", "wrong date typed", "error 500 reload", "orders menu", "price filter", "review title",
+         "booking address", "account settings", "quantity field", "search results")
+MEANINGS = ("the site wanted proof that I am human", "the server failed and the page broke",
+            "looking for where my purchases are listed", "entered the day of the trip", "kept going down the page",
+            "gave the final reply to the user", "sent the query with the keyboard", "moved the mouse over a control")
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def generate(steps: int, seed: int) -> None:
+    from failures.models import StepVector
+    from failures.step_search import quantize
+    from judges.embeddings import sentence_encoder
+    from trajectories.models import AgentRun, Step, Task, Trajectory
+
+    rng = random.Random(seed)
+    sentences = []
+    for _ in range(SENTENCES):
+        values = {"site": rng.choice(SITES), "field": rng.choice(FIELDS), "n": rng.randint(1, 900),
+                  "value": rng.randint(1, 3000)}
+        sentences.append(tuple(part.format(**values) for part in rng.choice(TEMPLATES)))
+    started = time.perf_counter()
+    vectors = quantize(sentence_encoder().encode([" ".join(pair) for pair in sentences]))
+    print(f"encoded {SENTENCES} sentences in {time.perf_counter() - started:.1f} s")
+    runs = [AgentRun.objects.create(name=f"run-{number}") for number in range(50)]
+    tasks = [Task.objects.create(benchmark=("webarena", "mind2web")[number % 2], task_id=str(number), intent="x")
+             for number in range(100)]
+    count = steps // STEPS_PER_TRAJECTORY
+    trajectories = Trajectory.objects.bulk_create(
+        [Trajectory(run=runs[number % len(runs)], task=tasks[number // len(runs) % len(tasks)], success=rng.random() < 0.4,
+                    final_answer=str(rng.randint(1, 3000))) for number in range(count)], batch_size=2000)
+    page = " ".join(rng.choice(FIELDS + SITES) for _ in range(300))[:2000]
+    for start in range(0, count, 500):
+        rows, picked = [], []
+        for trajectory in trajectories[start:start + 500]:
+            for index in range(1, STEPS_PER_TRAJECTORY + 1):
+                chosen = rng.randrange(SENTENCES)
+                action, reasoning = sentences[chosen]
+                rows.append(Step(trajectory=trajectory, index=index, action=action, reasoning=reasoning,
+                                 observation=page))
+                picked.append(chosen)
+        stored = Step.objects.bulk_create(rows, batch_size=2000)
+        StepVector.objects.bulk_create([StepVector(step_id=step.pk, trajectory_id=step.trajectory_id,
+                                                   vector=vectors[chosen].tobytes())
+                                        for step, chosen in zip(stored, picked)], batch_size=2000)
+    print(f"generated {count * STEPS_PER_TRAJECTORY} steps in {time.perf_counter() - started:.1f} s")
+
+
+def measure(queries: int) -> None:
+    from failures import search_selectors as search
+    from tests.factories import UserFactory
+    from trajectories.models import AgentRun
+
+    user, run = UserFactory(), AgentRun.objects.order_by("pk").first()
+    texts = [f"{query} {number}" if number else query
+             for number in range(queries // len(WORDS + MEANINGS) + 1) for query in WORDS + MEANINGS][:queries]
+    started = time.perf_counter()
+    search.search_steps(user, "first query loads the vectors")
+    print(f"first query (vectors loaded into memory): {(time.perf_counter() - started) * 1000:.0f} ms")
+    for label, filters in (("all runs", search.SearchFilters()), ("one run", search.SearchFilters(run_id=run.pk))):
+        times = {"keyword": [], "meaning": [], "whole search": []}
+        for text in texts:
+            scope = search.scoped_trajectories(user, filters)
+            for name, call in (
+                    ("keyword", lambda: search.keyword_ranking(search.query_terms(text), scope, user)),
+                    ("meaning", lambda: search.meaning_ranking(text + " again", scope, filters == search.SearchFilters())),
+                    ("whole search", lambda: search.search_steps(user, text + " once more", filters))):
+                started = time.perf_counter()
+                call()
+                times[name].append((time.perf_counter() - started) * 1000)
+        for name, values in times.items():
+            print(f"{label}\t{name}\tp50 {statistics.median(values):.0f} ms\tp95 {percentile(values, 0.95):.0f} ms"
+                  f"\t({len(values)} queries)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--postgres-url", default="")
+    parser.add_argument("--database", default="trajscope_bench_search")
+    args = parser.parse_args()
+    if args.postgres_url:
+        url = recreate_database(args.postgres_url, args.database)
+    else:
+        url = "sqlite:///" + os.path.join(tempfile.mkdtemp(), "search.sqlite3")
+    os.environ.update(DATABASE_URL=url, DJANGO_SETTINGS_MODULE="config.settings.base", LOG_LEVEL="WARNING",
+                      DEBUG="false")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    generate(args.steps, args.seed)
+    measure(args.queries)
+
+
+if __name__ == "__main__":
+    main()

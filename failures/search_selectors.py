@@ -1,0 +1,210 @@
+"""Reads for the search of steps across a collection: keyword and meaning together, scoped by run,
+benchmark, outcome and failure type; attribution notes only where the trajectory page would show them."""
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from django.conf import settings
+from django.db.models import Count, Max, Q, QuerySet
+from django.db.models.functions import Substr
+from django.urls import reverse
+
+from accounts.roles import ANNOTATOR, has_role
+from judges.embeddings import sentence_encoder
+from trajectories.models import AgentRun, Step, Task, Trajectory
+
+from .selectors import failure_type_choices
+from .models import AttributionSource, FailureAttribution, SourceKind, StepVector
+from .step_search import Snippet, dequantize, fuse, matched_terms, nearest, query_terms, snippet
+
+LIMIT = 50
+KEYWORD_CANDIDATES = 1000  # steps holding a query word read to rank them
+TEXT_HEAD = 5000  # characters of each text searched for the snippet
+STEP_TEXTS = ("reasoning", "action", "action_value", "observation")
+OUTCOMES = {"success": Q(success=True), "failure": Q(success=False), "unknown": Q(success__isnull=True)}
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    run_id: int | None = None
+    benchmark: str = ""
+    outcome: str = ""  # a key of OUTCOMES, or blank
+    failure_type: str = ""
+    source_id: int | None = None  # whose failure types; blank: any source
+
+
+@dataclass(frozen=True)
+class StepHit:
+    trajectory: Trajectory
+    index: int
+    snippet: Snippet | None
+    keyword_terms: int  # query words the step's texts hold
+    similarity: float | None  # cosine to the query, when the step's vector is among the nearest
+
+    @property
+    def url(self) -> str:
+        """The trajectory page at the step, on the page of steps that holds it."""
+        page = math.ceil(self.index / settings.TRAJECTORY_STEPS_PER_PAGE)
+        query = f"?steps_page={page}" if page > 1 else ""
+        return f"{reverse('metrics:trajectory-detail', args=[self.trajectory.pk])}{query}#step-{self.index}"
+
+
+def visible_attributions(user) -> QuerySet[FailureAttribution]:
+    """The attributions the trajectory pages show the user: an annotator sees none of a failed
+    trajectory's until they have annotated it themselves (`selectors.failure_panel`)."""
+    rows = FailureAttribution.objects.all()
+    if not has_role(user, ANNOTATOR):
+        return rows
+    annotated = FailureAttribution.objects.filter(annotator_id=user.pk, source__kind=SourceKind.HUMAN)
+    return rows.filter(Q(trajectory__success=True) | Q(trajectory_id__in=annotated.values("trajectory_id")))
+
+
+def scoped_trajectories(user, filters: SearchFilters) -> QuerySet[Trajectory]:
+    # Every account sees every run's trajectory pages (`trajectories.selectors.viewer_trajectories`).
+    rows = Trajectory.objects.all()
+    if filters.run_id is not None:
+        rows = rows.filter(run_id=filters.run_id)
+    if filters.benchmark:
+        rows = rows.filter(task__benchmark=filters.benchmark)
+    if filters.outcome in OUTCOMES:
+        rows = rows.filter(OUTCOMES[filters.outcome])
+    if filters.failure_type:
+        typed = visible_attributions(user).filter(failure_type=filters.failure_type)
+        if filters.source_id is not None:
+            typed = typed.filter(source_id=filters.source_id)
+        rows = rows.filter(pk__in=typed.values("trajectory_id"))
+    return rows
+
+
+def _is_everything(filters: SearchFilters) -> bool:
+    return filters == SearchFilters()
+
+
+@lru_cache(maxsize=1)
+def _all_vectors(count: int, last: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every stored vector, kept in memory as float32 while the set of vectors stays the same (its count and
+    last): converting them for each query cost more than the search (1.5 KB a step, 150 MB at 100,000)."""
+    return _vectors(StepVector.objects.all())
+
+
+def _vectors(rows: QuerySet[StepVector]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    steps, trajectories, vectors = [], [], []
+    for step_id, trajectory_id, vector in rows.order_by("step_id").values_list("step_id", "trajectory_id", "vector"):
+        steps.append(step_id)
+        trajectories.append(trajectory_id)
+        vectors.append(bytes(vector))
+    matrix = (dequantize(np.frombuffer(b"".join(vectors), dtype=np.int8).reshape(len(vectors), -1)) if vectors
+              else np.zeros((0, 1), dtype=np.float32))
+    return np.array(steps, dtype=np.int64), np.array(trajectories, dtype=np.int64), matrix
+
+
+def meaning_ranking(query: str, scope: QuerySet[Trajectory], everything: bool) -> dict[int, float]:
+    """Step id → cosine, for the LIMIT steps in scope nearest the query, nearest first."""
+    stored = StepVector.objects.aggregate(count=Count("pk"), last=Max("step_id"))
+    if not stored["count"]:
+        return {}
+    steps, trajectories, matrix = _all_vectors(stored["count"], stored["last"])
+    if not everything:
+        inside = np.isin(trajectories, np.fromiter(scope.values_list("pk", flat=True), dtype=np.int64))
+        steps, matrix = steps[inside], matrix[inside]
+    query_vector = sentence_encoder().encode([query])[0]
+    return {int(steps[row]): cosine for row, cosine in nearest(query_vector, matrix, LIMIT)}
+
+
+def keyword_ranking(terms: tuple[str, ...], scope: QuerySet[Trajectory], user) -> dict[tuple[int, int], int]:
+    """(trajectory id, step index) → query words held by the step's texts, its final answer (the last
+    step's) and the visible attribution notes on it; most words first."""
+    if not terms:
+        return {}
+    found: dict[tuple[int, int], int] = {}
+    holds = Q()
+    for term in terms:
+        for field in STEP_TEXTS:
+            holds |= Q(**{f"{field}__icontains": term})
+    heads = {f"{field}_head": Substr(field, 1, TEXT_HEAD) for field in STEP_TEXTS}
+    steps = (Step.objects.filter(holds, trajectory__in=scope).annotate(**heads)
+             .values_list("trajectory_id", "index", *heads)[:KEYWORD_CANDIDATES])
+    for trajectory_id, index, *texts in steps:
+        found[trajectory_id, index] = matched_terms(terms, texts)
+    answers = Q()
+    for term in terms:
+        answers |= Q(final_answer__icontains=term)
+    for trajectory_id, answer, last in (scope.filter(answers).annotate(last=Max("steps__index"))
+                                        .values_list("pk", "final_answer", "last")[:KEYWORD_CANDIDATES]):
+        if last is not None:
+            key = (trajectory_id, last)
+            found[key] = max(found.get(key, 0), matched_terms(terms, [answer]))
+    notes = Q()
+    for term in terms:
+        notes |= Q(note__icontains=term)
+    for trajectory_id, index, note in (visible_attributions(user).filter(notes, trajectory__in=scope, step_index__isnull=False)
+                                       .values_list("trajectory_id", "step_index", "note")[:KEYWORD_CANDIDATES]):
+        key = (trajectory_id, index)
+        found[key] = max(found.get(key, 0), matched_terms(terms, [note]))
+    return dict(sorted(found.items(), key=lambda item: -item[1]))
+
+
+def search_steps(user, query: str, filters: SearchFilters = SearchFilters()) -> list[StepHit]:
+    """The LIMIT steps best matching the query, by keyword and by meaning, best first."""
+    query = query.strip()
+    if not query:
+        return []
+    scope = scoped_trajectories(user, filters)
+    terms = query_terms(query)
+    by_words = keyword_ranking(terms, scope, user)
+    by_meaning = meaning_ranking(query, scope, _is_everything(filters))
+    keys = {pk: (trajectory_id, index) for pk, trajectory_id, index
+            in Step.objects.filter(pk__in=by_meaning).values_list("pk", "trajectory_id", "index")}
+    similarity = {keys[pk]: cosine for pk, cosine in by_meaning.items() if pk in keys}
+    ranked = fuse(list(by_words), sorted(similarity, key=lambda key: -similarity[key]))[:LIMIT]
+    return _hits(ranked, terms, by_words, similarity, user)
+
+
+def _hits(ranked, terms, by_words, similarity, user) -> list[StepHit]:
+    if not ranked:
+        return []
+    wanted = Q()
+    for trajectory_id, index in ranked:
+        wanted |= Q(trajectory_id=trajectory_id, index=index)
+    heads = {f"{field}_head": Substr(field, 1, TEXT_HEAD) for field in STEP_TEXTS}
+    texts = {(trajectory_id, index): dict(zip(STEP_TEXTS, values)) for trajectory_id, index, *values
+             in Step.objects.filter(wanted).annotate(**heads).values_list("trajectory_id", "index", *heads)}
+    notes: dict[tuple[int, int], list[str]] = {}
+    for trajectory_id, index, note in (visible_attributions(user).filter(trajectory_id__in={key[0] for key in ranked})
+                                       .exclude(note="").values_list("trajectory_id", "step_index", "note")):
+        notes.setdefault((trajectory_id, index), []).append(note)
+    trajectories = (Trajectory.objects.select_related("run", "task").annotate(last_step=Max("steps__index"))
+                    .in_bulk({key[0] for key in ranked}))
+    hits = []
+    for key in ranked:
+        trajectory = trajectories[key[0]]
+        fields = {**texts.get(key, {}), "note": " · ".join(notes.get(key, []))}
+        if key[1] == trajectory.last_step:
+            fields["final answer"] = trajectory.final_answer or ""
+        hits.append(StepHit(trajectory, key[1], snippet(terms, fields), by_words.get(key, 0), similarity.get(key)))
+    return hits
+
+
+def search_filters(params) -> SearchFilters:
+    """The filters of a page's or the API's query parameters; ValueError naming a bad one."""
+    numbers = {}
+    for name in ("run", "source"):
+        raw = (params.get(name) or "").strip()
+        if raw and not raw.isdigit():
+            raise ValueError(f"{name}: a whole number, not {raw[:40]!r}")
+        numbers[name] = int(raw) if raw else None
+    outcome = (params.get("outcome") or "").strip()
+    if outcome and outcome not in OUTCOMES:
+        raise ValueError(f"outcome: one of {', '.join(OUTCOMES)}, not {outcome[:40]!r}")
+    return SearchFilters(run_id=numbers["run"], benchmark=(params.get("benchmark") or "").strip(), outcome=outcome,
+                         failure_type=(params.get("failure_type") or "").strip(), source_id=numbers["source"])
+
+
+def filter_choices() -> dict:
+    """What the search page offers to filter by."""
+    return {"runs": AgentRun.objects.order_by("name"),
+            "benchmarks": Task.objects.values_list("benchmark", flat=True).distinct().order_by("benchmark"),
+            "outcomes": list(OUTCOMES), "failure_types": failure_type_choices(),
+            "sources": AttributionSource.objects.all()}

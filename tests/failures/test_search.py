@@ -1,0 +1,138 @@
+"""Search of steps across a collection, with the shipped sentence model."""
+
+import pytest
+from django.urls import reverse
+
+from failures import search_selectors
+from failures.models import AttributionSource, FailureAttribution, SourceKind, StepVector
+from failures.search_selectors import SearchFilters, search_filters, search_steps
+from failures.services.annotations import record_failure_annotation
+from failures.services.step_vectors import index_step_vectors
+from tests.factories import AgentRunFactory, ImportJobFactory, StepFactory, TaskFactory, TrajectoryFactory, UserFactory
+from trajectories.models import ImportJob
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fresh_vectors():
+    """Each test's rolled-back rows may reuse the ids of another's: no vectors kept between tests."""
+    search_selectors._all_vectors.cache_clear()
+    yield
+    search_selectors._all_vectors.cache_clear()
+
+
+@pytest.fixture
+def collection():
+    shop, forum = AgentRunFactory(name="shop"), AgentRunFactory(name="forum")
+    failed = TrajectoryFactory(run=shop, task=TaskFactory(benchmark="webarena", task_id="7"), success=False,
+                               final_answer="The order total is <b>$12</b>", step_count=3)
+    StepFactory(trajectory=failed, index=1, action="click [12]",
+                reasoning="The page shows a challenge asking to prove I am not a robot")
+    StepFactory(trajectory=failed, index=2, action="type [5] [red shoes]", reasoning="Search the shop for red shoes")
+    StepFactory(trajectory=failed, index=3, action="stop [$12]", reasoning="Done")
+    passed = TrajectoryFactory(run=forum, task=TaskFactory(benchmark="mind2web", task_id="9"), success=True,
+                               step_count=1)
+    StepFactory(trajectory=passed, index=1, action="scroll [down]", reasoning="Read the reviews of the red sofa",
+                observation="<script>alert(1)</script> reviews")
+    return failed, passed
+
+
+def _found(user, query, **filters):
+    return [(hit.trajectory.task.task_id, hit.index) for hit in search_steps(user, query, SearchFilters(**filters))]
+
+
+def test_vectors_are_stored_once_per_step(collection):
+    assert index_step_vectors() == 4
+    assert index_step_vectors() == 0
+    vector = StepVector.objects.order_by("pk").first().vector
+    assert len(bytes(vector)) == 384
+
+
+def test_a_finished_import_asks_a_worker_for_its_steps_vectors(collection, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        ImportJobFactory(status=ImportJob.Status.DONE)
+    assert StepVector.objects.count() == 4
+
+
+def test_keyword_and_meaning_both_find_steps_the_shared_word_first(collection):
+    user = UserFactory()
+    index_step_vectors()
+    found = _found(user, "red shoes")
+    assert found[0] == ("7", 2)  # both words, and the nearest in meaning
+    assert ("9", 1) in found  # "red" only
+    # No word in common: found by meaning alone, first.
+    [hit, *_] = search_steps(user, "captcha blocked the sign in")
+    assert (hit.index, hit.keyword_terms) == (1, 0) and hit.similarity > 0.3
+
+
+def test_the_final_answer_is_searched_as_the_last_steps(collection):
+    [hit, *_] = search_steps(UserFactory(), "order total")
+    assert (hit.index, hit.snippet.field, hit.snippet.match) == (3, "final answer", "order")
+    assert hit.url == reverse("metrics:trajectory-detail", args=[hit.trajectory.pk]) + "#step-3"
+
+
+def test_filters_by_run_benchmark_and_outcome(collection):
+    failed, passed = collection
+    user = UserFactory()
+    index_step_vectors()
+    assert {key[0] for key in _found(user, "red", run_id=passed.run_id)} == {"9"}
+    assert {key[0] for key in _found(user, "red", benchmark="webarena")} == {"7"}
+    assert {key[0] for key in _found(user, "red", outcome="success")} == {"9"}
+
+
+def test_failure_type_filter_and_notes_stay_blind_as_on_the_trajectory_page(collection, annotator, other_annotator):
+    failed, _ = collection
+    record_failure_annotation(failed, other_annotator, step=1, failure_type="blocked_by_site", note="zebra captcha")
+    # Not annotated it yet: neither the note nor the type shows.
+    assert _found(annotator, "zebra") == []
+    assert _found(annotator, "shoes", failure_type="blocked_by_site") == []
+    viewer = UserFactory()  # no annotator role: sees every attribution, as on the page
+    assert _found(viewer, "zebra") == [("7", 1)]
+    source = AttributionSource.objects.get(kind=SourceKind.HUMAN)
+    assert _found(viewer, "shoes", failure_type="blocked_by_site", source_id=source.pk) == [("7", 2)]
+    assert _found(viewer, "shoes", failure_type="looped") == []
+    record_failure_annotation(failed, annotator, step=2, failure_type="looped")
+    assert _found(annotator, "zebra") == [("7", 1)]
+
+
+def test_a_step_on_a_later_page_is_linked_on_its_page(collection, settings):
+    failed, _ = collection
+    settings.TRAJECTORY_STEPS_PER_PAGE = 2
+    [hit] = search_steps(UserFactory(), "order total")
+    assert hit.url.endswith(f"/trajectories/{failed.pk}/?steps_page=2#step-3")
+
+
+def test_bad_filters_name_the_parameter():
+    with pytest.raises(ValueError, match="run: a whole number"):
+        search_filters({"run": "x"})
+    with pytest.raises(ValueError, match="outcome: one of"):
+        search_filters({"outcome": "maybe"})
+
+
+def test_the_page_shows_results_escaped_and_linked(client, collection):
+    client.force_login(UserFactory())
+    index_step_vectors()
+    response = client.get(reverse("failures:search"), {"q": "alert"})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<script>alert(1)" not in html and "&lt;script&gt;<mark>alert</mark>" in html
+    assert reverse("failures:search") in html  # in the navigation
+    response = client.get(reverse("failures:search"), {"q": "order", "run": "x"})
+    assert "Search not run: run: a whole number" in response.content.decode()
+
+
+def test_the_page_needs_an_account(client):
+    response = client.get(reverse("failures:search"), {"q": "x"})
+    assert response.status_code == 302
+
+
+def test_the_api_returns_ranked_steps_and_refuses_bad_filters(client, collection):
+    failed, _ = collection
+    client.force_login(UserFactory())
+    body = client.get(reverse("api-step-search"), {"q": "order total", "outcome": "failure"}).json()
+    first = body["results"][0]
+    assert (first["trajectory"], first["step"], first["run"], first["benchmark"]) == (failed.pk, 3, "shop", "webarena")
+    assert first["snippet"]["before"] == "The " and first["snippet"]["match"] == "order"
+    assert client.get(reverse("api-step-search"), {"q": "x", "outcome": "maybe"}).status_code == 400
+    assert client.get(reverse("api-step-search")).status_code == 400
