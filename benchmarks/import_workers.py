@@ -3,8 +3,9 @@
 Generates `--files` WebArena render files (as `ingest_render_run.py` does: the real samples' steps,
 renumbered task ids, every screenshot unique) and their task configs, zipped into one upload. Then,
 for each number of workers, in one run: a fresh PostgreSQL database (migrated, the tasks imported, an
-admin's API token), a fresh media folder, gunicorn (1 sync worker, DEBUG off) and that many worker
-processes (`celery worker --pool=solo`, as on as many hosts) on a queue of their own on Redis; the zip
+admin's API token), a fresh media folder, gunicorn (1 sync worker, DEBUG off) and that many workers
+(`celery worker --concurrency 1`, the default prefork pool as deployed: a daemonic process that cannot
+fork a parsing pool; as on as many hosts) on a queue of their own on Redis; the zip
 is POSTed to `/api/runs/import/` with `background=true` (curl streams it), and the job is polled through
 `/api/import-jobs/<id>/` until it ends. Reported per number of workers: the upload's time (POST to
 202), the job's (202 to done), both together, the files imported, the chunks and how many each worker
@@ -70,7 +71,7 @@ def measure(workers: int, upload: Path, tasks: Path, args, scratch: Path) -> dic
     server, port = _serve(1, env)
     logs = [scratch / f"worker-{workers}-{k}.log" for k in range(workers)]
     processes = [subprocess.Popen(
-        [PYTHON, "-m", "celery", "-A", "config", "worker", "--pool=solo", "-Q", queue, "-n", f"bench{k}@%h",
+        [PYTHON, "-m", "celery", "-A", "config", "worker", "--concurrency", "1", "-Q", queue, "-n", f"bench{k}@%h",
          "--without-heartbeat", "--without-gossip", "--without-mingle", "-l", "INFO"],
         cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT) for k, log in enumerate(logs)]
     try:
