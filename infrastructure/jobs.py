@@ -116,16 +116,23 @@ class BackgroundJob(models.Model):
 
 
 def _send(job: BackgroundJob) -> None:
-    if job.dispatch_task not in current_app.tasks:
+    send_task(job.dispatch_task, job.pk)
+
+
+def send_task(name: str, pk: int) -> None:
+    """Send one message to the task called `name` (its Celery name) with a row's pk: run in-process
+    when there is no broker; raises kombu's OperationalError when the broker cannot be reached. For a
+    part of a job (an import's chunk), which its job sends again when it is resumed."""
+    if name not in current_app.tasks:
         current_app.loader.import_default_modules()  # the apps' tasks modules, found by autodiscovery
-    task = current_app.tasks[job.dispatch_task]
+    task = current_app.tasks[name]
     if current_app.conf.task_always_eager:
-        task.apply_async(args=[job.pk])
+        task.apply_async(args=[pk])
         return
     # One attempt, no reconnection loop: a broker that is down is answered at once, not after seconds.
     options = {**(current_app.conf.broker_transport_options or {}), "max_retries": 0}
     with current_app.connection_for_write(transport_options=options) as connection:
-        task.apply_async(args=[job.pk], retry=False, connection=connection)
+        task.apply_async(args=[pk], retry=False, connection=connection)
 
 
 def _mark_sent(job: BackgroundJob, previous: datetime | None) -> bool:

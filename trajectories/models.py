@@ -291,6 +291,10 @@ class ImportJob(BackgroundJob):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True, help_text="When a worker last began the import.")
     finished_at = models.DateTimeField(null=True, blank=True)
+    last_sources = models.JSONField(
+        default=list, blank=True,
+        help_text="Of an import split into chunks: the files imported once every chunk is done (run summaries, "
+                  "results logs).")
 
     class Meta:
         ordering = ["-created_at"]
@@ -301,6 +305,24 @@ class ImportJob(BackgroundJob):
     @property
     def can_retry(self) -> bool:
         return self.is_unfinished or (self.status == self.Status.FAILED and self.uploads_kept)
+
+
+class ImportChunk(models.Model):
+    """A part of an import job that any worker may import while others import the rest; number 0 is
+    the part imported before the chunks (run descriptions), done by the worker that split the job."""
+
+    job = models.ForeignKey(ImportJob, on_delete=models.CASCADE, related_name="chunks")
+    number = models.PositiveIntegerField()
+    sources = models.JSONField(default=list, help_text="Names of the files of the upload that this chunk imports.")
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    report = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["job", "number"]
+        constraints = [models.UniqueConstraint(fields=["job", "number"], name="import_chunk_number_unique")]
 
 
 class ResultOrigin(models.TextChoices):

@@ -334,6 +334,11 @@ EXPORT_MAX_ROWS = env.int("EXPORT_MAX_ROWS", default=1_000_000)
 EXPORT_MAX_TEXT_CHARS = env.int("EXPORT_MAX_TEXT_CHARS", default=10_000)
 # Steps of one trajectory (published WebArena runs stop at 30 to 100): pages, exports and judges grow with them.
 INGEST_MAX_STEPS = env.int("INGEST_MAX_STEPS", default=1000)
+# A worker's import of more render files than this is split into chunks of as many, imported by any worker;
+# a chunk that fails is retried alone, after IMPORT_CHUNK_RETRY_SECONDS, then twice as long each time.
+IMPORT_CHUNK_FILES = env.int("IMPORT_CHUNK_FILES", default=500)
+IMPORT_CHUNK_RETRIES = env.int("IMPORT_CHUNK_RETRIES", default=3)
+IMPORT_CHUNK_RETRY_SECONDS = env.float("IMPORT_CHUNK_RETRY_SECONDS", default=5.0)
 # Steps the trajectory page shows at first; the next ones load a page at a time as the reader scrolls.
 TRAJECTORY_STEPS_PER_PAGE = env.int("TRAJECTORY_STEPS_PER_PAGE", default=50)
 # Steps in one page of GET /api/trajectories/<id>/ (?steps_page=, ?steps_page_size= up to this):

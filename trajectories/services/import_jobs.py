@@ -15,21 +15,25 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from django.conf import settings
 from django.core.files import File
 from django.db import transaction
+from django.db.models import F
+from kombu.exceptions import KombuError
 from django.utils import timezone
 
 from infrastructure import jobs
 from infrastructure.storage import describe_storage
-from trajectories.models import AgentRun, ImportJob
+from trajectories.models import AgentRun, ImportChunk, ImportJob
 
-from .ingest import import_paths
+from .ingest import FAILED, ImportParts, import_paths, merged_report, split_import
 from .storable import storable_json, storable_text
-from .tallies import remove_run
+from .tallies import refresh_tallies, remove_run
 
 logger = logging.getLogger(__name__)
 _STORAGE = ImportJob._meta.get_field("upload").storage
 _PROGRESS_INTERVAL = 0.5  # seconds between progress writes
+CHUNK_TASK = "trajectories.tasks.run_import_chunk_task"
 
 
 def job_folder(job: ImportJob) -> str:
@@ -114,15 +118,42 @@ def _local_copies(names: list[str]):
         yield paths
 
 
-def run_import_job(job_id: int) -> ImportJob:
+def run_import_job(job_id: int, *, in_chunks: bool = False) -> ImportJob:
     """Import a job's files into its run, writing progress as it goes; the files are removed once
-    the job is done. A job that is already done is left alone, so a redelivered task is harmless."""
+    the job is done. A job that is already done is left alone, so a redelivered task is harmless.
+
+    `in_chunks` (a worker's job): an upload of more than IMPORT_CHUNK_FILES render files is split
+    into chunks sent to the workers as tasks of their own (`run_import_chunk`); the job ends when
+    its last chunk does. A job already split sends its unfinished chunks again."""
     job = ImportJob.objects.select_related("run").get(pk=job_id)
     if job.status == ImportJob.Status.DONE:
+        return job
+    if job.chunks.exists():
+        _resume_chunks(job)
+        job.refresh_from_db()
         return job
     job.started_at = timezone.now()
     ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.RUNNING, started_at=job.started_at,
                                                heartbeat_at=job.started_at)
+    progress = _progress_writer(job)
+
+    def work() -> dict | None:
+        names = _uploaded_names(job)
+        with _local_copies(names) as paths:
+            parts = split_import(paths, settings.IMPORT_CHUNK_FILES) if in_chunks else None
+            if parts is None:
+                return import_paths(paths, job.run, replace=job.replace, progress=progress).to_dict()
+            first = import_paths(paths, job.run, replace=job.replace, only=parts.first, refresh=False)
+        _create_chunks(job, parts, first.to_dict())
+        return None
+
+    if _conclude(job, work) is None:
+        _resume_chunks(job)
+        job.refresh_from_db()
+    return job
+
+
+def _progress_writer(job: ImportJob):
     last_write = 0.0
 
     def progress(done: int, total: int) -> None:
@@ -132,13 +163,19 @@ def run_import_job(job_id: int) -> ImportJob:
             last_write = now
             ImportJob.objects.filter(pk=job.pk).update(processed=done, total=total, heartbeat_at=timezone.now())
 
+    return progress
+
+
+def _conclude(job: ImportJob, work) -> dict | None:
+    """Run `work` (the import's report, or None when it goes on in chunks) and, unless it goes on,
+    end the job: done with its report, or failed with the reason."""
     job.uploads_kept = False
     try:
         if job.run is None:
             raise LookupError(f"run {job.run_name!r} was deleted before the import started")
-        names = _uploaded_names(job)
-        with _local_copies(names) as paths:
-            report = import_paths(paths, job.run, replace=job.replace, progress=progress)
+        report = work()
+        if report is None:
+            return None
     except UploadsUnreadable as error:
         logger.error("import job %s cannot read its uploads: %s", job.pk, error)
         job.status, job.error = ImportJob.Status.FAILED, storable_text(f"The uploads cannot be read: {error}")
@@ -147,9 +184,10 @@ def run_import_job(job_id: int) -> ImportJob:
         logger.exception("import job %s failed", job.pk)
         job.status, job.error = ImportJob.Status.FAILED, storable_text(f"{type(error).__name__}: {error}")
     else:
-        job.status, job.report = ImportJob.Status.DONE, storable_json(report.to_dict())
+        job.status, job.report = ImportJob.Status.DONE, storable_json(report)
         if imported_nothing(job.report):
-            job.report["nothing_imported"] = nothing_imported_reason(job.report, [Path(name).name for name in names])
+            job.report["nothing_imported"] = nothing_imported_reason(
+                job.report, [Path(name).name for name in job.uploaded_files])
     if not job.uploads_kept:  # nothing re-reads the files of a finished job, failed or not
         _discard_uploads(job)
     job.finished_at = timezone.now()
@@ -158,7 +196,98 @@ def run_import_job(job_id: int) -> ImportJob:
         _remove_empty_new_run(job)
     job.refresh_from_db()
     jobs.record_finished(job)
-    return job
+    return job.report
+
+
+# Imports in chunks ---------------------------------------------------------------------------
+
+_UNFINISHED = (ImportJob.Status.PENDING, ImportJob.Status.RUNNING)
+
+
+@transaction.atomic
+def _create_chunks(job: ImportJob, parts: ImportParts, first: dict) -> None:
+    ImportChunk.objects.create(job=job, number=0, sources=parts.first, status=ImportJob.Status.DONE, attempts=1,
+                               report=storable_json(first), finished_at=timezone.now())
+    ImportChunk.objects.bulk_create(ImportChunk(job=job, number=number, sources=sources)
+                                    for number, sources in enumerate(parts.chunks, start=1))
+    job.last_sources, job.total, job.processed = parts.last, parts.count, len(parts.first)
+    job.save(update_fields=["last_sources", "total", "processed"])
+
+
+def _resume_chunks(job: ImportJob) -> None:
+    """Send the job's unfinished chunks to the workers, or end the job when none is left."""
+    unfinished = list(job.chunks.filter(status__in=_UNFINISHED).values_list("pk", flat=True))
+    if not unfinished:
+        _finish_chunked(job.pk)
+        return
+    for chunk_id in unfinished:
+        try:
+            jobs.send_task(CHUNK_TASK, chunk_id)
+        except KombuError as error:  # the sweeper sends the job again, and the job its chunks
+            logger.warning("could not send chunk %s of import job %s: %s", chunk_id, job.pk, error)
+            return
+
+
+def run_import_chunk(chunk_id: int) -> None:
+    """Import one chunk of a job; raises on a failure of the chunk as a whole (the task retries it, then
+    calls `fail_import_chunk`). A chunk already finished is left alone."""
+    chunk = ImportChunk.objects.select_related("job__run").get(pk=chunk_id)
+    if chunk.status not in _UNFINISHED:
+        return
+    job = chunk.job
+    ImportChunk.objects.filter(pk=chunk.pk).update(status=ImportJob.Status.RUNNING, attempts=F("attempts") + 1)
+    if job.run is None:
+        raise LookupError(f"run {job.run_name!r} was deleted during the import")
+    with _local_copies(_uploaded_names(job)) as paths:
+        report = import_paths(paths, job.run, replace=job.replace, only=chunk.sources, refresh=False,
+                              progress=lambda done, total: jobs.heartbeat(ImportJob, job.pk))
+    _chunk_finished(chunk, ImportJob.Status.DONE, storable_json(report.to_dict()))
+
+
+def fail_import_chunk(chunk_id: int, error: Exception) -> None:
+    """A chunk that failed its last attempt: its files are reported failed, the others of the job count."""
+    chunk = ImportChunk.objects.get(pk=chunk_id)
+    reason = storable_text(f"not imported: its part of the upload failed {chunk.attempts} times, last with "
+                           f"{type(error).__name__}: {error}")
+    files = [{"file": name, "status": FAILED, "kind": "trajectory", "reason": reason} for name in chunk.sources]
+    logger.error("chunk %s of import job %s failed: %s", chunk.pk, chunk.job_id, error)
+    _chunk_finished(chunk, ImportJob.Status.FAILED, {"files": files}, error=reason)
+
+
+def _chunk_finished(chunk: ImportChunk, status: str, report: dict, error: str = "") -> None:
+    """Record a chunk's end; the job's row is locked, so exactly one chunk sees that none is left and
+    ends the job."""
+    with transaction.atomic():
+        ImportJob.objects.select_for_update().filter(pk=chunk.job_id).values_list("pk").get()
+        ended = ImportChunk.objects.filter(pk=chunk.pk, status__in=_UNFINISHED).update(
+            status=status, report=report, error=error, finished_at=timezone.now())
+        if not ended:
+            return
+        ImportJob.objects.filter(pk=chunk.job_id).update(processed=F("processed") + len(chunk.sources),
+                                                         heartbeat_at=timezone.now())
+        last = not ImportChunk.objects.filter(job_id=chunk.job_id, status__in=_UNFINISHED).exists()
+    if last:
+        _finish_chunked(chunk.job_id)
+
+
+def _finish_chunked(job_id: int) -> None:
+    """Import the files kept for last (run summaries apply to every trajectory stored by then), refresh the
+    run's tallies once, and end the job with the chunks' reports merged."""
+    job = ImportJob.objects.select_related("run").get(pk=job_id)
+    if job.status not in _UNFINISHED:
+        return
+
+    def work() -> dict:
+        parts = list(job.chunks.order_by("number").values_list("report", flat=True))
+        if job.last_sources:
+            with _local_copies(_uploaded_names(job)) as paths:
+                parts.append(import_paths(paths, job.run, replace=job.replace, only=job.last_sources,
+                                          refresh=False).to_dict())
+        refresh_tallies([job.run.pk])
+        ImportJob.objects.filter(pk=job.pk).update(processed=F("total"), heartbeat_at=timezone.now())
+        return merged_report(job.run, parts).to_dict()
+
+    _conclude(job, work)
 
 
 def retry_import_job(job: ImportJob) -> None:

@@ -23,7 +23,7 @@ import time
 import zipfile
 import zlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -174,17 +174,24 @@ def import_paths(
     *,
     replace: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    only: Collection[str] | None = None,
+    refresh: bool = True,
 ) -> ImportReport:
     """Import files, folders and zip archives of trajectories (any mix of the supported formats),
     result logs, format traces and run descriptions into `run`; `progress(done, total)` is called
     whenever what is done is committed (after each batch of trajectory files, each other file).
-    Each record is stored whole or not at all, and fails alone."""
+    Each record is stored whole or not at all, and fails alone. `only`: the names of the sources to
+    import (a part of the import, see `split_import`); `refresh` False leaves the run's tallies to
+    whoever imports the last part."""
     report = ImportReport(run=run.name, run_id=run.pk)
     try:
         catalogue = Catalogue([Path(path) for path in paths], ingest_limits())
     except ImportRefused as error:
         report.refused = f"import refused, nothing was read: {error}"
         return report
+    if only is not None:
+        wanted = set(only)
+        catalogue.sources = [source for source in catalogue.sources if source.name in wanted]
     run_import = _RunImport(run, replace, report, catalogue)
     with catalogue, contextlib.closing(
             read_sources(catalogue.sources, settings.INGEST_MAX_FILE_BYTES, run_import.will_store)) as contents, \
@@ -197,10 +204,52 @@ def import_paths(
             if progress and committed and done < total:
                 progress(done, total)
         run_import.finish()
-        refresh_tallies([run.pk])
+        if refresh:
+            refresh_tallies([run.pk])
         if progress:
             progress(total, total)
     return report
+
+
+@dataclass
+class ImportParts:
+    """An import split into parts that keep its order: `first` (run descriptions, harness configs)
+    before any trajectory, the `chunks` side by side, `last` (anything that may be a run summary,
+    a format trace or a results log, and archives) once every chunk is stored."""
+
+    first: list[str]
+    chunks: list[list[str]]
+    last: list[str]
+
+    @property
+    def count(self) -> int:
+        return len(self.first) + sum(map(len, self.chunks)) + len(self.last)
+
+
+def split_import(paths: list[Path], files_per_chunk: int) -> ImportParts | None:
+    """The sources of an import in parts, or None when it does not split into two chunks at least (or
+    is refused whole: `import_paths` says why). Only render files (HTML) go into chunks: a file that
+    holds one trajectory and nothing a later file depends on."""
+    try:
+        catalogue = Catalogue([Path(path) for path in paths], ingest_limits())
+    except ImportRefused:
+        return None
+    with catalogue:
+        first = [source.name for source in catalogue if source.kind in (RUN_DESCRIPTION, HARNESS_CONFIG)]
+        alone = [source.name for source in catalogue
+                 if source.kind == TRAJECTORIES and not source.problem and source.suffix in (".html", ".htm")]
+        taken = {*first, *alone}
+        last = [source.name for source in catalogue if source.name not in taken]
+    if len(alone) <= files_per_chunk:
+        return None
+    chunks = [alone[start:start + files_per_chunk] for start in range(0, len(alone), files_per_chunk)]
+    return ImportParts(first=first, chunks=chunks, last=last)
+
+
+def merged_report(run: AgentRun, parts: list[dict]) -> ImportReport:
+    """One report of an import made in parts, from the parts' `ImportReport.to_dict()` in order."""
+    return ImportReport(run=run.name, run_id=run.pk,
+                        files=[FileReport(**entry) for part in parts for entry in part.get("files", [])])
 
 
 class _Refused(Exception):
