@@ -150,7 +150,8 @@ def test_a_redelivered_job_sends_only_its_unfinished_chunks(webarena_tasks, samp
     assert ImportJob.objects.get(pk=job.pk).status == "running"
 
 
-def test_the_chunks_of_one_job_run_on_every_worker(celery_workers, shared_data, settings):
+def test_the_chunks_of_one_job_run_on_two_real_workers_each_chunk_once(celery_workers, shared_data, settings):
+    """Which worker takes which chunk is the broker's choice (both did, in the benchmark): each is run once."""
     import_task_file(shared_data / "webarena" / "test.raw.json")
     celery_workers.env.update(IMPORT_CHUNK_FILES="1")
     workers = [celery_workers.start(), celery_workers.start()]
@@ -164,8 +165,7 @@ def test_the_chunks_of_one_job_run_on_every_worker(celery_workers, shared_data, 
     assert job.chunks.count() == 8 and not job.chunks.exclude(status="done").exists()
     assert job.report["counts"]["imported"] == 8 and job.report["ok"], job.report
     assert Trajectory.objects.filter(run=job.run, success__isnull=False).count() == 7
-    assert len(CHUNK_DONE.findall(celery_workers.output())) == 7
-    assert all(CHUNK_DONE.search(_log(worker)) for worker in workers), celery_workers.output()
+    assert sum(len(CHUNK_DONE.findall(_log(worker))) for worker in workers) == 7, celery_workers.output()
 
 
 def _log(worker) -> str:
