@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.db import models
 
-from .models import JudgeConfig, JudgeDecision, OutcomeJob
+from .models import JudgeConfig, JudgeDecision, OutcomeJob, StructuredOutputMode
 
 
 @admin.register(JudgeConfig)
@@ -30,3 +30,9 @@ class OutcomeJobAdmin(admin.ModelAdmin):
     list_filter = ("status", "judge_config")
     raw_id_fields = ("run", "created_by")
     readonly_fields = ("created_at", "started_at", "finished_at", "dispatched_at", "heartbeat_at")
+
+
+@admin.register(StructuredOutputMode)
+class StructuredOutputModeAdmin(admin.ModelAdmin):
+    list_display = ("base_url", "model", "mode", "found_at")
+    search_fields = ("base_url", "model")

@@ -31,7 +31,7 @@ UNITS_FILE = ROOT / "tests" / "mutation.toml"
 EQUIVALENTS_FILE = ROOT / "tests" / "mutation_equivalents.toml"
 WORK = ROOT / "var" / "mutation"
 # What the tests import or read beside the code: linked into each unit's folder and copied by mutmut.
-APPS = ("accounts", "infrastructure", "trajectories", "judges", "annotation", "metrics", "config")
+APPS = ("accounts", "infrastructure", "trajectories", "judges", "annotation", "failures", "metrics", "config")
 ALSO_COPY = ("templates", "static", "fixtures", "docs", "manage.py")
 
 # Mutants are tested two at a time by default, each in a process forked from the one that ran the tests

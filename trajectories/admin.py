@@ -2,6 +2,7 @@ from django.contrib import admin
 
 from .models import (
     AgentRun,
+    ImportChunk,
     ImportJob,
     OutcomeGrade,
     RunTally,
@@ -86,6 +87,13 @@ class ImportJobAdmin(admin.ModelAdmin):
     list_display = ("id", "run", "status", "processed", "total", "created_by", "created_at")
     list_filter = ("status",)
     raw_id_fields = ("run", "created_by")
+
+
+@admin.register(ImportChunk)
+class ImportChunkAdmin(admin.ModelAdmin):
+    list_display = ("job", "number", "status", "attempts", "finished_at")
+    list_filter = ("status",)
+    raw_id_fields = ("job",)
 
 
 @admin.register(TaskResult)

@@ -164,7 +164,7 @@ def test_task_page_shows_both_versions_and_the_network_requirements(client, admi
     page = client.get(reverse("trajectories:task-detail", args=[webarena.pk])).content.decode()
     assert 'id="version-webarena-verified"' in page
     listed = client.get(reverse("trajectories:task-list"), {"benchmark": "webarena-verified"}).content.decode()
-    assert listed.count('href="/tasks/') == 8 + 1  # the tasks, and the import page
+    assert listed.count('href="/tasks/') == 8 + 2  # the tasks, the import page and the navigation's Tasks
 
 
 def test_trajectory_page_explains_a_structured_answer_mismatch_field_by_field(client, admin, excerpts):
