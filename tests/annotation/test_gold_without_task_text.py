@@ -17,8 +17,8 @@ pytestmark = pytest.mark.django_db
 NO_TEXT = "has no task text, so nobody can check this gold against what it asks"
 
 
-def _submitted(annotator, intent: str):
-    task = TaskFactory(benchmark="browser-use", task_id="AgentHistoryList", intent=intent)
+def _submitted(annotator, intent: str, task_id: str = "AgentHistoryList"):
+    task = TaskFactory(benchmark="browser-use", task_id=task_id, intent=intent)
     return create_gold(task, user=annotator, content=GoldContent(steps=[GoldStepRecord(text="Click Search")]),
                        submit=True)
 
@@ -49,6 +49,11 @@ def test_the_page_says_why_and_the_editor_says_no_task_text(annotator, reviewer)
     gold = _submitted(annotator, "")
     client = Client()
     client.force_login(reviewer)
+    editor = client.get(f"/annotation/gold/{gold.pk}/").content.decode()
+    assert 'id="approve-button" disabled' in editor
+    assert "Not approved while the task has no task text" in editor
+    readable = client.get(f"/annotation/gold/{_submitted(annotator, 'Open the orders', 'orders').pk}/").content.decode()
+    assert 'id="approve-button">' in readable and "Not approved while" not in readable
     response = client.post(f"/annotation/gold/{gold.pk}/review/", {"version": 1, "decision": "approved"}, follow=True)
     text = response.content.decode()
     assert f"Review not recorded: task AgentHistoryList {NO_TEXT}" in text
