@@ -144,3 +144,16 @@ def test_the_offline_judge_is_always_offered_and_starts(judges, users, run):
     answer = client_for(users["reviewer"]).post("/api/evaluations/", {"runs": ["shopper"], "judge": "offline"},
                                                 format="json")
     assert answer.status_code == 201
+
+
+def test_a_rerun_is_refused_once_the_judge_is_no_longer_choosable(client, judges, users, run):
+    ready = judges["ready"]
+    job = evaluation.create_evaluation(runs=[run], judge_config=ready)  # not sent: it stays pending
+    ready.last_test = FAILED_TEST
+    ready.save(update_fields=["last_test"])
+    answer = client_for(users["reviewer"]).post(reverse("api-evaluation-rerun", args=[job.pk]), format="json")
+    assert (answer.status_code, answer.json()["code"]) == (400, TEST_FAILED)
+    client.force_login(users["reviewer"])
+    page = client.post(reverse("metrics:rerun", args=[job.pk]), follow=True)
+    assert "Evaluation not run again: judge 'ready' failed its last endpoint test" in text(page)
+    assert EvaluationJob.objects.get().status == EvaluationJob.Status.PENDING
