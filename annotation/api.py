@@ -26,6 +26,7 @@ from .errors import (
     GoldValidationError,
     GoldWorkflowError,
     RequirementsConflict,
+    TaskWithoutText,
 )
 from .formats import detect_format, read_gold_bytes
 from .gold_records import GoldFormatError, GoldStepRecord
@@ -84,6 +85,8 @@ class GoldErrorsMixin:
             return Response({"detail": str(exc), "code": "permission_denied"}, status=status.HTTP_403_FORBIDDEN)
         if isinstance(exc, GoldWorkflowError):
             return Response({"detail": str(exc), "code": "status"}, status=status.HTTP_409_CONFLICT)
+        if isinstance(exc, TaskWithoutText):
+            return Response({"detail": str(exc), "code": "no_task_text"}, status=status.HTTP_400_BAD_REQUEST)
         if isinstance(exc, GoldError):
             return Response({"detail": str(exc), "code": "invalid"}, status=status.HTTP_400_BAD_REQUEST)
         return super().handle_exception(exc)

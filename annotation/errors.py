@@ -13,6 +13,10 @@ class GoldWorkflowError(GoldError):
     """The action does not fit the gold trajectory's status (e.g. approving a draft)."""
 
 
+class TaskWithoutText(GoldError):
+    """Approving gold for a task with no text: nobody could have checked the gold against what it asks."""
+
+
 class GoldValidationError(GoldError):
     """Bad content; `errors` maps a field path (`steps[2].text`) to its message."""
 

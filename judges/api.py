@@ -4,16 +4,25 @@
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from infrastructure.api import Conflict, IsAdminOrReadOnly
 from infrastructure.api_schema import ErrorSerializer
 
-from .endpoint_checks import run_endpoint_test
+from .endpoint_checks import JudgeNotChoosable, run_endpoint_test
 from .models import JudgeConfig
 from .services import JudgeConfigInUse, delete_judge_config, save_judge_config
+
+
+class JudgeRefused(APIException):
+    """A job asked of a judge no job may start on yet: 400 with the reason's code (`judge_untested`...)."""
+
+    status_code = 400
+
+    def __init__(self, refusal: JudgeNotChoosable):
+        super().__init__(str(refusal), refusal.code)
 
 
 class JudgeConfigSerializer(serializers.ModelSerializer):

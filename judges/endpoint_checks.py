@@ -1,7 +1,8 @@
 """Testing a judge configuration's endpoint: one small question of each kind, straight to the
 backend (no cache), and for each whether its answer parsed, the structured-output mode that
-worked, latency, tokens and cost. The report is kept on the configuration; evaluations and
-outcome jobs refuse to start on one whose last test failed (`check_last_test`).
+worked, latency, tokens and cost. The report is kept on the configuration; an LLM judge is
+offered, and evaluations and outcome jobs start on it, only once it has a key and endpoint and its
+last test passed (`check_choosable`).
 """
 
 import base64
@@ -13,6 +14,7 @@ from PIL import Image
 from . import elements, outcome
 from . import questions as q
 from .backends import make_backend
+from .backends.base import EndpointUnreachable
 from .models import JudgeBackend, JudgeConfig
 from .services import backend_spec
 from .steps import JudgeStep
@@ -61,11 +63,17 @@ def run_endpoint_test(config: JudgeConfig) -> dict:
     questions = probe_questions()
     skipped = {id(question): reason for question in questions for reason in [_not_asked(backend, question)] if reason}
     asked = [question for question in questions if id(question) not in skipped]
-    answers = dict(zip((id(question) for question in asked), backend.answer(asked)))
+    try:
+        answers, unreachable = dict(zip((id(question) for question in asked), backend.answer(asked))), ""
+    except EndpointUnreachable as error:
+        answers, unreachable = {}, str(error)
     rows = []
     for question in questions:
         label = question.inputs.get("aspect", question.kind) if question.kind == q.GROUNDEDNESS else question.kind
         answer = answers.get(id(question))
+        if answer is None and unreachable:
+            rows.append({"question": label, "asked": True, "parsed": False, "error": unreachable})
+            continue
         if answer is None:
             rows.append({"question": label, "asked": False, "parsed": None, "error": skipped[id(question)]})
             continue
@@ -81,7 +89,7 @@ def run_endpoint_test(config: JudgeConfig) -> dict:
         "tested_at": timezone.now().isoformat(),
         "backend": backend.name,
         "model": backend.model,
-        "error": "; ".join(f"{row['question']}: {row['error']}" for row in failed),
+        "error": unreachable or "; ".join(f"{row['question']}: {row['error']}" for row in failed),
         "questions": rows,
     }
     config.last_test = report
@@ -98,15 +106,44 @@ def _not_asked(backend, question: q.Question) -> str:
     return ""
 
 
-class LastTestFailed(ValueError):
-    """The configuration's endpoint failed its last test: no job starts on it."""
+NOT_CONFIGURED = "judge_not_configured"
+UNTESTED = "judge_untested"
+TEST_FAILED = "judge_test_failed"
 
 
-def check_last_test(config: JudgeConfig) -> None:
-    """LastTestFailed (a ValueError) naming why, when the configuration's last endpoint test failed."""
+class JudgeNotChoosable(ValueError):
+    """An LLM judge no job may start on yet; `code` says which of the three reasons it is."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def why_not_choosable(config: JudgeConfig) -> JudgeNotChoosable | None:
+    """Why no job may start on this judge, or None. Judges without a model endpoint are always choosable."""
+    if config.backend != JudgeBackend.OPENAI:
+        return None
+    test_it = (f"test it on its page (/judges/{config.name}/), with POST /api/judge-configs/<id>/test/ "
+               f"or manage.py test_judge {config.name}")
+    spec = backend_spec(config)
+    if config.api_key_env and not spec.api_key:
+        return JudgeNotChoosable(NOT_CONFIGURED, f"judge {config.name!r} has no API key: the environment variable "
+                                                 f"{config.api_key_env} is not set")
+    if not config.base_url and not spec.api_key:
+        return JudgeNotChoosable(NOT_CONFIGURED, f"judge {config.name!r} has no endpoint of its own and "
+                                                 f"OPENAI_API_KEY is not set for {spec.base_url}")
     report = config.last_test or {}
-    if report and not report.get("ok"):
-        raise LastTestFailed(
-            f"judge {config.name!r} failed its last endpoint test ({report.get('tested_at', '')[:19]}): "
-            f"{report.get('error')}. Test it again once the endpoint is fixed (its page, "
-            f"POST /api/judge-configs/{config.pk}/test/ or manage.py test_judge {config.name})")
+    if not report:
+        return JudgeNotChoosable(UNTESTED, f"judge {config.name!r} has never answered an endpoint test: {test_it}")
+    if not report.get("ok"):
+        return JudgeNotChoosable(
+            TEST_FAILED, f"judge {config.name!r} failed its last endpoint test ({report.get('tested_at', '')[:19]}): "
+                         f"{report.get('error')}. Once the endpoint is fixed, {test_it}")
+    return None
+
+
+def check_choosable(config: JudgeConfig) -> None:
+    """JudgeNotChoosable (a ValueError) naming why, when no job may start on this judge."""
+    refusal = why_not_choosable(config)
+    if refusal is not None:
+        raise refusal

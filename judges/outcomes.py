@@ -22,7 +22,8 @@ from infrastructure.jobs import JobStatus, check_job_limit, enqueue, heartbeat
 from trajectories.models import AgentRun, Step, Trajectory, Verdict, VerdictKind, VerdictSource
 
 from . import outcome, outcome_estimate
-from .endpoint_checks import check_last_test
+from .backends.base import EndpointUnreachable
+from .endpoint_checks import check_choosable
 from .outcome import OutcomeOptions
 from .models import JudgeBackend, JudgeConfig, JudgeDecision, OutcomeJob
 from .services import Judge, get_judge
@@ -81,9 +82,9 @@ def judge_outcomes(run: AgentRun, config: JudgeConfig, *, progress=None) -> Outc
 @transaction.atomic
 def create_outcome_job(run: AgentRun, config: JudgeConfig, *, created_by=None, quiet: bool = False) -> OutcomeJob:
     """The job, stored and sent to the workers once committed (`quiet`: as `infrastructure.jobs.enqueue`);
-    ValueError when the judge cannot judge outcomes or failed its last endpoint test."""
+    ValueError when the judge cannot judge outcomes or is not choosable (`check_choosable`)."""
     check_outcome_judge(config)
-    check_last_test(config)
+    check_choosable(config)
     job = OutcomeJob.objects.create(run=run, judge_config=config, total=run.trajectories.count(),
                                     created_by=created_by)
     enqueue(job, quiet=quiet)
@@ -244,6 +245,8 @@ def run_outcome_job(job_id: int) -> OutcomeJob:
     fields = ["status", "error", "finished_at"]
     try:
         report = judge_outcomes(job.run, job.judge_config, progress=progress)
+    except EndpointUnreachable as error:  # its own message says all
+        job.status, job.error = JobStatus.FAILED, str(error)
     except Exception as error:  # noqa: BLE001 - whatever stopped the job is shown on it; its progress stays
         job.status, job.error = JobStatus.FAILED, f"{type(error).__name__}: {error}"
     else:

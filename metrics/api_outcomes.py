@@ -9,6 +9,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from infrastructure.api_schema import ErrorSerializer
+from judges.api import JudgeRefused
+from judges.endpoint_checks import JudgeNotChoosable
 from judges.models import OutcomeJob
 from judges.outcomes import (
     NO_OUTCOME_JUDGE, OutcomeJobEstimate, estimate_outcome_job, outcome_judges, start_outcome_job,
@@ -105,6 +107,8 @@ class OutcomeJudgingView(APIView):
             if query.validated_data["dry_run"]:
                 return Response(OutcomeEstimateSerializer.of(estimate_outcome_job(run, config)))
             job = start_outcome_job(run, config, user=request.user)
+        except JudgeNotChoosable as exc:
+            raise JudgeRefused(exc) from None
         except ValueError as exc:
             raise ValidationError({"judge": [str(exc)]}) from None
         return Response(OutcomeJobSerializer.of(job), status=status.HTTP_201_CREATED)

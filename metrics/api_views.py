@@ -8,6 +8,8 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from judges.api import JudgeRefused
+from judges.endpoint_checks import JudgeNotChoosable
 from judges.services import judge_config_for
 from metrics.models import EvaluationJob, TrajectoryScore
 from metrics.permissions import can_change_evaluation, can_evaluate
@@ -65,6 +67,8 @@ class EvaluationListCreate(generics.ListAPIView):
                 parameters=data.validated_data["parameters"],
                 user=request.user,
             )
+        except JudgeNotChoosable as exc:
+            raise JudgeRefused(exc) from None
         except ValueError as exc:
             raise ValidationError({"parameters": [str(exc)]}) from None
         evaluation.start_evaluation(job)
@@ -95,7 +99,10 @@ class EvaluationAction(APIView):
             if not evaluation.cancel_evaluation(job):
                 raise ValidationError({"status": [f"evaluation #{job.pk} is already {job.status}"]})
         else:
-            job = evaluation.rerun_evaluation(job, request.user)
+            try:
+                job = evaluation.rerun_evaluation(job, request.user)
+            except JudgeNotChoosable as exc:
+                raise JudgeRefused(exc) from None
         return _job_response(job)
 
 

@@ -120,11 +120,14 @@ class EvaluationJobSerializer(serializers.Serializer):
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
     replaces = serializers.IntegerField(allow_null=True, help_text="The evaluation this one re-ran (kept as history).")
+    errors = serializers.ListField(child=serializers.CharField(),
+                                   help_text="Why the whole job stopped, when it failed (e.g. the judge's endpoint).")
 
     def to_representation(self, job):
         return super().to_representation({
             **job_progress(job),
             "replaces": job.replaces_id,
+            "errors": job.errors,
             "runs": [run.name for run in job.runs.all()],
             "judge": job.judge_config.name,
             "gold_policy": job.gold_policy,

@@ -6,6 +6,7 @@ from django.views.decorators.http import require_POST
 
 from infrastructure.forms import labelled_errors
 from infrastructure.jobs import TooManyJobs
+from judges.endpoint_checks import JudgeNotChoosable
 from judges.services import judge_config_for
 from metrics.forms import EvaluationForm
 from metrics.leaderboard import METRIC_LABELS
@@ -74,6 +75,9 @@ def start(request, run_pk):
     except TooManyJobs as exc:
         messages.error(request, f"Evaluation not started: {exc.detail}")
         return run_page(request, run, evaluate_form=form, status=429)
+    except JudgeNotChoosable as exc:  # the default judge: a named one is refused by the form
+        form.add_error("judge", str(exc))
+        return run_page(request, run, evaluate_form=form, status=400)
     evaluation.start_evaluation(job)
     return redirect("metrics:job", pk=job.pk)
 
@@ -88,5 +92,8 @@ def change(request, pk, action):
         if not evaluation.cancel_evaluation(job):
             messages.error(request, f"Evaluation #{job.pk} is already {job.get_status_display().lower()}.")
     else:
-        job = evaluation.rerun_evaluation(job, request.user)
+        try:
+            job = evaluation.rerun_evaluation(job, request.user)
+        except JudgeNotChoosable as exc:
+            messages.error(request, f"Evaluation not run again: {exc}")
     return redirect("metrics:job", pk=job.pk)

@@ -137,6 +137,11 @@ class JudgeConfigFactory(factory.django.DjangoModelFactory):
     name = "offline"
     backend = "offline"
 
+    class Params:
+        # An LLM judge whose endpoint answered its test: only then may a job start on it.
+        tested = factory.Trait(last_test=factory.LazyFunction(lambda: {
+            "ok": True, "tested_at": "2026-01-05T10:00:00+00:00", "backend": "openai", "error": "", "questions": []}))
+
 
 class JudgeDecisionFactory(factory.django.DjangoModelFactory):
     class Meta:

@@ -3,7 +3,13 @@
 from django.db import transaction
 
 from accounts.roles import ADMIN, has_role
-from annotation.errors import GoldConflict, GoldPermissionDenied, GoldValidationError, GoldWorkflowError
+from annotation.errors import (
+    GoldConflict,
+    GoldPermissionDenied,
+    GoldValidationError,
+    GoldWorkflowError,
+    TaskWithoutText,
+)
 from annotation.models import GoldReview, GoldStatus, GoldTrajectory
 from annotation.permissions import can_review_gold
 from annotation.services.reference import assign_missing_references
@@ -38,6 +44,11 @@ def review_gold(gold_id: int, *, reviewer, version: int, decision: str, comment:
         if decision == GoldReview.Decision.APPROVED and _changed_by(reviewer, gold):
             raise GoldPermissionDenied(
                 "you changed this gold's content since it was submitted: another reviewer or an admin approves it")
+        if decision == GoldReview.Decision.APPROVED and not gold.task.intent.strip():
+            raise TaskWithoutText(
+                f"task {gold.task.task_id} has no task text, so nobody can check this gold against what it asks: "
+                "give the task its text (re-import it from a file that has it) before approving; "
+                "it can still be sent back")
         # Approved gold found wanting (e.g. on the gold quality page) can still be sent back.
         sent_back = gold.status == GoldStatus.APPROVED and decision == GoldReview.Decision.CHANGES_REQUESTED
         if gold.status != GoldStatus.SUBMITTED and not sent_back:

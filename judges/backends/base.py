@@ -8,6 +8,14 @@ from ..questions import Question
 from ..verdicts import Answer
 
 
+class EndpointUnreachable(Exception):
+    """The judge's endpoint did not answer at all: every further question would fail alike, so the job
+    stops at once with this message rather than retrying each question and failing every trajectory."""
+
+    def __init__(self, endpoint: str, reason: str):
+        super().__init__(f"the judge's endpoint {endpoint} did not answer: {reason}")
+
+
 class ModeMemory(Protocol):
     """Where the structured-output mode an endpoint accepted is kept, per endpoint and model."""
 

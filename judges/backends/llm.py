@@ -9,7 +9,8 @@ outcome judge's questions (`judges.outcome`) go one per request, their images at
 Otherwise: the kind's prompt file, temperature from the spec (0 by default), the answer asked
 for as structured output (below) and read by its kind's schema (`judges.schema`), one repair
 request when it does not fit, and bounded retries with exponential backoff and full jitter on
-timeouts, connection errors, 429 and 5xx.
+timeouts, 429 and 5xx. An endpoint that cannot be reached at all (a refused connection, an
+unknown host) raises EndpointUnreachable at once: the job stops there with one message.
 Requests go through a per-process concurrency limit and a rate limit shared by all workers
 (Redis). Tokens, cost (from the price table) and latency are added up per request and booked
 on the first decision it answered; the others of the same request record its latency only.
@@ -45,7 +46,7 @@ from ..prompts import load_prompt
 from ..ratelimit import shared_rate_limiter
 from ..schema import MalformedAnswer
 from ..verdicts import Answer
-from .base import Backend, BackendSpec
+from .base import Backend, BackendSpec, EndpointUnreachable
 
 DEFAULTS = {
     "timeout": 60.0,
@@ -361,7 +362,8 @@ class OpenAIBackend(Backend):
     # --- the request -------------------------------------------------------------------------
 
     def _ask(self, kind: str, fields: dict, read, images: tuple[str, ...] = (), bounds: dict | None = None) -> Answer:
-        """Send one question, retrying and repairing as documented; never raises for the endpoint's faults.
+        """Send one question, retrying and repairing as documented; raises only EndpointUnreachable, when
+        the endpoint cannot be reached at all (a refused connection, an unknown host).
         `read` makes the Answer of the schema-read value; `bounds` are the schema's bounds for this request."""
         messages = load_prompt(kind).messages(**fields)
         if images:
@@ -374,6 +376,9 @@ class OpenAIBackend(Backend):
             try:
                 response, mode = self._request(messages, usage, kind, bounds)
             except (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError) as error:
+                if isinstance(error, openai.APIConnectionError) and not isinstance(error, openai.APITimeoutError):
+                    raise EndpointUnreachable(str(self._client.base_url).rstrip("/"),
+                                              str(error.__cause__ or error)) from error
                 failures += 1
                 if failures > int(self.options["max_retries"]):
                     return self._failed(f"gave up after {usage['calls']} requests: {self._describe(error)}", usage,

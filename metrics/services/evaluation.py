@@ -22,7 +22,8 @@ from django.utils import timezone
 from annotation.models import GoldStatus, GoldStep, GoldTrajectory
 from infrastructure import counters, jobs
 from infrastructure.fields import copy_new_rows
-from judges.endpoint_checks import check_last_test
+from judges.backends.base import EndpointUnreachable
+from judges.endpoint_checks import check_choosable
 from judges.models import JudgeDecision
 from judges.outcomes import outcome_jobs_of_evaluation
 from judges.services import get_judge, judge_identity
@@ -133,7 +134,7 @@ def create_evaluation(*, runs, judge_config, gold_policy=GoldPolicy.REFERENCE, g
     if gold_policy != GoldPolicy.ANNOTATOR and gold_annotator is not None:
         raise ValueError(f"a gold annotator is chosen only with the 'annotator' gold policy, not {gold_policy!r}")
     params = Parameters.from_dict(parameters)
-    check_last_test(judge_config)
+    check_choosable(judge_config)
     jobs.check_job_limit(EvaluationJob, user)
     job = EvaluationJob.objects.create(
         judge_config=judge_config, gold_policy=gold_policy, gold_annotator=gold_annotator,
@@ -270,11 +271,15 @@ def _evaluate_units(job: EvaluationJob, judge, units: list[tuple[int, int | None
             outcomes[unit] = _failure(exc, unit[0])
     try:
         judge.settle([question for prepared in inputs.values() for question in prepared.questions.all()])
+    except EndpointUnreachable:
+        raise
     except Exception:  # noqa: BLE001 - then each unit asks on its own and records its own error
         log.exception("settling the judge questions of %d units failed", len(inputs))
     for unit, prepared in inputs.items():
         try:
             outcomes[unit] = _Outcome(score_trajectory(prepared, judge, params))
+        except EndpointUnreachable:
+            raise
         except Exception as exc:  # noqa: BLE001 - one trajectory's failure must not fail the chunk
             outcomes[unit] = _failure(exc, unit[0])
     identity = judge_identity(job.judge_config)
@@ -373,10 +378,30 @@ def _link_decisions(pairs: list[tuple[int, int]]) -> None:
 
 def evaluate_chunk(job_id: int, units: list[tuple[int, int | None]]) -> None:
     job = EvaluationJob.objects.select_related("judge_config").get(pk=job_id)
-    if job.status == EvaluationJob.Status.CANCELLED:
+    if job.status in (EvaluationJob.Status.CANCELLED, EvaluationJob.Status.FAILED):
         return
-    evaluate_units(job, get_judge(job.judge_config), units)
+    try:
+        evaluate_units(job, get_judge(job.judge_config), units)
+    except EndpointUnreachable as error:
+        fail_evaluation(job, str(error))
+        return
     refresh_progress(job)
+
+
+def fail_evaluation(job: EvaluationJob, reason: str) -> bool:
+    """Stop an unfinished job for a reason that holds for every unit left (the judge's endpoint is
+    down): its chunks still queued then do nothing, and the job page says why."""
+    return _stop(job, EvaluationJob.Status.FAILED, errors=[reason])
+
+
+def _stop(job: EvaluationJob, status: str, **fields) -> bool:
+    """Finish an unfinished job early with `status`; False when it had already finished."""
+    updated = EvaluationJob.objects.filter(pk=job.pk, status__in=UNFINISHED).update(
+        status=status, finished_at=timezone.now(), **fields)
+    if updated:
+        job.refresh_from_db()
+        jobs.record_finished(job)
+    return bool(updated)
 
 
 def refresh_progress(job: EvaluationJob) -> EvaluationJob:
@@ -413,13 +438,7 @@ def _count_scores(job: EvaluationJob) -> None:
 
 
 def cancel_evaluation(job: EvaluationJob) -> bool:
-    updated = EvaluationJob.objects.filter(pk=job.pk, status__in=UNFINISHED).update(
-        status=EvaluationJob.Status.CANCELLED, finished_at=timezone.now()
-    )
-    if updated:
-        job.refresh_from_db()
-        jobs.record_finished(job)
-    return bool(updated)
+    return _stop(job, EvaluationJob.Status.CANCELLED)
 
 
 def rerun_evaluation(job: EvaluationJob, user=None) -> EvaluationJob:
@@ -428,7 +447,7 @@ def rerun_evaluation(job: EvaluationJob, user=None) -> EvaluationJob:
     An unfinished job is sent again. A finished one is kept as history: the re-run is a new job
     that replaces it, starting from its scores, so that only changed units are recomputed.
     """
-    check_last_test(job.judge_config)
+    check_choosable(job.judge_config)
     if job.status in UNFINISHED:
         EvaluationJob.objects.filter(pk=job.pk).update(status=EvaluationJob.Status.PENDING, finished_at=None)
         start_evaluation(job)

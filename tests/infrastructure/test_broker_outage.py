@@ -131,7 +131,7 @@ def test_a_broker_restart_in_the_middle_of_a_job_loses_nothing(celery_workers, r
     celery_workers.use_broker(redis_server.url, monkeypatch)
     with LocalLLMServer(delay=0.3) as server:
         judge = JudgeConfigFactory(name="slow-llm", backend="openai", model="scripted", base_url=server.base_url,
-                                   options={"requests_per_minute": 0})
+                                   tested=True, options={"requests_per_minute": 0})
         run = run_with_one_step_gold("restarted", 3 * evaluation.CHUNK_SIZE)
         job = evaluation.create_evaluation(runs=[run], judge_config=judge)
         evaluation.start_evaluation(job)

@@ -35,9 +35,8 @@ def import_run(path, run: str, capsys) -> AgentRun:
 
 @pytest.fixture
 def openai_config(llm_server):
-    return JudgeConfigFactory(
-        name="local-llm", backend="openai", model="gpt-4o-mini", base_url=llm_server.base_url, options=FAST_RETRIES
-    )
+    return JudgeConfigFactory(name="local-llm", backend="openai", model="gpt-4o-mini", base_url=llm_server.base_url,
+                              options=FAST_RETRIES, tested=True)
 
 
 def _free_port() -> int:

@@ -1,11 +1,11 @@
 """Testing a judge's endpoint: one small question of each kind, a report per question, and no job
-on a configuration whose last test failed."""
+on an LLM judge whose endpoint has not answered its last test."""
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from judges import outcome
-from judges.endpoint_checks import LastTestFailed, run_endpoint_test
+from judges.endpoint_checks import TEST_FAILED, UNTESTED, JudgeNotChoosable, run_endpoint_test
 from judges.local_llm import LocalLLMServer, Reply, well_formed_reply
 from judges.outcomes import create_outcome_job
 from judges.services import save_judge_config
@@ -71,15 +71,19 @@ def test_jobs_refuse_to_start_on_a_judge_whose_last_test_failed(broken_llm):
                                "true or false, not 'probably'")
     run = AgentRunFactory(name="shopper")
     TrajectoryFactory(run=run)
-    with pytest.raises(LastTestFailed, match="judge 'local' failed its last endpoint test .*success must be true"):
+    with pytest.raises(JudgeNotChoosable, match="judge 'local' failed its last endpoint test .*success must be true") \
+            as refused:
         evaluation.create_evaluation(runs=[run], judge_config=config)
-    with pytest.raises(LastTestFailed, match="manage.py test_judge local"):
+    assert refused.value.code == TEST_FAILED
+    with pytest.raises(JudgeNotChoosable, match="manage.py test_judge local"):
         create_outcome_job(run, config)
-    # Pointing it elsewhere forgets the test: it says nothing of the new endpoint.
+    # Pointing it elsewhere forgets the test: it says nothing of the new endpoint, which is tested anew.
     config.base_url = "http://127.0.0.1:9/v1"
     save_judge_config(config)
     assert config.last_test == {}
-    evaluation.create_evaluation(runs=[run], judge_config=config)
+    with pytest.raises(JudgeNotChoosable, match="judge 'local' has never answered an endpoint test") as refused:
+        evaluation.create_evaluation(runs=[run], judge_config=config)
+    assert refused.value.code == UNTESTED
 
 
 def test_the_command_prints_each_question_and_fails_with_the_endpoint(broken_llm, llm_server, capsys):

@@ -66,7 +66,7 @@ def outcome_config(llm_server, settings):
     settings.JUDGE_PRICES = PRICES
     llm_server.responder = grader
     return JudgeConfigFactory(name="outcome", backend="openai", model="gpt-4o-mini", base_url=llm_server.base_url,
-                              options=FAST_RETRIES)
+                              tested=True, options=FAST_RETRIES)
 
 
 @pytest.fixture

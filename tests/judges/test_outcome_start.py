@@ -28,7 +28,7 @@ PRICES = {"gpt-4o-mini": {"input": 0.15, "output": 0.60, "image_tokens": {"base"
 def config(llm_server, settings):
     settings.JUDGE_PRICES = PRICES
     return JudgeConfigFactory(name="outcome", backend="openai", model="gpt-4o-mini", base_url=llm_server.base_url,
-                              options=FAST_RETRIES)
+                              tested=True, options=FAST_RETRIES)
 
 
 @pytest.fixture

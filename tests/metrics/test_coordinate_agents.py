@@ -94,7 +94,7 @@ def test_a_judge_that_sees_screenshots_resolves_the_elements_at_the_points(tmp_p
     run = _imported(tmp_path)
     with LocalLLMServer(responder=_element_reply) as server:
         config = JudgeConfigFactory(name="vision", backend="openai", model="gpt-4o-mini", base_url=server.base_url,
-                                    options=FAST_RETRIES)
+                                    tested=True, options=FAST_RETRIES)
         score = evaluate(run, config).scores.get()
         requests = server.requests
     asked = [r for r in requests if '"intended"' in r["messages"][0]["content"]]
@@ -130,7 +130,7 @@ def test_a_judge_that_sees_screenshots_says_so_when_no_point_has_one(tmp_path):
     run = _imported(tmp_path, steps)
     with LocalLLMServer(responder=_element_reply) as server:
         config = JudgeConfigFactory(name="vision", backend="openai", model="gpt-4o-mini", base_url=server.base_url,
-                                    options=FAST_RETRIES)
+                                    tested=True, options=FAST_RETRIES)
         score = evaluate(run, config).scores.get()
     assert score.element_accuracy is None
     assert score.details["null_reasons"]["element_accuracy"] == NO_SCREENSHOT_AT_POINT

@@ -35,7 +35,7 @@ def users(settings):
 @pytest.fixture
 def config(llm, settings):
     settings.JUDGE_PRICES = {"gpt-4o-mini": {"input": 0.15, "output": 0.60}}
-    return JudgeConfigFactory(name="outcome", backend="openai", model="gpt-4o-mini", base_url=llm.base_url,
+    return JudgeConfigFactory(name="outcome", backend="openai", tested=True, model="gpt-4o-mini", base_url=llm.base_url,
                               options=FAST_RETRIES)
 
 

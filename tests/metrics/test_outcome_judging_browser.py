@@ -28,7 +28,7 @@ def llm():
 def test_the_outcome_judge_from_the_run_page_shows_its_estimate_then_its_progress(browser, live_server,
                                                                                   llm, settings):
     settings.JUDGE_PRICES = {"gpt-4o-mini": {"input": 0.15, "output": 0.60}}
-    JudgeConfigFactory(name="outcome", backend="openai", model="gpt-4o-mini", base_url=llm.base_url,
+    JudgeConfigFactory(name="outcome", backend="openai", tested=True, model="gpt-4o-mini", base_url=llm.base_url,
                        options=FAST_RETRIES)
     owner = UserFactory()
     run = AgentRunFactory(name="shopper", uploaded_by=owner)

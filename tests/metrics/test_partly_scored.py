@@ -68,7 +68,7 @@ def _evaluate(run, config, capture):
 
 def test_a_failed_question_leaves_only_the_metrics_needing_it_null_and_a_rerun_asks_only_it(
         run, llm, responder, django_capture_on_commit_callbacks):
-    config = JudgeConfigFactory(name="local", backend="openai", model="m", base_url=llm.base_url,
+    config = JudgeConfigFactory(name="local", backend="openai", tested=True, model="m", base_url=llm.base_url,
                                 options=FAST_RETRIES)
     job = _evaluate(run, config, django_capture_on_commit_callbacks)
     score = TrajectoryScore.objects.get(job=job)
@@ -98,7 +98,7 @@ def test_a_failed_question_leaves_only_the_metrics_needing_it_null_and_a_rerun_a
 
 def test_the_trajectory_page_says_it_is_partly_scored(run, llm, client, django_capture_on_commit_callbacks,
                                                       admin_user):
-    config = JudgeConfigFactory(name="local", backend="openai", model="m", base_url=llm.base_url,
+    config = JudgeConfigFactory(name="local", backend="openai", tested=True, model="m", base_url=llm.base_url,
                                 options=FAST_RETRIES)
     job = _evaluate(run, config, django_capture_on_commit_callbacks)
     client.force_login(admin_user)

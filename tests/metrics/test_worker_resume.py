@@ -14,7 +14,7 @@ TRAJECTORIES = 3 * evaluation.CHUNK_SIZE
 def test_killed_worker_job_completes_with_one_score_per_trajectory(celery_workers):
     with LocalLLMServer(delay=0.3) as server:
         judge = JudgeConfigFactory(name="slow-llm", backend="openai", model="scripted", base_url=server.base_url,
-                                   options={"requests_per_minute": 0})
+                                   tested=True, options={"requests_per_minute": 0})
         run = run_with_one_step_gold("killed", TRAJECTORIES)
         job = evaluation.create_evaluation(runs=[run], judge_config=judge)
         evaluation.start_evaluation(job)
