@@ -11,7 +11,9 @@ from annotation.formats import read_gold_bytes
 from annotation.gold_records import GoldFormatError
 from trajectories.formats.readers import read_records
 from trajectories.formats.task_files import TaskConfigError, parse_subset_ids, read_task_bytes
-from trajectories.formats.text import UNSTORABLE_REPLACED, decode_utf8, loads, replace_unstorable
+from trajectories.formats.text import (CSV_FIELD_LIMIT, UNSTORABLE_REPLACED, CsvFieldTooLong, csv_rows, decode_utf8,
+                                       loads, name_key, replace_unstorable, replacements_counted, storable,
+                                       storable_text_of)
 from trajectories.formats.verdict_files import VerdictFileError, parse_grades, parse_outcomes
 
 ODD = st.lists(st.one_of(st.characters(exclude_categories=()), st.characters(categories=["Cs"])),
@@ -147,3 +149,35 @@ def test_every_reader_takes_any_text(text):
             str(read()).encode("utf-8")
         except TaskConfigError as error:
             str(error).encode("utf-8")
+
+
+def test_a_name_key_folds_width_and_case_and_drops_invisible_characters_only():
+    assert name_key("ＡＮＮ") == name_key("Ann") == name_key("ann\u200b") == name_key("a\x07nn") == "ann"
+    assert name_key("  Ann \t  Lee ") == "ann lee"  # whitespace runs are one space, not the invisible characters
+    assert name_key("Ann-Lee") == "ann-lee" and name_key("Ann Lee") != name_key("AnnLee")
+
+
+def test_replacements_are_counted_inside_the_block_only():
+    with replacements_counted() as tally:
+        assert storable_text_of("a\x00b\ud800") == ("a\ufffdb\ufffd", 2)
+        assert storable({"k\x00": ["\x00", 1]}) == {"k\ufffd": ["\ufffd", 1]}
+        assert loads('"\\u0000"') == ("\ufffd", 1)
+        assert loads('"plain"') == ("plain", 0)
+        assert tally == [5]
+    assert storable_text_of("\x00") == ("\ufffd", 1) and tally == [5]  # counted by no block once it closed
+
+
+def test_csv_rows_give_each_rows_last_line_and_name_a_cell_over_the_limit():
+    text = 'a,b\r\n"two\r\nlines",x\r\n\r\nlast,' + "y" * CSV_FIELD_LIMIT + "\r\n"  # a cell keeps its own line end
+    assert list(csv_rows(text)) == [(1, ["a", "b"]), (3, ["two\r\nlines", "x"]), (4, []),
+                                   (5, ["last", "y" * CSV_FIELD_LIMIT])]
+    rows = csv_rows('h1,h2\n1,' + "z" * (CSV_FIELD_LIMIT + 1) + "\n")
+    assert next(rows) == (1, ["h1", "h2"])
+    with pytest.raises(CsvFieldTooLong) as raised:
+        next(rows)
+    assert (raised.value.line, raised.value.column) == (2, 1)
+    assert str(raised.value) == f"a cell longer than {CSV_FIELD_LIMIT} characters (the CSV cell limit)"
+
+
+def test_csv_rows_read_old_mac_line_ends():
+    assert list(csv_rows("a,b\rc,d\r")) == [(1, ["a", "b"]), (2, ["c", "d"])]
