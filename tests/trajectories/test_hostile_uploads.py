@@ -168,7 +168,7 @@ def test_the_job_page_lists_the_failed_records_beside_the_imported(webarena_task
             "run": "web-some", "paradigm": "step_by_step",
             "files": [SimpleUploadedFile("run.jsonl", lines.encode())]})
     page = client.get(response["Location"]).content.decode()
-    assert "2 imported" in page and "1 of 3 entries failed" in page
+    assert "2 trajectories imported" in page and "1 of 3 entries failed" in page
     failures = page[page.index('id="failed-records"'):]
     failures = failures[:failures.index("</div>")]
     assert "1 record failed, each alone; the others were read and stored" in failures
