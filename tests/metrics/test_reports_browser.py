@@ -49,6 +49,7 @@ def test_the_run_name_stays_in_view_while_the_leaderboard_scrolls_sideways(admin
     # the name is drawn above the cells that pass under it
     assert page.evaluate("""() => {
         const cell = document.querySelector("tr[data-run='alpha'] td");
+        window.scrollBy(0, cell.getBoundingClientRect().top - window.innerHeight / 2);  // the row in the window
         const box = cell.getBoundingClientRect();
         return document.elementFromPoint(box.left + 5, box.top + box.height / 2).closest("td") === cell;
     }""")
