@@ -2,7 +2,7 @@
 said and, when a file has nothing else or the import is strict, the reason it is refused."""
 
 from trajectories.formats.published_verdicts import RecordProblem
-from trajectories.formats.verdict_files import VerdictFileError
+from trajectories.formats.verdict_files import VerdictFileError, place
 from trajectories.formats.wording import count_of
 
 SHOWN_VALUE = 80  # characters of a value's repr kept in a problem
@@ -11,10 +11,6 @@ SAID_PROBLEMS = 10  # problems said in one sentence (a refusal, a command's repo
 
 def problem(line: int | str, field: str, value, reason: str) -> RecordProblem:
     return RecordProblem(line, field, repr(value)[:SHOWN_VALUE], reason)
-
-
-def where(line: int | str) -> str:
-    return line if isinstance(line, str) else f"line {line}"
 
 
 def problem_dict(source: str, item: RecordProblem) -> dict:
@@ -29,7 +25,7 @@ def _by_reason(problems: list[RecordProblem]) -> list[str]:
     said = []
     for reason, items in reasons.items():
         more = len(items) - SAID_PROBLEMS
-        named = ", ".join(f"{where(item.line)} ({item.field} {item.value})" for item in items[:SAID_PROBLEMS])
+        named = ", ".join(f"{place(item.line)} ({item.field} {item.value})" for item in items[:SAID_PROBLEMS])
         said.append(f"{named}{f' and {more} more' if more > 0 else ''}: {reason}")
     return said
 

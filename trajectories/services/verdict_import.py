@@ -24,13 +24,13 @@ from trajectories.formats.published_verdicts import (
     HUMAN_LABEL_SUFFIX, RecordProblem, VerdictFile, VerdictRecord, agent_reward_bench_judge_files, read_verdict_file,
 )
 from trajectories.formats.sources import ImportRefused, archive_members, is_archive
-from trajectories.formats.verdict_files import GRADER_COLUMNS, SUCCESS_COLUMNS, VerdictFileError, read_rows
+from trajectories.formats.verdict_files import GRADER_COLUMNS, SUCCESS_COLUMNS, VerdictFileError, place, read_rows
 from trajectories.formats.wording import count_of
 from trajectories.models import AgentRun, ResultOrigin, Task, TaskResult, Trajectory, Verdict, VerdictSource
 from trajectories.permissions import can_import_into
 
 from .ingest import TASKS_NAMED_BY_RESULTS, has_task_list, ingest_limits
-from .record_problems import SAID_PROBLEMS, problem, problem_dict, problems_lines, refuse_if, refusal, where
+from .record_problems import SAID_PROBLEMS, problem, problem_dict, problems_lines, refuse_if, refusal
 from .runs import get_or_create_run
 from .storable import storable_json, storable_text
 from .tallies import refresh_tallies
@@ -645,7 +645,7 @@ class _Import:
                 grader = f" by {record.grader}" if record.grader else ""
                 self.problems.append(problem(record.line, "task_id", record.task_id, (
                     f"a second verdict of {_source(record.source)}{grader} on this task of run {target.name!r} "
-                    f"(the first at {where(first[said])}): left out")))
+                    f"(the first at {place(first[said])}): left out")))
             target.stored = kept
 
     def _not_held(self, target: _RunTarget, tasks: dict) -> list[str]:
