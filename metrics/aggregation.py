@@ -14,7 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from trajectories.formats.canonical import EARLY_STOP_REASONS, OUTCOME_STATUSES
-from trajectories.verdicts import site_group  # noqa: F401  (the grouping of every per-site number)
+from trajectories.verdict_agreement import site_group  # noqa: F401  (the grouping of every per-site number)
 
 # The offline check's success rate, stored with a job's aggregates beside METRICS (whose success is combined).
 CHECK_METRIC = "check_success"

@@ -12,7 +12,7 @@ from infrastructure.api_schema import ErrorSerializer
 from judges.api import JudgeRefused
 from judges.endpoint_checks import JudgeNotChoosable
 from judges.models import OutcomeJob
-from judges.outcomes import (
+from judges.outcome_judging import (
     NO_OUTCOME_JUDGE, OutcomeJobEstimate, estimate_outcome_job, outcome_judges, start_outcome_job,
 )
 from judges.selectors import UnknownJudge

@@ -31,7 +31,7 @@ from metrics.selectors import scores_with_context
 from metrics.serializers import SCORE_ORDERING, TrajectoryScoreSerializer
 from trajectories.api_read import SiteFilter, TaskRefSerializer
 from trajectories.models import AgentRun, Paradigm, Task, TaskSubset
-from trajectories.verdicts import COMBINED
+from trajectories.verdict_agreement import COMBINED
 
 # --- scores and aggregates -------------------------------------------------------------------
 

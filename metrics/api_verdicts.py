@@ -1,6 +1,6 @@
 """REST endpoints of verdicts: every source per task, grader agreement, grading, grade and outcome imports.
 
-The same services and selectors as the pages: `trajectories.services.verdicts` writes,
+The same services and selectors as the pages: `trajectories.services.outcomes_and_grades` writes,
 `metrics.verdicts` reads. A grader does not see others' marks on a task before grading it.
 """
 
@@ -28,10 +28,10 @@ from trajectories.formats.verdict_files import VerdictFileError
 from trajectories.models import AgentRun, ResultOrigin, Task, Trajectory, VerdictKind
 from trajectories.parsers import JSONParser
 from trajectories.selectors import graded_tasks, trajectory_grading
+from trajectories.services.outcomes_and_grades import record_grade
 from trajectories.services.verdict_import import (
     GRADES, OUTCOMES, UnknownAgents, import_files, import_verdicts, parse_mapping, read_verdicts, runs_refused_to,
 )
-from trajectories.services.verdicts import record_grade
 
 TASK_VERDICT_FIELDS = {
     "task_id": serializers.CharField(),

@@ -35,7 +35,7 @@ from metrics.subsets import subset_numbers
 from trajectories.formats.canonical import EARLY_STOP_REASONS, OUTCOME_STATUSES
 from trajectories.formats.spreadsheet import spreadsheet_cell
 from trajectories.models import AgentRun, Step, TaskSubset
-from trajectories.verdicts import COMBINED, SOURCES as BUILT_IN_SOURCES, named_source_id
+from trajectories.verdict_agreement import COMBINED, SOURCES as BUILT_IN_SOURCES, named_source_id
 
 FORMATS = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
 

@@ -34,7 +34,7 @@ from trajectories.models import (
     AgentRun, Paradigm, RunTally, RunVerdictCount, SubsetTally, SubsetVerdictCount, TaskSubset, VerdictSource,
 )
 from trajectories.services.tallies import refresh_tallies
-from trajectories.verdicts import (
+from trajectories.verdict_agreement import (
     CHECK, COMBINED, HARNESS, NAMED_PREFIX, SOURCE_LABELS, named_source, named_source_id,
 )
 
@@ -68,7 +68,7 @@ class LeaderboardFilters:
     sort: str = "success"
     descending: bool = True
     subset: str = ""
-    success_source: str = COMBINED  # which verdict the success column is (trajectories.verdicts)
+    success_source: str = COMBINED  # which verdict the success column is (trajectories.verdict_agreement)
     failure_source: str = ""  # whose failure types the failure column shows (failures.selectors.PEOPLE or a source id)
     failure_type: str = ""  # only runs with a failure of this type by that source (by some person when none chosen)
 

@@ -10,7 +10,7 @@ from metrics import charts, leaderboard, plots
 from metrics.aggregation import METRICS
 from metrics.leaderboard import METRIC_LABELS, LeaderboardFilters
 from trajectories.models import AgentRun, Paradigm, TaskSubset
-from trajectories.verdicts import COMBINED
+from trajectories.verdict_agreement import COMBINED
 
 METRIC_CHOICES = [(metric, METRIC_LABELS[metric]) for metric in METRICS]
 

@@ -15,7 +15,7 @@ from accounts.roles import ANNOTATOR, has_role
 from failures.permissions import REFUSAL, may_attribute
 from failures.selectors import failure_panel, run_failures
 from metrics.definitions.agent_response import task_answer_check
-from judges.outcomes import NO_OUTCOME_JUDGE
+from judges.outcome_judging import NO_OUTCOME_JUDGE
 from metrics.forms import EvaluationForm, OutcomeJudgeForm
 from metrics.evaluations import latest_evaluations
 from metrics.leaderboard import success_sources
@@ -31,7 +31,7 @@ from trajectories.forms import TrajectoryFilterForm
 from trajectories.models import AgentRun
 from trajectories.services.tallies import fresh_tallies
 from trajectories.permissions import can_import_into
-from trajectories.verdicts import COMBINED, HUMAN
+from trajectories.verdict_agreement import COMBINED, HUMAN
 
 TRAJECTORIES_PER_PAGE = 100
 

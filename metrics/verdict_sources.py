@@ -16,10 +16,10 @@ from metrics.verdicts import benchmarks_with_runs, run_verdicts
 from trajectories.formats.published_verdicts import NOT_EXECUTABLE
 from trajectories.formats.wording import count_of
 from trajectories.models import AgentRun, Task, Verdict, VerdictSource
-from trajectories.services.verdict_sources import (
+from trajectories.services.built_in_sources import (
     CHECK_SOURCE, HARNESS_SOURCE, HUMAN_GRADERS_SOURCE, built_in_sources, judge_source_key,
 )
-from trajectories.verdicts import GRADE_LABELS, consensus_success, named_source
+from trajectories.verdict_agreement import GRADE_LABELS, consensus_success, named_source
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 The harness's verdict on a task is its trajectory's `success`, else the run's task result
 (results-only runs have nothing else). The offline check's and the judge's come from the run's
 latest finished evaluation (`metrics.evaluations.latest_evaluations`); the human verdict is the
-graders' consensus (`trajectories.verdicts`). A few queries per call, whatever the number of runs.
+graders' consensus (`trajectories.verdict_agreement`). A few queries per call, whatever the number of runs.
 """
 
 import itertools
@@ -21,7 +21,7 @@ from trajectories.models import (
     Verdict, VerdictKind, VerdictSource,
 )
 from trajectories.selectors import named_majorities
-from trajectories.verdicts import (
+from trajectories.verdict_agreement import (
     CHECK, COMBINED, HARNESS, SOURCE_LABELS, SOURCES, Verdicts, binary_agreement, consensus,
     consensus_success, krippendorff_alpha_ordinal, named_source, named_source_id, pair_name, pairwise_agreement,
     uniform_counts, uniform_verdicts,
@@ -241,7 +241,7 @@ def trajectory_verdicts(trajectory: Trajectory, score: TrajectoryScore | None, *
 class SourceAgreement:
     source: str
     label: str
-    agreement: object  # trajectories.verdicts.BinaryAgreement
+    agreement: object  # trajectories.verdict_agreement.BinaryAgreement
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ equal. README's Judges section lists what that means, with examples checked by a
 
 from .. import questions as q
 from ..parsing import normalise, same_step
-from ..verdicts import Answer
+from ..answers import Answer
 from .base import Backend
 
 NOT_AN_ANSWER = {"", "n/a", "na", "none"}

@@ -17,7 +17,7 @@ from rapidfuzz import fuzz
 from .. import questions as q
 from ..parsing import StepParts, normalise, parsed, same_step, step_parts
 from ..steps import JudgeStep
-from ..verdicts import Answer
+from ..answers import Answer
 from .base import Backend
 
 RULES_VERSION = "offline-2"

@@ -16,7 +16,7 @@ from tests.factories import AgentRunFactory, JudgeConfigFactory, TaskFactory, Us
 from tests.metrics.reports import evaluate, trajectory, two_evaluated_runs
 from trajectories.models import OutcomeGrade, TaskResult, TaskSubset, Trajectory, Verdict, VerdictSource
 from trajectories.services.tallies import refresh_tallies
-from trajectories.verdicts import SOURCE_LABELS, named_source
+from trajectories.verdict_agreement import SOURCE_LABELS, named_source
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_cache")]
 

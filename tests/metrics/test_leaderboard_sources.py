@@ -16,8 +16,8 @@ from tests.factories import AgentRunFactory, UserFactory
 from tests.trajectories.verdict_samples import write_verdict_run
 from trajectories.models import RunVerdictCount, Trajectory, Verdict, VerdictSource
 from trajectories.services.ingest import import_paths
-from trajectories.services.verdicts import record_grade
-from trajectories.verdicts import named_source
+from trajectories.services.outcomes_and_grades import record_grade
+from trajectories.verdict_agreement import named_source
 
 pytestmark = pytest.mark.django_db
 

@@ -30,12 +30,14 @@ from trajectories.models import AgentRun, ResultOrigin, Task, TaskResult, Trajec
 from trajectories.permissions import can_import_into
 
 from .ingest import TASKS_NAMED_BY_RESULTS, has_task_list, ingest_limits
+from .outcomes_and_grades import (
+    GradeImportReport, OutcomeImportReport, import_grades, import_outcomes, summary_rows_line,
+)
 from .record_problems import SAID_PROBLEMS, problem, problem_dict, problems_lines, refuse_if, refusal
 from .runs import get_or_create_run
 from .storable import storable_json, storable_text
 from .tallies import refresh_tallies
 from .tasks import task_from_file, unusable_task_id
-from .verdicts import GradeImportReport, OutcomeImportReport, import_grades, import_outcomes, summary_rows_line
 
 OUTCOMES, GRADES = "outcomes", "grades"
 TABLES = (OUTCOMES, GRADES)

@@ -23,7 +23,7 @@ from trajectories.services.record_problems import problem, problem_dict, problem
 from trajectories.services.runs import get_or_create_run
 from trajectories.services.tallies import refresh_tallies
 from trajectories.services.tasks import unusable_task_id
-from trajectories.verdicts import grade_value, uniform_verdicts
+from trajectories.verdict_agreement import grade_value, uniform_verdicts
 
 
 def _held_tasks(benchmark: str, records: list, source: str, strict: bool) -> tuple[dict[str, Task], list, list]:
