@@ -41,7 +41,7 @@ import openai
 
 from .. import elements, outcome_questions, schema
 from .. import questions as q
-from ..parsing import normalise, same_step
+from ..parsing import plain_text, same_step
 from ..prompts import load_prompt
 from ..ratelimit import shared_rate_limiter
 from ..schema import MalformedAnswer
@@ -120,11 +120,11 @@ def answered_without_model(question: q.Question) -> Answer | None:
         if same_step(first["text"], second["text"]):
             return Answer(1.0, NOT_SENT)
     elif question.kind == q.REQUIREMENTS:
-        requirement = normalise(inputs["requirement"])
-        if requirement and requirement in normalise(inputs["answer"]):
+        requirement = plain_text(inputs["requirement"])
+        if requirement and requirement in plain_text(inputs["answer"]):
             return Answer(1.0, "The requirement is in the answer verbatim; not sent to the model.")
     elif question.kind == q.FUZZY_ANSWER:
-        if normalise(inputs["answer"]) == normalise(inputs["reference"]):
+        if plain_text(inputs["answer"]) == plain_text(inputs["reference"]):
             return Answer(1.0, "Same as the reference after normalisation; not sent to the model.")
     return None
 

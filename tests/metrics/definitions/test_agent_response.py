@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from metrics.definitions.agent_response import agent_response_check, normalize_string, task_answer_check
+from metrics.definitions.agent_response import agent_response_check, fold_to_ascii, task_answer_check
 from metrics.definitions.task_success import task_success
 from trajectories.formats.task_files import read_task_file
 
@@ -27,10 +27,10 @@ def answer(**fields) -> str:
 
 
 def test_strings_are_normalised_as_webarena_verified_documents():
-    assert normalize_string("  Quest Lumaflex™   Band ") == "quest lumaflex band"
-    assert normalize_string("Buffalo–Niagara") == "buffalo niagara"
-    assert normalize_string("123-4567") == "123-4567"
-    assert normalize_string("Café") == "cafe"
+    assert fold_to_ascii("  Quest Lumaflex™   Band ") == "quest lumaflex band"
+    assert fold_to_ascii("Buffalo–Niagara") == "buffalo niagara"
+    assert fold_to_ascii("123-4567") == "123-4567"
+    assert fold_to_ascii("Café") == "cafe"
 
 
 def test_a_retrieve_answer_matches_in_any_order_with_alternatives(verified):
