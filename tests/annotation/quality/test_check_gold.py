@@ -1,6 +1,8 @@
 """Every check over a benchmark's gold at once (`check_gold`): on the published excerpt, on a sheet with a
 moved block and a copied gold, and on golds of odd lengths."""
 
+import numpy as np
+
 from annotation.formats import read_gold_bytes, read_gold_file
 from annotation.quality import GoldRecord, TaskRecord, check_gold
 from tests.annotation.sheets import excerpt_rows, gold_records, misplaced_gold_sheet, sheet_bytes
@@ -46,3 +48,26 @@ def test_lengths_one_step_golds_and_missing_intent_values():
 
     assert {(4, "one_step"), (4, "too_short"), (4, "missing_values"), (5, "too_long")} <= found
     assert not {kind for pk, kind in found if pk in (1, 3, 6)} - {"duplicate"}
+
+
+class _SameMeaning:
+    """Every text means the same: the fit checks are left to words alone."""
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return np.full((len(texts), 2), 2 ** -0.5, dtype=np.float32)
+
+
+def test_progress_is_told_half_way_and_at_the_end():
+    tasks = [TaskRecord(pk, str(pk), f"Open report {pk}") for pk in (1, 2)]
+    golds = [GoldRecord(pk, 1 + pk % 2, ("Click 'Reports'", f"Click 'Report {pk}'")) for pk in range(5)]
+    told = []
+
+    check_gold(tasks, golds, told.append, encoder=_SameMeaning())
+
+    assert told == [2, 5]  # 5 // 2 golds, then all 5
+
+
+def test_golds_of_tasks_not_given_are_left_out_and_no_model_is_loaded_for_none(monkeypatch):
+    monkeypatch.setattr("judges.embeddings.sentence_encoder", lambda: 1 / 0)
+
+    assert check_gold([TaskRecord(1, "1", "Open the reports")], [GoldRecord(1, 2, ("Click 'Reports'",))]) == []
