@@ -17,33 +17,11 @@ from judges.parsing import parse_node
 from judges.selectors import decision_outputs, judge_step_from_agent, judge_step_from_gold
 from judges.steps import JudgeStep
 from metrics import definitions as md
+from metrics.registry import SCORE_REGISTRY
 from trajectories.formats.actions import extract_planned_action
 
 # Columns of TrajectoryScore that a scoring fills, in the order METRICS.md gives them.
-SCORE_FIELDS = (
-    "step_success",
-    "recovery",
-    "repetitiveness",
-    "element_accuracy",
-    "partial_success",
-    "grounded",
-    "relevant",
-    "correct",
-    "success",
-    "success_source",
-    "check_success",
-    "check_source",
-    "plan_step_success",
-    "key_node_completion",
-    "outcome_status",
-    "outcome_reason",
-    "agent_steps",
-    "gold_steps",
-    "matched_steps",
-    "deviations",
-    "recoveries",
-    "mean_recovery_cost",
-)
+SCORE_FIELDS = tuple(field.name for field in SCORE_REGISTRY)
 
 
 KEY_NODES = "key_nodes"
