@@ -1,5 +1,5 @@
 """REST endpoints for what evaluations produce: scores, aggregates, the leaderboard, run
-comparisons and exports. The numbers come from `metrics.leaderboard`, `metrics.comparison` and
+comparisons and exports. The numbers come from `metrics.selectors.leaderboard`, `metrics.selectors.comparison` and
 `metrics.exports`, exactly as the pages show them; these views only check the query and serialize.
 """
 
@@ -23,11 +23,12 @@ from annotation.permissions import visible_gold
 from annotation.selectors import gold_blocks
 from failures.selectors import failure_type_source
 from infrastructure.api import MAX_ID, IdFilter, NameField, Pagination, PublicLeaderboardOrAuthenticated
-from metrics import comparison, exports, leaderboard
+from metrics import exports
 from metrics.aggregation import METRICS
 from metrics.api_verdicts import JudgesQuerySerializer, judges_query
 from metrics.models import Aggregate, TrajectoryScore
-from metrics.selectors import scores_with_context
+from metrics.selectors import comparison, leaderboard
+from metrics.selectors.jobs_and_scores import scores_with_context
 from metrics.serializers import SCORE_ORDERING, TrajectoryScoreSerializer
 from trajectories.api_read import SiteFilter, TaskRefSerializer
 from trajectories.models import AgentRun, Paradigm, Task, TaskSubset

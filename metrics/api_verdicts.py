@@ -1,7 +1,7 @@
 """REST endpoints of verdicts: every source per task, grader agreement, grading, grade and outcome imports.
 
 The same services and selectors as the pages: `trajectories.services.verdicts` writes,
-`metrics.verdicts` reads. A grader does not see others' marks on a task before grading it.
+`metrics.selectors.verdicts_per_task` reads. A grader does not see others' marks on a task before grading it.
 """
 
 import contextlib
@@ -20,10 +20,10 @@ from rest_framework.views import APIView
 from accounts.roles import ANNOTATOR, has_role
 from infrastructure.api_schema import ErrorSerializer
 from metrics.aggregation import site_group
-from metrics.verdict_sources import verdicts_of
+from metrics.selectors.verdicts_per_source import verdicts_of
+from metrics.selectors.verdicts_per_source import judges_report, judges_scope, missing_verdicts
+from metrics.selectors.verdicts_per_task import agreement_report, one_run
 from metrics.verdict_views import MAX_GRADES_FILE_BYTES, can_import_grades
-from metrics.verdict_sources import judges_report, judges_scope, missing_verdicts
-from metrics.verdicts import agreement_report, one_run
 from trajectories.formats.verdict_files import VerdictFileError
 from trajectories.models import AgentRun, ResultOrigin, Task, Trajectory, VerdictKind
 from trajectories.parsers import JSONParser

@@ -23,14 +23,14 @@ from judges import questions as q
 from judges.models import JudgeDecision
 from judges.selectors import judge_step_from_agent
 from metrics.aggregation import METRICS
-from metrics.comparison import NotEvaluated
 from metrics.definitions import DEFAULT_TAU
 from metrics.definitions.judges_vs_humans import JudgesVsHumans
-from metrics.evaluations import latest_evaluations
-from metrics.leaderboard import Leaderboard
 from metrics.models import Aggregate, EvaluationJob, TrajectoryScore
 from metrics.permissions import visible_decisions
 from metrics.registry import SCORE_REGISTRY
+from metrics.selectors.comparison import NotEvaluated
+from metrics.selectors.latest_evaluations import latest_evaluations
+from metrics.selectors.leaderboard import Leaderboard
 from metrics.services.scoring import SCORE_FIELDS
 from metrics.subsets import subset_numbers
 from trajectories.formats.canonical import EARLY_STOP_REASONS, OUTCOME_STATUSES

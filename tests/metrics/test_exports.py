@@ -10,8 +10,9 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from judges.services import review_step_pair
-from metrics import exports, leaderboard
+from metrics import exports
 from metrics.models import TrajectoryScore
+from metrics.selectors import leaderboard
 from tests.factories import AgentRunFactory, TaskFactory, UserFactory
 from tests.metrics.reports import evaluate, gold, trajectory, two_evaluated_runs
 

@@ -2,7 +2,7 @@
 
 The harness's verdict on a task is its trajectory's `success`, else the run's task result
 (results-only runs have nothing else). The offline check's and the judge's come from the run's
-latest finished evaluation (`metrics.evaluations.latest_evaluations`); the human verdict is the
+latest finished evaluation (`metrics.selectors.latest_evaluations.latest_evaluations`); the human verdict is the
 graders' consensus (`trajectories.verdicts`). A few queries per call, whatever the number of runs.
 """
 
@@ -14,8 +14,8 @@ from django.db.models import Count, Q, Value
 from django.db.models.functions import Coalesce, NullIf
 
 from metrics.aggregation import CHECK_METRIC, Summary, compare_paired, site_group, summarize, summarize_counts
-from metrics.evaluations import Evaluation, latest_evaluations
 from metrics.models import Aggregate, TrajectoryScore
+from metrics.selectors.latest_evaluations import Evaluation, latest_evaluations
 from trajectories.models import (
     AgentRun, OutcomeGrade, RunTally, RunVerdictCount, SubsetVerdictCount, TaskResult, TaskSubset, Trajectory,
     Verdict, VerdictKind, VerdictSource,

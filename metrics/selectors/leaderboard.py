@@ -1,6 +1,6 @@
 """The leaderboard: every run's numbers read from stored aggregates, never recomputed from scores.
 
-Which evaluation speaks for a run: its latest finished evaluation (`metrics.evaluations`).
+Which evaluation speaks for a run: its latest finished evaluation (`metrics.selectors.latest_evaluations`).
 Runs without a finished evaluation are still listed, after the others and without numbers.
 The database ranks, filters, counts and pages the runs (`Ranking`), so a page reads its own
 runs' numbers whatever the number of runs. With a task subset chosen, only runs with
@@ -23,13 +23,13 @@ from judges.models import DecisionKind, JudgeConfig
 from judges.selectors import judge_trust_by_kind
 from judges.services import backend_and_model
 from metrics.aggregation import CHECK_METRIC, METRICS, Summary
-from metrics.evaluations import (
-    Evaluation, cache_key, finished_evaluations, latest_evaluation_jobs, latest_evaluations,
-)
 from metrics.models import Aggregate, EvaluationJob
 from metrics.registry import SCORE_REGISTRY
+from metrics.selectors.latest_evaluations import (
+    Evaluation, cache_key, finished_evaluations, latest_evaluation_jobs, latest_evaluations,
+)
+from metrics.selectors.verdicts_per_task import success_counts
 from metrics.subsets import subset_site_summaries
-from metrics.verdicts import success_counts
 from trajectories.models import (
     AgentRun, Paradigm, RunTally, RunVerdictCount, SubsetTally, SubsetVerdictCount, TaskSubset, VerdictSource,
 )
