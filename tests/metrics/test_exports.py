@@ -1,11 +1,9 @@
 import io
 import json
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
-from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
