@@ -173,7 +173,7 @@ def _explain(source: str, subset: str) -> str:
     filtered to `subset`."""
     from django.db import connection
 
-    from metrics.leaderboard import LeaderboardFilters, _filtered_runs, chosen_subset, ranking_query
+    from metrics.selectors.leaderboard import LeaderboardFilters, _filtered_runs, chosen_subset, ranking_query
 
     plans = []
     for filters in (LeaderboardFilters(), LeaderboardFilters(success_source=source), LeaderboardFilters(subset=subset),

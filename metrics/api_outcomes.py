@@ -18,7 +18,7 @@ from judges.outcome_judging import (
 from judges.selectors import UnknownJudge
 from judges.services import judge_config_for
 from metrics.permissions import can_evaluate
-from metrics.selectors import job_progress
+from metrics.selectors.jobs_and_scores import job_progress
 from trajectories.models import AgentRun
 
 

@@ -13,7 +13,7 @@ from judges.models import OutcomeJob
 from judges.outcome_judging import NO_OUTCOME_JUDGE, estimate_outcome_job, start_outcome_job
 from metrics.forms import OutcomeJudgeForm
 from metrics.permissions import can_evaluate
-from metrics.selectors import job_progress
+from metrics.selectors.jobs_and_scores import job_progress
 from trajectories.models import AgentRun
 
 

@@ -10,8 +10,8 @@ from django.utils.text import slugify
 from rest_framework.test import APIClient
 
 from accounts.services import create_api_token
-from metrics import leaderboard as lb
-from metrics.leaderboard import LeaderboardFilters
+from metrics.selectors import leaderboard as lb
+from metrics.selectors.leaderboard import LeaderboardFilters
 from tests.factories import AgentRunFactory, UserFactory
 from tests.trajectories.verdict_samples import write_verdict_run
 from trajectories.models import RunVerdictCount, Trajectory, Verdict, VerdictSource

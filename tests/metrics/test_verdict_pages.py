@@ -6,12 +6,12 @@ import re
 import pytest
 from django.urls import reverse
 
-from metrics.selectors import trajectory_evaluation
-from metrics.verdicts import one_run, trajectory_verdicts
+from metrics.selectors.jobs_and_scores import trajectory_evaluation
+from metrics.selectors.verdicts_per_task import one_run, trajectory_verdicts
 from tests.factories import UserFactory
+from tests.metrics.verdict_data import grader, three_voices
 from trajectories.models import AgentRun, TaskResult, Verdict, VerdictKind, VerdictSource
 from trajectories.selectors import task_grades, task_verdicts_by_source
-from tests.metrics.verdict_data import grader, three_voices
 
 pytestmark = pytest.mark.django_db
 
@@ -196,8 +196,8 @@ def test_results_only_run_in_a_paired_comparison_of_success(client, voices, resu
 
 def test_database_counts_agree_with_the_task_by_task_verdicts(voices, results_only):
     """The leaderboard counts in the database what the pages read task by task: the same numbers."""
-    from metrics.evaluations import latest_evaluations
-    from metrics.verdicts import run_verdicts, success_counts
+    from metrics.selectors.latest_evaluations import latest_evaluations
+    from metrics.selectors.verdicts_per_task import run_verdicts, success_counts
     from trajectories.models import OutcomeGrade, TaskResult, Task
     from trajectories.services.tallies import refresh_tallies
     from trajectories.verdict_agreement import SOURCE_LABELS

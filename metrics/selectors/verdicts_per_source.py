@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from judges.models import JudgeConfig
 from metrics.definitions.judges_vs_humans import JudgesVsHumans, SourceVerdict as JudgedVerdict, judges_vs_humans
-from metrics.evaluations import Evaluation
-from metrics.verdicts import benchmarks_with_runs, run_verdicts
+from metrics.selectors.latest_evaluations import Evaluation
+from metrics.selectors.verdicts_per_task import benchmarks_with_runs, run_verdicts
 from trajectories.formats.published_verdicts import NOT_EXECUTABLE
 from trajectories.formats.wording import count_of
 from trajectories.models import AgentRun, Task, Verdict, VerdictSource
