@@ -29,7 +29,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import DataError, IntegrityError, reset_queries, transaction
 
-from trajectories.formats.canonical import MAX_DEPTH, TaskRef, Trajectory as ParsedTrajectory, TrajectoryFormatError
+from trajectories.formats.canonical import MAX_DEPTH, Trajectory as ParsedTrajectory, TrajectoryFormatError
 from trajectories.formats.format_traces import FORMAT as TRACE
 from trajectories.formats.readers import Record
 from trajectories.formats.sources import (
@@ -52,7 +52,6 @@ from .reading import read_images_again, read_sources
 from .run_files import RunFiles
 from .runs import describe_run, run_changes
 from .screenshots import discard_files, discard_written_ahead, take_files
-from .storable import storable_text
 from .store_decision import Given, Store, store_decision
 from .tallies import refresh_tallies
 from .tasks import RunTasks
@@ -368,7 +367,7 @@ class _RunImport:
         if record.error is not None:
             return entry.fail(record.error)
         parsed = record.trajectory
-        task = self._task_of(parsed.task, entry.notes)
+        task = self.tasks.of_file(parsed.task, entry.notes)
         if task is None:
             entry.reason = (f"task {parsed.task.benchmark}/{parsed.task.task_id} is not imported "
                             "(run manage.py import_tasks)")
@@ -401,31 +400,6 @@ class _RunImport:
         else:
             self._write(source, record, entry, task, written, stored, held=existing is not None, defer=defer)
         return entry
-
-    def _task_of(self, ref: TaskRef, notes: list[str]) -> Task | None:
-        """The task the file names: held, another version of it with the file's text, or made from
-        the file; what differs between the file's text and the task's is said in `notes`."""
-        task = self.tasks.get(ref)
-        if task is None:
-            task = self.tasks.version_with_text(ref)
-            if task is not None:
-                notes.append(f"task {ref.benchmark}/{ref.task_id} is not imported: "
-                             f"stored as a trajectory of its version {task}, whose text the file has")
-            else:
-                task = self.tasks.from_file(ref, notes)
-        if task is None:
-            return None
-        if not task.intent and ref.intent.strip():
-            # A verdict without its episode (a study's results) named the task without its intent.
-            task.intent = storable_text(ref.intent).strip()
-            task.save(update_fields=["intent", "updated_at"])
-        if ref.intent and " ".join(ref.intent.split()) != " ".join(task.intent.split()):
-            notes.append(f"the file's intent differs from task {task}'s: {ref.intent!r}")
-            version = self.tasks.version_with_text(ref)
-            if version is not None:
-                notes.append(f"task {version}, another version of this task, has the file's text: "
-                             "the result may belong to that version")
-        return task
 
     def _write(self, source: Source, record: Record, entry: FileReport, task: Task, written: list[str],
                stored: dict, *, held: bool, defer: bool) -> None:

@@ -159,6 +159,32 @@ class RunTasks:
                      if task.task_id != ref.task_id and original_task_id(task.task_id) == original
                      and _same_text(task.intent, ref.intent)), None)
 
+    def of_file(self, ref: TaskRef, notes: list[str]) -> Task | None:
+        """The task a trajectory file names: held, another version of it with the file's text, or
+        made from the file; None where the benchmark's tasks come from its task list alone. What
+        differs between the file's text and the task's is said in `notes`."""
+        task = self.get(ref)
+        if task is None:
+            task = self.version_with_text(ref)
+            if task is not None:
+                notes.append(f"task {ref.benchmark}/{ref.task_id} is not imported: "
+                             f"stored as a trajectory of its version {task}, whose text the file has")
+            else:
+                task = self.from_file(ref, notes)
+        if task is None:
+            return None
+        if not task.intent and ref.intent.strip():
+            # A verdict without its episode (a study's results) named the task without its intent.
+            task.intent = storable_text(ref.intent).strip()
+            task.save(update_fields=["intent", "updated_at"])
+        if ref.intent and not _same_text(ref.intent, task.intent):
+            notes.append(f"the file's intent differs from task {task}'s: {ref.intent!r}")
+            version = self.version_with_text(ref)
+            if version is not None:
+                notes.append(f"task {version}, another version of this task, has the file's text: "
+                             "the result may belong to that version")
+        return task
+
     def from_file(self, ref: TaskRef, notes: list[str] | None = None) -> Task | None:
         """A task of a benchmark whose task list the platform does not hold (WorkArena, MiniWoB, a
         live-web benchmark), made from what the file says of it (said in `notes`); None for a
