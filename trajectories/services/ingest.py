@@ -173,10 +173,10 @@ class _RecordFailed(Exception):
 class _RunImport:
     """The import of the sources of one call into a run: each record of a trajectory file in a
     savepoint of its own, so that one bad trajectory (a JSONL line, an element of a list) fails alone,
-    inside a transaction per batch of consecutive trajectory files (at most BATCH_FILES files
-    or BATCH_SECONDS); other files each in their own transactions. The new trajectories of files
-    of one trajectory that write nothing else wait, checked, and are written together when the
-    batch commits: a few statements per batch rather than a few per file."""
+    inside a transaction per batch of consecutive trajectory files (`ImportBatch`); other files
+    each in their own transactions (`RunFiles`). The new trajectories of files of one trajectory
+    that write nothing else wait, checked, and are written together when the batch commits: a few
+    statements per batch rather than a few per file (`TrajectoryRows`)."""
 
     def __init__(self, run: AgentRun, replace: bool, report: ImportReport, catalogue: Catalogue):
         self.run, self.replace, self.report = run, replace, report

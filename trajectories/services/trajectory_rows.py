@@ -15,6 +15,7 @@ from trajectories.formats.screenshots import REFERENCE_PREFIX
 from trajectories.models import AgentRun, Step, Task, Trajectory, Verdict, VerdictSource
 
 from .harness_verdicts import recorded_verdict, take_up
+from .import_report import FileReport
 from .screenshots import batch_screenshot_ids, discard_files, screenshot_ids
 from .storable import storable_json, storable_text
 
@@ -22,9 +23,9 @@ from .storable import storable_json, storable_text
 @dataclass
 class Pending:
     """A trajectory checked, its screenshot files written, whose rows wait to be written with the
-    rest of its batch. `entry` is its file's report entry (a `FileReport`)."""
+    rest of its batch."""
 
-    entry: object
+    entry: FileReport
     task: Task
     record: Record
     files: dict[str, str]
