@@ -248,6 +248,9 @@ class TestSiteUrls:
             ("__REDDIT__", "http://localhost:9999/", REDDIT),
             ("__GITLAB__/primer/design", "http://localhost:8023/byteblaze/dotfiles", {}),
             ("http://localhost:8023", "http://localhost:8023", {}),
+            # Only slashes end a site URL; nothing before the placeholder's rest is no site URL.
+            ("__SHOPPING_ADMIN__/", "http://shop.test/ADMINX/", {"__SHOPPING_ADMIN__": "http://shop.test/ADMINX"}),
+            ("__REDDIT__/forums", "/forums", {}),
         ],
     )
     def test_site_url_from_a_start_url_written_both_ways(self, config_start_url, resolved_start_url, expected):
