@@ -86,3 +86,68 @@ def test_objects_and_numbers_compare_by_schema(responses):
     evaluator["expected"]["retrieved_data"][1]["count"] = 8
     check = agent_response_check(evaluator, responses[108])
     assert check.passed is False and '{"month": "Feb", "count": 8}' in check.fields[2].reason
+
+
+def _items_reason(expected: list, actual: list, items: dict | None = None, ordered: bool = False) -> str:
+    """Why the answer's retrieved_data differs from the expected items ("" when they match)."""
+    evaluator = {"expected": {"task_type": "retrieve", "status": "success", "retrieved_data": expected},
+                 "ordered": ordered}
+    if items is not None:
+        evaluator["results_schema"] = {"type": "array", "items": items}
+    response = json.dumps({"task_type": "retrieve", "status": "success", "retrieved_data": actual})
+    field = agent_response_check(evaluator, response).fields[2]
+    assert field.passed is (field.reason == "")
+    return field.reason
+
+
+def test_ordered_items_are_compared_place_by_place():
+    assert _items_reason(["a", "b"], ["A", "b"], ordered=True) == ""
+    assert _items_reason(["a", "b"], ["a", "c"], ordered=True) == 'item 2: expected "b", got "c"'
+    assert _items_reason(["a", "b"], ["b", "a"], ordered=True) == 'item 1: expected "a", got "b"'
+    assert _items_reason(["a", "b"], ["b", "a"]) == ""  # unordered: a multiset
+    # The item schema holds in both: "12" and 12.0 are one number.
+    assert _items_reason(["12"], [12.0], {"type": "number"}, ordered=True) == ""
+    assert _items_reason(["12"], [12.0], {"type": "number"}) == ""
+    assert _items_reason(["12"], [12.0]) == 'not in the answer: "12"; not expected: 12.0'
+
+
+def test_differences_name_every_missing_and_extra_item_and_two_alternatives_as_either():
+    assert _items_reason(["a", "b", "c"], ["a", "x", "y"]) == 'not in the answer: "b", "c"; not expected: "x", "y"'
+    assert _items_reason([["Sprite", "Cruise"]], ["Yoga"]) == 'not in the answer: "Sprite" or "Cruise"; not expected: "Yoga"'
+    assert _items_reason(["Café"], ["Tea"]) == 'not in the answer: "Café"; not expected: "Tea"'
+
+
+def test_numbers_compare_within_a_billionth_of_the_larger_of_one_and_the_expected_value():
+    assert _items_reason([5], ["5.0"]) == ""  # no schema: an expected number compares as a number
+    assert _items_reason([5], ["$5"]) == "" and _items_reason([1234.5], ["$1,234.50"]) == ""
+    assert _items_reason([0], [1e-9]) == ""  # exactly the tolerance: equal
+    assert _items_reason([0], [1.5e-9]) == "not in the answer: 0; not expected: 1.5e-09"
+    assert _items_reason([1e10], [1e10 + 5]) == ""  # 5 <= 1e-9 * 1e10
+    assert _items_reason([True], ["true"]) == ""  # a boolean is no number: compared as text
+    assert _items_reason([5], [None]) == "not in the answer: 5; not expected: null"
+    assert _items_reason([5], [[5]]) == "not in the answer: 5; not expected: [5]"
+
+
+def test_the_schema_says_the_kind_format_before_type_and_an_array_has_no_alternatives():
+    assert _items_reason(["1,234"], ["1234"], {"type": "string", "format": "integer"}) == ""
+    assert _items_reason(["1,234"], ["1234"], {"type": "string"}) != ""
+    assert _items_reason(["Abc"], ["abc"]) == ""  # no schema, a string: compared as normalised text
+    # Under an array schema a list is one value, not alternatives.
+    assert _items_reason([["a", "b"]], [["a", "b"]], {"type": "array"}) == ""
+    assert _items_reason([["a", "b"]], ["a"], {"type": "array"}) != ""
+    assert _items_reason([["12", "13"]], [12.0], {"type": "number"}) == ""
+
+
+def test_objects_compare_by_their_properties_schemas_and_may_come_as_json_text():
+    items = {"type": "object", "properties": {"count": {"type": "number"}}}
+    assert _items_reason([{"count": "12"}], [{"count": 12.0}], items) == ""
+    assert _items_reason([{"count": "12"}], [{"count": 12.0}]) != ""
+    assert _items_reason([{"count": "12"}], ['{"count": 12}'], items) == ""
+    assert _items_reason([{"count": "12"}], ["count: 12"], items) != ""  # not JSON
+    assert _items_reason([{"count": "12"}], [12], items) != ""
+
+
+def test_null_equals_only_null():
+    assert _items_reason([None], [None]) == ""
+    assert _items_reason([None], ["x"]) == 'not in the answer: null; not expected: "x"'
+    assert _items_reason(["None"], [None]) == 'not in the answer: "None"; not expected: null'

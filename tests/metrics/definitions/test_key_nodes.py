@@ -125,3 +125,20 @@ def test_a_bad_node_is_named_by_its_place_in_the_questions_too():
     with pytest.raises(ValueError) as raised:
         key_node_questions([_node("url_included_match", "a"), {"content": "x"}], [])
     assert str(raised.value) == "key_nodes[1]: expected {match_function_name, content}, got {'content': 'x'}"
+
+
+def test_no_key_nodes_gives_the_whole_empty_result_and_bad_scores_and_answers_are_named():
+    assert key_node_completion([], [], tau=0.6).to_dict() == {
+        "value": None, "satisfied": 0, "total": 0, "all_satisfied": None, "checks": [], "tau": 0.6}
+    assert key_node_completion([_node("url_included_match", "a")], [], tau=0.6).tau == 0.6
+    question = SemanticQuestion("url_semantic_match", "the cart", "https://s.com/")
+    with pytest.raises(ValueError) as raised:
+        key_node_completion([], [], {question: 2})
+    assert str(raised.value) == ("judge score for url_semantic_match 'the cart': "
+                                 "a judge score must be a number in [0, 1], got 2")
+    with pytest.raises(ValueError) as raised:
+        key_node_completion([_node("url_included_match", 3)], [])
+    assert str(raised.value) == "key_nodes[0].content.reference_answer: expected a string, got 3"
+    with pytest.raises(ValueError) as raised:
+        key_node_completion(["url_included_match"], [])
+    assert str(raised.value) == "key_nodes[0]: expected {match_function_name, content}, got 'url_included_match'"
