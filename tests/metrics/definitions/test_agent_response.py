@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from metrics.definitions.agent_response import agent_response_check, normalize_string, task_answer_check
+from metrics.definitions.agent_response import (AgentResponseCheck, FieldCheck, agent_response_check, normalize_string,
+                                                 task_answer_check)
 from metrics.definitions.task_success import task_success
 from trajectories.formats.task_files import read_task_file
 
@@ -151,3 +152,21 @@ def test_null_equals_only_null():
     assert _items_reason([None], [None]) == ""
     assert _items_reason([None], ["x"]) == 'not in the answer: null; not expected: "x"'
     assert _items_reason(["None"], [None]) == 'not in the answer: "None"; not expected: null'
+
+
+def test_normalising_makes_whitespace_one_space_drops_control_characters_and_what_ascii_cannot_hold():
+    assert normalize_string("a\tb\nc\rd") == "a b c d"
+    assert normalize_string("aX\x07b\x00") == "axb"
+    assert normalize_string("Ωmega 東京 ok") == "mega ok"
+
+
+def test_an_answer_that_is_no_object_fails_each_field_with_what_was_expected():
+    evaluator = {"expected": {"task_type": "retrieve", "status": "success", "retrieved_data": ["a"]}}
+    check = agent_response_check(evaluator, "[1, 2]")
+    note = "the final answer is not a JSON object {task_type, status, retrieved_data}"
+    assert check == AgentResponseCheck(passed=False, note=note, fields=(
+        FieldCheck("task_type", "retrieve", None, False, note), FieldCheck("status", "success", None, False, note),
+        FieldCheck("retrieved_data", ["a"], None, False, note)))
+    with pytest.raises(ValueError) as raised:
+        agent_response_check({"expected": ["a"]}, "x")
+    assert str(raised.value) == "eval.AgentResponseEvaluator.expected: expected an object, got ['a']"
