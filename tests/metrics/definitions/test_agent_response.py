@@ -170,3 +170,21 @@ def test_an_answer_that_is_no_object_fails_each_field_with_what_was_expected():
     with pytest.raises(ValueError) as raised:
         agent_response_check({"expected": ["a"]}, "x")
     assert str(raised.value) == "eval.AgentResponseEvaluator.expected: expected an object, got ['a']"
+
+
+def test_each_field_says_what_was_expected_what_came_and_why_not():
+    evaluator = {"expected": {"task_type": "navigate", "status": "success", "retrieved_data": None}}
+    # The legacy key stands for task_type; a blank status is missing; a navigation retrieves nothing.
+    check = agent_response_check(evaluator, json.dumps(
+        {"performed_operation": "NAVIGATE", "status": "  ", "retrieved_data": ["x"]}))
+    assert check == AgentResponseCheck(passed=False, fields=(
+        FieldCheck("task_type", "navigate", "NAVIGATE", True, ""),
+        FieldCheck("status", "success", "  ", False, "missing from the answer"),
+        FieldCheck("retrieved_data", None, ["x"], None, "not compared: the task retrieves nothing")))
+    # Without task_type, status is still read; performed_operation never stands for status.
+    check = agent_response_check(evaluator, json.dumps({"status": "Success"}))
+    assert check.fields[:2] == (FieldCheck("task_type", "navigate", None, False, "missing from the answer"),
+                                FieldCheck("status", "success", "Success", True, ""))
+    check = agent_response_check(evaluator, json.dumps({"task_type": "navigate", "performed_operation": "success"}))
+    assert check.fields[1] == FieldCheck("status", "success", None, False, "missing from the answer")
+    assert agent_response_check(evaluator, json.dumps({"task_type": "navigate", "status": "success"})).passed is True
