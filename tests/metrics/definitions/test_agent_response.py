@@ -188,3 +188,16 @@ def test_each_field_says_what_was_expected_what_came_and_why_not():
     check = agent_response_check(evaluator, json.dumps({"task_type": "navigate", "performed_operation": "success"}))
     assert check.fields[1] == FieldCheck("status", "success", None, False, "missing from the answer")
     assert agent_response_check(evaluator, json.dumps({"task_type": "navigate", "status": "success"})).passed is True
+
+
+def test_retrieved_data_may_be_one_value_or_a_list_as_json_text_and_none_is_no_items():
+    assert _items_reason("Quest Lumaflex Band", ["quest lumaflex band"]) == ""
+    assert _items_reason(["a", "b"], '["b", "a"]') == ""  # a list written as JSON text
+    assert _items_reason(["x"], '"x"') == 'not in the answer: "x"; not expected: "\\"x\\""'  # text, not a list
+    assert _items_reason(["a"], "") == "expected 1 item(s), the answer has none"
+    assert _items_reason(["a", "b"], None) == "expected 2 item(s), the answer has none"
+    assert _items_reason([], None) == ""
+    evaluator = {"expected": {"task_type": "retrieve", "status": "success", "retrieved_data": ["a"]}}
+    check = agent_response_check(evaluator, json.dumps({"task_type": "retrieve", "status": "success",
+                                                        "retrieved_data": "b"}))
+    assert check.fields[2] == FieldCheck("retrieved_data", ["a"], "b", False, 'not in the answer: "a"; not expected: "b"')

@@ -7,6 +7,8 @@ import pytest
 from metrics.definitions import (
     AnswerCheck,
     AnswerQuestion,
+    EvaluatorResult,
+    UrlCheck,
     site_urls_from_start_url,
     task_success,
     task_success_questions,
@@ -273,3 +275,30 @@ def test_details_store_as_json(tasks):
     assert details["evaluators"][0]["answer_checks"][0] == {
         "approach": "fuzzy_match", "reference": "No, it is open", "passed": False, "judge_score": 0.4,
     }
+
+
+def _url_result(reference: str, last_url: str | None, site_urls=None):
+    config = {"eval_types": ["url_match"], "reference_url": reference, "url_note": "GOLD in PRED"}
+    [result] = task_success(config, final_answer=None, last_url=last_url, site_urls=site_urls).evaluators
+    return result
+
+
+class TestUrlMatchWhole:
+    def test_without_a_last_url_or_a_site_url_it_cannot_decide_and_says_why(self):
+        assert _url_result("http://h/a", None) == EvaluatorResult("url_match", None, note="the trajectory has no last URL")
+        assert _url_result("__A__/x |OR| __B__/y", "http://h/x") == EvaluatorResult(
+            "url_match", None, note="no site URL for __A__, __B__")
+
+    def test_references_split_on_or_lose_trailing_slashes(self):
+        result = _url_result("http://h/MAX/ |OR| http://h/b//", "http://h/b/c")
+        assert result == EvaluatorResult("url_match", True, url_check=UrlCheck(
+            "http://h/b/c", ("http://h/MAX", "http://h/b"), True, True))
+
+    def test_the_last_urls_trailing_slash_goes_before_its_query_is_read(self):
+        assert _url_result("http://h/a?x=1", "http://h/a?x=1/").passed is True
+        assert _url_result("http://h/a?x=X", "http://h/a?x=X/").passed is True
+        assert _url_result("http://h/a?x=1", "http://h/a?x=2").passed is False
+
+    def test_host_and_path_lose_only_slashes(self):
+        assert _url_result("http://h/aX", "http://h/a").passed is False
+        assert _url_result("http://h/a/", "http://h/a").passed is True
