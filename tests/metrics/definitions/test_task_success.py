@@ -64,7 +64,9 @@ class TestStringMatch:
         assert evaluate(tasks[3], "quest lumaflex™ band, sprite stasis ball 65 cm").value is True
         result = evaluate(tasks[3], "Quest Lumaflex™ Band")
         assert result.value is False
-        assert [check.passed for check in result.evaluators[0].answer_checks] == [True, False]
+        assert result.evaluators[0].answer_checks == (
+            AnswerCheck("must_include", "Quest Lumaflex™ Band", True),
+            AnswerCheck("must_include", "Sprite Stasis Ball 65 cm", False))
 
     def test_weak_agent_na_answer_to_a_must_include_task(self, tasks):
         assert evaluate(tasks[6], "'N/A'").value is False
