@@ -13,6 +13,7 @@ from metrics.definitions import (
     task_success,
     task_success_questions,
 )
+from metrics.definitions.task_success import NO_REFERENCE
 
 GITLAB = {"__GITLAB__": "http://localhost:8023"}
 REDDIT = {"__REDDIT__": "http://localhost:9999"}
@@ -304,3 +305,35 @@ class TestUrlMatchWhole:
     def test_host_and_path_lose_only_slashes(self):
         assert _url_result("http://h/aX", "http://h/a").passed is False
         assert _url_result("http://h/a/", "http://h/a").passed is True
+
+
+class TestWholeResults:
+    def test_tau_is_kept_whatever_decided(self):
+        string = {"eval_types": ["string_match"], "reference_answers": {"exact_match": "a"}}
+        assert task_success(string, final_answer="a", harness_success=True, tau=0.6).tau == 0.6
+        assert task_success(string, final_answer="b", tau=0.6).tau == 0.6
+        assert task_success(string, final_answer="a", tau=0.6).tau == 0.6
+        assert task_success({"eval_types": ["program_html"]}, final_answer="a", tau=0.6).tau == 0.6
+
+    def test_no_evaluator_is_no_value_from_no_source(self):
+        assert task_success({"eval_types": []}, final_answer="a", tau=0.6).to_dict() == {
+            "value": None, "source": "", "evaluators": [], "tau": 0.6, "null_reason": NO_REFERENCE}
+
+    def test_every_undecided_evaluator_says_why(self):
+        config = {"eval_types": ["program_html", "url_match"], "reference_url": "http://h/a"}
+        result = task_success(config, final_answer="a")
+        assert (result.value, result.source, result.null_reason) == (
+            None, "", "the offline check cannot decide: program_html needs the live site; "
+                      "the trajectory has no last URL")
+
+    def test_fuzzy_references_without_an_answer_fail_but_a_blank_one_and_need_a_list(self):
+        config = {"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": ["a", ""]}}
+        [evaluator] = task_success(config, final_answer=None).evaluators
+        assert evaluator.answer_checks == (AnswerCheck("fuzzy_match", "a", False), AnswerCheck("fuzzy_match", "", True))
+        with pytest.raises(ValueError) as raised:
+            task_success({"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": "a"}}, final_answer="x")
+        assert str(raised.value) == "eval.reference_answers.fuzzy_match: expected a list of strings, got 'a'"
+
+    def test_an_unachievable_task_without_a_note_asks_about_an_empty_reason(self):
+        config = {"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": "N/A"}}
+        assert task_success_questions(config, final_answer="no") == (AnswerQuestion("unachievable_reason", ""),)
