@@ -114,7 +114,8 @@ def test_ordered_items_are_compared_place_by_place():
 
 def test_differences_name_every_missing_and_extra_item_and_two_alternatives_as_either():
     assert _items_reason(["a", "b", "c"], ["a", "x", "y"]) == 'not in the answer: "b", "c"; not expected: "x", "y"'
-    assert _items_reason([["Sprite", "Cruise"]], ["Yoga"]) == 'not in the answer: "Sprite" or "Cruise"; not expected: "Yoga"'
+    assert _items_reason([["Sprite", "Cruise"]], ["Yoga"]) == (
+        'not in the answer: "Sprite" or "Cruise"; not expected: "Yoga"')
     assert _items_reason(["Café"], ["Tea"]) == 'not in the answer: "Café"; not expected: "Tea"'
 
 
@@ -200,4 +201,5 @@ def test_retrieved_data_may_be_one_value_or_a_list_as_json_text_and_none_is_no_i
     evaluator = {"expected": {"task_type": "retrieve", "status": "success", "retrieved_data": ["a"]}}
     check = agent_response_check(evaluator, json.dumps({"task_type": "retrieve", "status": "success",
                                                         "retrieved_data": "b"}))
-    assert check.fields[2] == FieldCheck("retrieved_data", ["a"], "b", False, 'not in the answer: "a"; not expected: "b"')
+    assert check.fields[2] == FieldCheck("retrieved_data", ["a"], "b", False,
+                                         'not in the answer: "a"; not expected: "b"')

@@ -116,7 +116,8 @@ def test_a_step_without_a_url_is_on_no_site():
     # An empty host holds no netloc, whatever its letters.
     node = [_node("element_value_exactly_match", "Boston", netloc="X")]
     assert key_node_completion(node, [VisitedStep(value="Boston")]).value == 0.0
-    assert key_node_completion(node, [VisitedStep(url="https://X.com/", value="Boston")]).value == 0.0  # hosts are lower-case
+    # Host names are read lower-case.
+    assert key_node_completion(node, [VisitedStep(url="https://X.com/", value="Boston")]).value == 0.0
     assert key_node_completion([_node("element_value_exactly_match", "Boston", netloc="x")],
                                [VisitedStep(url="https://x.com/", value="Boston")]).value == 1.0
 

@@ -288,7 +288,8 @@ def _url_result(reference: str, last_url: str | None, site_urls=None):
 
 class TestUrlMatchWhole:
     def test_without_a_last_url_or_a_site_url_it_cannot_decide_and_says_why(self):
-        assert _url_result("http://h/a", None) == EvaluatorResult("url_match", None, note="the trajectory has no last URL")
+        assert _url_result("http://h/a", None) == EvaluatorResult("url_match", None,
+                                                                   note="the trajectory has no last URL")
         assert _url_result("__A__/x |OR| __B__/y", "http://h/x") == EvaluatorResult(
             "url_match", None, note="no site URL for __A__, __B__")
 

@@ -469,8 +469,8 @@ def test_paths_dates_and_datetimes_read_as_strings():
     stamp = datetime.datetime(2025, 1, 22).__reduce__()[1][0]  # the ten bytes datetime pickles itself as
     assert loads(b"\x80\x03" + when + _value((stamp, None)) + b"R.") == "2025-01-22T00:00:00"
     for args in [(), (stamp, "UTC"), (stamp[:9],), (stamp.decode("latin-1"),), (stamp, None, None)]:
-        _refused(b"\x80\x03" + when + _value(args) + b"R.", "refused: a datetime with a time zone or an unreadable value",
-                 PickleRefused)
+        _refused(b"\x80\x03" + when + _value(args) + b"R.",
+                 "refused: a datetime with a time zone or an unreadable value", PickleRefused)
 
 
 def test_refusals_name_the_global_and_the_persistent_object():
@@ -485,7 +485,8 @@ def test_the_memo_walk_names_what_is_wrong_and_where():
     _refused(b"\x80\x04K\x01r" + struct.pack("<I", 11) + b".", "memo index 11 out of bounds for a pickle of 10 bytes")
     _refused(b"\x80\x04K\x01p1234567\n.", "memo index 1234567 out of bounds for a pickle of 14 bytes")
     # An index the walk cannot read is left to the unpickler, which refuses it.
-    _refused(b"\x80\x04K\x01pxyz\n.", "not a readable pickle: ValueError: invalid literal for int() with base 10: 'xyz\\n'")
+    _refused(b"\x80\x04K\x01pxyz\n.",
+             "not a readable pickle: ValueError: invalid literal for int() with base 10: 'xyz\\n'")
     _refused(b"\x80\x04\xffK\x01.", "not a readable pickle: unknown opcode b'\\xff' at byte 2")
     _refused(b"\x80\x04K\x01", "not a readable pickle: it ends before its STOP opcode")
     _refused(b"\x80\x04cos\nsystem", "not a readable pickle: a line without its end")
