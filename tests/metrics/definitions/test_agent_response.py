@@ -203,3 +203,23 @@ def test_retrieved_data_may_be_one_value_or_a_list_as_json_text_and_none_is_no_i
                                                         "retrieved_data": "b"}))
     assert check.fields[2] == FieldCheck("retrieved_data", ["a"], "b", False,
                                          'not in the answer: "a"; not expected: "b"')
+
+
+def test_a_schema_saying_no_kind_or_no_object_leaves_the_expected_value_to_say_it():
+    assert _items_reason([5], ["5.0"], {}) == ""  # an item schema without type: 5 is a number
+    evaluator = {"expected": {"task_type": "retrieve", "status": "success", "retrieved_data": [5]},
+                 "results_schema": "array"}
+    response = json.dumps({"task_type": "retrieve", "status": "success", "retrieved_data": ["5.0"]})
+    assert agent_response_check(evaluator, response).passed is True
+
+
+def test_data_expected_of_a_task_that_retrieves_nothing_is_shown_but_not_compared():
+    evaluator = {"expected": {"task_type": "mutate", "status": "success", "retrieved_data": ["x"]}}
+    check = agent_response_check(evaluator, json.dumps({"task_type": "mutate", "status": "success"}))
+    assert check.fields[2] == FieldCheck("retrieved_data", ["x"], None, None,
+                                         "not compared: the task retrieves nothing")
+
+
+def test_the_evaluator_result_carries_the_checks_note(verified):
+    [result] = task_success(verified["3"].eval_config, final_answer=None).evaluators
+    assert (result.evaluator, result.passed, result.note) == ("agent_response", False, "no final answer")

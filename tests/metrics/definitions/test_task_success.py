@@ -323,6 +323,7 @@ class TestWholeResults:
     def test_every_undecided_evaluator_says_why(self):
         config = {"eval_types": ["program_html", "url_match"], "reference_url": "http://h/a"}
         result = task_success(config, final_answer="a")
+        assert result.evaluators[0] == EvaluatorResult("program_html", None, note="program_html needs the live site")
         assert (result.value, result.source, result.null_reason) == (
             None, "", "the offline check cannot decide: program_html needs the live site; "
                       "the trajectory has no last URL")
