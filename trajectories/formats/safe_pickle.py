@@ -15,6 +15,7 @@ unpickler would allocate for a lying memo index.
 
 import datetime
 import io
+import itertools
 import math
 import pickle
 import pickletools
@@ -45,11 +46,10 @@ class PickledObject(dict):
     state: object = None
     elements: tuple = ()
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args):
+        """Called by REDUCE with the pickle's positional arguments (no opcode passes keywords)."""
         super().__init__()
         self.args = args
-        if kwargs:
-            self.state = kwargs
 
     def __setstate__(self, state):
         self.state = state
@@ -133,7 +133,13 @@ class Array:
         if code is None:
             raise PickleError(f"numpy dtype {self.dtype.name} is not read as numbers")
         order = "<" if self.dtype.order in ("|", "=") else self.dtype.order
-        return list(struct.unpack(f"{order}{len(self.data) // self.dtype.itemsize}{code}", self.data))
+        values = struct.unpack(f"{order}{len(self.data) // self.dtype.itemsize}{code}", self.data)
+        if not self.fortran:
+            return list(values)
+        # Fortran order: the first index varies fastest in the bytes.
+        strides = [math.prod(self.shape[:axis]) for axis in range(len(self.shape))]
+        return [values[sum(i * stride for i, stride in zip(index, strides))]
+                for index in itertools.product(*(range(n) for n in self.shape))]
 
 
 def _reconstruct(cls, shape=(0,), tag=b"b"):

@@ -217,3 +217,19 @@ def test_a_webarena_agent_is_compared_by_the_grammar_even_with_parts_and_no_plan
 
 def test_no_steps_says_why():
     assert element_accuracy([], []).null_reason == "no agent steps"
+
+
+def test_a_judge_on_the_points_gives_the_whole_result():
+    executed = ["Click at (600, 475)", "Click at (10, 20)"]
+    parts = [ActionParts(type="click", x=600, y=475), ActionParts(type="click", x=10, y=20)]
+    unseen = {"value": None, "steps": 0, "hits": 0, "misses": [], "forced_stop_step": None,
+              "by": "judge_on_screenshot", "null_reason": NO_SCREENSHOT_AT_POINT}
+    assert element_accuracy([None] * 2, executed, parts, {}).to_dict() == unseen
+    # 0.7 is tau itself: a hit; 0.69 below it: a miss.
+    assert element_accuracy([None] * 2, executed, parts, {1: 0.7, 2: 0.69}).to_dict() == {
+        "value": 0.5, "steps": 2, "hits": 1, "forced_stop_step": None, "by": "judge_on_screenshot",
+        "null_reason": "", "misses": [{"step": 2, "planned": None, "executed": "Click at (10, 20)",
+                                       "reason": OTHER_ELEMENT_AT_POINT}]}
+    with pytest.raises(ValueError) as raised:
+        element_accuracy([None] * 2, executed, parts, {1: 1.5})
+    assert str(raised.value) == "element at the point of step 1: a judge score must be a number in [0, 1], got 1.5"

@@ -98,3 +98,13 @@ def test_cells_under_thirty_tasks_are_sparse():
 def test_humans_and_unknown_kinds_are_not_judged():
     verdicts = [human("a", "t1", True), SourceVerdict("a", "t1", "x", "X", "other", True)]
     assert judges_vs_humans(verdicts).sources == ()
+
+
+def test_coverage_names_the_tasks_each_side_spoke_on_per_run_and_over_all():
+    verdicts = [human("a", "t1", True), human("a", "t2", None), human("b", "u1", False),
+                judge("a", "t2", True), judge("b", "u2", False), judge("b", "u3", None)]
+    report = judges_vs_humans(verdicts)
+    assert report.coverage() == ({"t1", "t2", "u1"}, {"t2", "u2", "u3"})
+    assert report.coverage("a") == ({"t1", "t2"}, {"t2"})
+    assert report.coverage("b") == ({"u1"}, {"u2", "u3"})
+    assert report.coverage("c") == (set(), set())

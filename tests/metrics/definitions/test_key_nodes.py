@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from metrics.definitions import SemanticQuestion, VisitedStep, key_node_completion, key_node_questions
+from metrics.definitions import KeyNodeCheck, SemanticQuestion, VisitedStep, key_node_completion, key_node_questions
 
 
 @pytest.fixture(scope="module")
@@ -64,3 +64,82 @@ def test_no_key_nodes_is_no_value_and_bad_nodes_are_refused():
     assert key_node_completion([], [VisitedStep(url="https://a.com")]).value is None
     with pytest.raises(ValueError, match=r"key_nodes\[0\].match_function_name: unknown match function 'fuzzy'"):
         key_node_completion([{"match_function_name": "fuzzy", "content": {"reference_answer": "x"}}], [])
+
+
+def _node(kind, reference, **content):
+    return {"match_function_name": kind, "content": {"reference_answer": reference, **content}}
+
+
+def test_each_check_names_its_node_kind_reference_step_and_score():
+    nodes = [_node("url_included_match", "cart"), _node("element_value_exactly_match", "Boston"),
+             _node("element_value_semantic_match", "New York")]
+    steps = [VisitedStep(url="https://s.com/", value="NYC"), VisitedStep(url="https://s.com/cart", value="LA")]
+    scores = {SemanticQuestion("element_value_semantic_match", "New York", "NYC"): 0.5,
+              SemanticQuestion("element_value_semantic_match", "New York", "LA"): 0.2}
+    assert key_node_completion(nodes, steps, scores).checks == (
+        KeyNodeCheck(1, "url_included_match", "cart", True, 2),
+        KeyNodeCheck(2, "element_value_exactly_match", "Boston", False),
+        # Neither value reached tau: the best score the judge gave is kept (0.5, not the last 0.2).
+        KeyNodeCheck(3, "element_value_semantic_match", "New York", False, None, 0.5),
+    )
+    passed = key_node_completion(nodes[2:], steps, {**scores, SemanticQuestion(
+        "element_value_semantic_match", "New York", "LA"): 0.7}).checks
+    assert passed == (KeyNodeCheck(1, "element_value_semantic_match", "New York", True, 2, 0.7),)  # 0.7 = tau
+
+
+def test_an_exact_url_ignores_one_trailing_slash_on_either_side_and_nothing_else():
+    node = [_node("url_exactly_match", "https://a.com/MAX")]
+    assert key_node_completion(node, [VisitedStep(url="https://a.com/MAX/")]).value == 1.0
+    assert key_node_completion([_node("url_exactly_match", "https://a.com/MAX/")],
+                               [VisitedStep(url="https://a.com/MAX")]).value == 1.0
+    assert key_node_completion(node, [VisitedStep(url="https://a.com/MA")]).value == 0.0
+
+
+def test_steps_without_a_value_are_passed_over_and_the_netloc_holds_for_values_only():
+    nodes = [_node("element_value_semantic_match", "New York", netloc="s.com"),
+             _node("url_semantic_match", "the cart page", netloc="s.com"),
+             _node("element_value_exactly_match", "Boston", netloc="s.com")]
+    steps = [VisitedStep(url="https://s.com/"), VisitedStep(url="https://other.org/cart", value="NYC"),
+             VisitedStep(url="https://s.com/find", value="NYC"), VisitedStep(url="https://other.org/", value="Boston")]
+    questions = key_node_questions(nodes, steps)
+    # No question of a step without a value; NYC asked once (on s.com); every URL asked, whatever its site.
+    assert questions == (SemanticQuestion("element_value_semantic_match", "New York", "NYC"),
+                         *(SemanticQuestion("url_semantic_match", "the cart page", step.url) for step in steps))
+    scores = dict.fromkeys(questions, 0.0) | {questions[0]: 1.0, questions[2]: 1.0}
+    result = key_node_completion(nodes, steps, scores)
+    # The value is met on step 3 (step 1 has none, step 2 is off the site); the cart URL on step 2 although
+    # off s.com; Boston only off the site: not met.
+    assert [(check.satisfied, check.step) for check in result.checks] == [(True, 3), (True, 2), (False, None)]
+
+
+def test_a_step_without_a_url_is_on_no_site():
+    # An empty host holds no netloc, whatever its letters.
+    node = [_node("element_value_exactly_match", "Boston", netloc="X")]
+    assert key_node_completion(node, [VisitedStep(value="Boston")]).value == 0.0
+    # Host names are read lower-case.
+    assert key_node_completion(node, [VisitedStep(url="https://X.com/", value="Boston")]).value == 0.0
+    assert key_node_completion([_node("element_value_exactly_match", "Boston", netloc="x")],
+                               [VisitedStep(url="https://x.com/", value="Boston")]).value == 1.0
+
+
+def test_a_bad_node_is_named_by_its_place_in_the_questions_too():
+    with pytest.raises(ValueError) as raised:
+        key_node_questions([_node("url_included_match", "a"), {"content": "x"}], [])
+    assert str(raised.value) == "key_nodes[1]: expected {match_function_name, content}, got {'content': 'x'}"
+
+
+def test_no_key_nodes_gives_the_whole_empty_result_and_bad_scores_and_answers_are_named():
+    assert key_node_completion([], [], tau=0.6).to_dict() == {
+        "value": None, "satisfied": 0, "total": 0, "all_satisfied": None, "checks": [], "tau": 0.6}
+    assert key_node_completion([_node("url_included_match", "a")], [], tau=0.6).tau == 0.6
+    question = SemanticQuestion("url_semantic_match", "the cart", "https://s.com/")
+    with pytest.raises(ValueError) as raised:
+        key_node_completion([], [], {question: 2})
+    assert str(raised.value) == ("judge score for url_semantic_match 'the cart': "
+                                 "a judge score must be a number in [0, 1], got 2")
+    with pytest.raises(ValueError) as raised:
+        key_node_completion([_node("url_included_match", 3)], [])
+    assert str(raised.value) == "key_nodes[0].content.reference_answer: expected a string, got 3"
+    with pytest.raises(ValueError) as raised:
+        key_node_completion(["url_included_match"], [])
+    assert str(raised.value) == "key_nodes[0]: expected {match_function_name, content}, got 'url_included_match'"

@@ -48,13 +48,17 @@ def test_to_dict():
 @pytest.mark.parametrize(
     "status, reason, agent_steps, gold_steps, message",
     [
-        ("finished", None, 1, None, "outcome.status"),
-        ("early_stop", "tired", 1, None, "outcome.reason"),
-        ("answered", "max_steps", 1, None, "only early_stop has a reason"),
-        ("answered", None, -1, None, "agent_steps"),
-        ("answered", None, 1, -2, "gold_steps"),
+        ("finished", None, 1, None,
+         "outcome.status: 'finished' is not one of answered, na, early_stop, no_stop, crashed"),
+        ("early_stop", "tired", 1, None,
+         "outcome.reason: 'tired' is not one of repeated_action, invalid_actions, max_steps, other"),
+        ("answered", "max_steps", 1, None,
+         "outcome.reason: 'max_steps' given for status 'answered'; only early_stop has a reason"),
+        ("answered", None, -1, None, "agent_steps must be a non-negative integer, got -1"),
+        ("answered", None, 1, -2, "gold_steps must be a non-negative integer, got -2"),
     ],
 )
 def test_bad_outcomes_are_refused(status, reason, agent_steps, gold_steps, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError) as raised:
         outcome_category(status, reason, agent_steps, gold_steps)
+    assert str(raised.value) == message

@@ -81,6 +81,11 @@ def at(x, y, url=""):
     (ActedStep(ActionParts(type="click", selector="input#q")), ActedStep(ActionParts(type="click", selector="a#x")),
      False),
     (ActedStep(ActionParts(type="click", element_id="7")), at(100, 100), False),
+    # Without id or selector, the element's label (whitespace normalised) names it.
+    (ActedStep(ActionParts(type="click", element_label="link  'Cart'")),
+     ActedStep(ActionParts(type="click", element_label="link 'Cart'")), True),
+    (ActedStep(ActionParts(type="click", element_label="link 'Cart'")),
+     ActedStep(ActionParts(type="click", element_label="link 'Home'")), False),
     # A scroll is the same by its direction, whatever the amount; a key by the keys.
     (ActedStep(ActionParts(type="scroll", value="down", delta_x=0, delta_y=400)),
      ActedStep(ActionParts(type="scroll", value="down", delta_x=0, delta_y=600)), True),

@@ -7,10 +7,13 @@ import pytest
 from metrics.definitions import (
     AnswerCheck,
     AnswerQuestion,
+    EvaluatorResult,
+    UrlCheck,
     site_urls_from_start_url,
     task_success,
     task_success_questions,
 )
+from metrics.definitions.task_success import NO_REFERENCE
 
 GITLAB = {"__GITLAB__": "http://localhost:8023"}
 REDDIT = {"__REDDIT__": "http://localhost:9999"}
@@ -62,7 +65,9 @@ class TestStringMatch:
         assert evaluate(tasks[3], "quest lumaflex™ band, sprite stasis ball 65 cm").value is True
         result = evaluate(tasks[3], "Quest Lumaflex™ Band")
         assert result.value is False
-        assert [check.passed for check in result.evaluators[0].answer_checks] == [True, False]
+        assert result.evaluators[0].answer_checks == (
+            AnswerCheck("must_include", "Quest Lumaflex™ Band", True),
+            AnswerCheck("must_include", "Sprite Stasis Ball 65 cm", False))
 
     def test_weak_agent_na_answer_to_a_must_include_task(self, tasks):
         assert evaluate(tasks[6], "'N/A'").value is False
@@ -248,6 +253,9 @@ class TestSiteUrls:
             ("__REDDIT__", "http://localhost:9999/", REDDIT),
             ("__GITLAB__/primer/design", "http://localhost:8023/byteblaze/dotfiles", {}),
             ("http://localhost:8023", "http://localhost:8023", {}),
+            # Only slashes end a site URL; nothing before the placeholder's rest is no site URL.
+            ("__SHOPPING_ADMIN__/", "http://shop.test/ADMINX/", {"__SHOPPING_ADMIN__": "http://shop.test/ADMINX"}),
+            ("__REDDIT__/forums", "/forums", {}),
         ],
     )
     def test_site_url_from_a_start_url_written_both_ways(self, config_start_url, resolved_start_url, expected):
@@ -270,3 +278,64 @@ def test_details_store_as_json(tasks):
     assert details["evaluators"][0]["answer_checks"][0] == {
         "approach": "fuzzy_match", "reference": "No, it is open", "passed": False, "judge_score": 0.4,
     }
+
+
+def _url_result(reference: str, last_url: str | None, site_urls=None):
+    config = {"eval_types": ["url_match"], "reference_url": reference, "url_note": "GOLD in PRED"}
+    [result] = task_success(config, final_answer=None, last_url=last_url, site_urls=site_urls).evaluators
+    return result
+
+
+class TestUrlMatchWhole:
+    def test_without_a_last_url_or_a_site_url_it_cannot_decide_and_says_why(self):
+        assert _url_result("http://h/a", None) == EvaluatorResult("url_match", None,
+                                                                   note="the trajectory has no last URL")
+        assert _url_result("__A__/x |OR| __B__/y", "http://h/x") == EvaluatorResult(
+            "url_match", None, note="no site URL for __A__, __B__")
+
+    def test_references_split_on_or_lose_trailing_slashes(self):
+        result = _url_result("http://h/MAX/ |OR| http://h/b//", "http://h/b/c")
+        assert result == EvaluatorResult("url_match", True, url_check=UrlCheck(
+            "http://h/b/c", ("http://h/MAX", "http://h/b"), True, True))
+
+    def test_the_last_urls_trailing_slash_goes_before_its_query_is_read(self):
+        assert _url_result("http://h/a?x=1", "http://h/a?x=1/").passed is True
+        assert _url_result("http://h/a?x=X", "http://h/a?x=X/").passed is True
+        assert _url_result("http://h/a?x=1", "http://h/a?x=2").passed is False
+
+    def test_host_and_path_lose_only_slashes(self):
+        assert _url_result("http://h/aX", "http://h/a").passed is False
+        assert _url_result("http://h/a/", "http://h/a").passed is True
+
+
+class TestWholeResults:
+    def test_tau_is_kept_whatever_decided(self):
+        string = {"eval_types": ["string_match"], "reference_answers": {"exact_match": "a"}}
+        assert task_success(string, final_answer="a", harness_success=True, tau=0.6).tau == 0.6
+        assert task_success(string, final_answer="b", tau=0.6).tau == 0.6
+        assert task_success(string, final_answer="a", tau=0.6).tau == 0.6
+        assert task_success({"eval_types": ["program_html"]}, final_answer="a", tau=0.6).tau == 0.6
+
+    def test_no_evaluator_is_no_value_from_no_source(self):
+        assert task_success({"eval_types": []}, final_answer="a", tau=0.6).to_dict() == {
+            "value": None, "source": "", "evaluators": [], "tau": 0.6, "null_reason": NO_REFERENCE}
+
+    def test_every_undecided_evaluator_says_why(self):
+        config = {"eval_types": ["program_html", "url_match"], "reference_url": "http://h/a"}
+        result = task_success(config, final_answer="a")
+        assert result.evaluators[0] == EvaluatorResult("program_html", None, note="program_html needs the live site")
+        assert (result.value, result.source, result.null_reason) == (
+            None, "", "the offline check cannot decide: program_html needs the live site; "
+                      "the trajectory has no last URL")
+
+    def test_fuzzy_references_without_an_answer_fail_but_a_blank_one_and_need_a_list(self):
+        config = {"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": ["a", ""]}}
+        [evaluator] = task_success(config, final_answer=None).evaluators
+        assert evaluator.answer_checks == (AnswerCheck("fuzzy_match", "a", False), AnswerCheck("fuzzy_match", "", True))
+        with pytest.raises(ValueError) as raised:
+            task_success({"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": "a"}}, final_answer="x")
+        assert str(raised.value) == "eval.reference_answers.fuzzy_match: expected a list of strings, got 'a'"
+
+    def test_an_unachievable_task_without_a_note_asks_about_an_empty_reason(self):
+        config = {"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": "N/A"}}
+        assert task_success_questions(config, final_answer="no") == (AnswerQuestion("unachievable_reason", ""),)

@@ -344,3 +344,173 @@ def test_the_memo_walk_ends_where_pickletools_sees_the_stop():
         _check_memo(data)
         with pytest.raises(PickleError, match="ends before its STOP"):
             _check_memo(data[:stop])
+
+
+# What each stand-in makes, and the exact reason it gives for refusing ------------------------------------
+
+def _refused(data: bytes, message: str, error=PickleError) -> None:
+    with pytest.raises(error) as raised:
+        loads(data)
+    assert str(raised.value) == message
+
+
+def test_an_allowed_class_keeps_its_arguments_and_takes_appended_items():
+    made = loads(b"\x80\x03" + STEP_INFO + _value((1, "a")) + b"R.")
+    assert (made.args, made.state, made.elements, made.fields(), repr(made)) == (
+        (1, "a"), None, (), {}, "<browsergym.experiments.loop.StepInfo>")
+    # APPEND one item, then APPENDS two: a list-like instance's items, in order.
+    listed = loads(b"\x80\x03" + STEP_INFO + b")R" + _value(1) + b"a(" + _value(2) + _value(3) + b"e.")
+    assert (listed.args, listed.elements, dict(listed)) == ((), [1, 2, 3], {})
+
+
+@pytest.mark.parametrize("state, fields", [
+    ({"a": 1}, {"a": 1}),
+    (({"a": 1}, {"b": 2}), {"a": 1, "b": 2}),  # a dict and the slots
+    ((None, {"b": 2}), {"b": 2}),
+    (({"a": 1}, {"a": 2}), {"a": 2}),  # the slots last
+    (({"a": 1}, {"b": 2}, {"c": 3}), {}),  # three parts: no instance state of Python's
+    ("text", {}),
+])
+def test_an_instances_fields_are_its_state_or_its_dict_and_slots_merged(state, fields):
+    made = loads(b"\x80\x03" + STEP_INFO + b")R" + _value(state) + b"b.")
+    assert made.state == state and made.fields() == fields
+
+
+def test_dtypes_give_their_size_and_byte_order_and_refuse_an_unreadable_state():
+    little = loads(b"\x80\x03" + _dtype("u2", (3, "<", None, None, None, -1, -1, 0)) + b".")
+    assert (little.name, little.order, little.itemsize, little.format) == ("u2", "<", 2, "<u2")
+    single = loads(b"\x80\x03" + _dtype("u1", (3, "|", None, None, None, -1, -1, 0)) + b".")
+    assert (single.itemsize, single.format) == (1, "=u1")
+    assert loads(b"\x80\x03" + _dtype("f8", (3, ">", None, None, None, -1, -1, 0)) + b".").format == ">f8"
+    assert loads(b"\x80\x03" + _dtype("c16", (3, "=", None, None, None, -1, -1, 0)) + b".").format == "=c16"
+    for state in [(3,), (3, "?", None, None, None), [3, "<", None, None, None]]:
+        _refused(b"\x80\x03" + _dtype("i8", state) + b".", "a numpy dtype with an unreadable state")
+    _refused(b"\x80\x03" + _global("numpy", "dtype") + _value(("i8x", False, True)) + b"R.",
+             "refused: numpy dtype 'i8x' is not a plain numeric type", PickleRefused)
+    _refused(b"\x80\x03" + _global("numpy", "dtype") + _value((8, False, True)) + b"R.",
+             "refused: numpy dtype 8 is not a plain numeric type", PickleRefused)
+
+
+def _state(state: tuple) -> bytes:
+    """An ndarray given `state` by BUILD (the dtype's opcodes spliced in where the state holds None)."""
+    return (b"\x80\x03" + _global("numpy.core.multiarray", "_reconstruct") + _global("numpy", "ndarray")
+            + _value((0,)) + _value(b"b") + b"\x87R" + state + b"b.")
+
+
+def test_arrays_refuse_a_state_they_cannot_read_naming_what_is_wrong():
+    i8 = _dtype("i8", _PLAIN_I8)
+    _refused(_state(_value((1, (1,)))), "a numpy array with an unreadable state")
+    _refused(_state(_value([1, (1,), None, False, b""])), "a numpy array with an unreadable state")
+    for shape in [[1], (-1,), (1.0,)]:
+        _refused(_state(b"(" + _value(1) + _value(shape) + i8 + _value(False) + _value(b"\x00" * 8) + b"t"),
+                 "a numpy array with an unreadable shape")
+    _refused(_state(b"(" + _value(1) + _value((2,)) + i8 + _value(False) + _value(b"\x00" * 8) + b"t"),
+             "a numpy array of shape (2,) and dtype i8 with 8 bytes")
+    # A bytearray is bytes too; a 0 for Fortran order is False.
+    array = loads(_state(b"(" + _value(1) + _value((2,)) + _dtype("u1", _PLAIN_I8) + _value(0)
+                         + b"\x96" + struct.pack("<Q", 2) + b"\x01\x02" + b"t"))
+    assert (array.shape, array.fortran, array.data, array.values()) == ((2,), False, b"\x01\x02", [1, 2])
+    _refused(b"\x80\x03" + _global("numpy.core.multiarray", "_reconstruct") + _global("builtins", "set")
+             + _value((0,)) + _value(b"b") + b"\x87R.",
+             "refused: numpy's _reconstruct of something other than an ndarray", PickleRefused)
+
+
+def test_array_values_are_read_in_c_order_as_python_numbers():
+    def array(name, data, shape, fortran=False):
+        return loads(_state(b"(" + _value(1) + _value(shape) + _dtype(name, (3, "<", None, None, None, -1, -1, 0))
+                            + _value(fortran) + _value(data) + b"t"))
+
+    assert array("i2", struct.pack("<6h", 0, 1, 2, 3, 4, -5), (2, 3)).values() == [0, 1, 2, 3, 4, -5]
+    # The same six numbers in Fortran order: the first index varies fastest in the bytes.
+    assert array("i2", struct.pack("<6h", 0, 3, 1, 4, 2, -5), (2, 3), True).values() == [0, 1, 2, 3, 4, -5]
+    assert array("u1", b"\x00\x01\xff", (3,), True).values() == [0, 1, 255]
+    assert array("f4", struct.pack("<2f", 0.5, -2.0), (2,)).values() == [0.5, -2.0]
+    assert array("b1", b"\x00\x01", (2,)).values() == [False, True]
+    with pytest.raises(PickleError) as raised:
+        array("c8", b"\x00" * 8, (1,)).values()
+    assert str(raised.value) == "numpy dtype c8 is not read as numbers"
+
+
+def test_protocol_5_arrays_and_numpy_scalars_read():
+    numpy = pytest.importorskip("numpy")
+    plain = numpy.arange(6, dtype="<i2").reshape(2, 3)
+    for made in (plain, numpy.asfortranarray(plain)):
+        array = loads(pickle.dumps(made, protocol=5))
+        assert (array.shape, array.dtype.format, array.values()) == ((2, 3), "<i2", [0, 1, 2, 3, 4, 5])
+    assert loads(pickle.dumps(numpy.asfortranarray(plain), protocol=5)).fortran is True
+    assert loads(pickle.dumps(numpy.int16(-3), protocol=4)) == -3
+    frombuffer = _global("numpy._core.numeric", "_frombuffer")
+    i8 = _dtype("i8", _PLAIN_I8)
+    listed = loads(b"\x80\x03" + frombuffer + b"(" + _value(b"\x07" + b"\x00" * 7) + i8 + _value([1]) + _value("C")
+                   + b"tR.")
+    assert (listed.shape, listed.values()) == ((1,), [7])
+    for buffer, order in [([7], "C"), (b"\x07" + b"\x00" * 7, "K")]:
+        _refused(b"\x80\x03" + frombuffer + b"(" + _value(buffer) + i8 + _value((1,)) + _value(order) + b"tR.",
+                 "a numpy array with an unreadable buffer")
+    scalar = _global("numpy.core.multiarray", "scalar")
+    for dtype, data in [(_value("i8"), _value(b"\x00" * 8)), (i8, _value("x" * 8)), (i8, _value(b"\x00" * 4))]:
+        _refused(b"\x80\x03" + scalar + b"(" + dtype + data + b"tR.", "a numpy scalar with an unreadable value")
+
+
+def test_paths_dates_and_datetimes_read_as_strings():
+    import datetime
+    import pathlib
+
+    assert loads(pickle.dumps(pathlib.PurePosixPath("/tmp/x"), protocol=4)) == "/tmp/x"
+    assert loads(pickle.dumps(pathlib.PosixPath("a/b"), protocol=4)) == "a/b"
+    _refused(b"\x80\x03" + _global("pathlib", "PosixPath") + _value(("a", 1)) + b"R.",
+             "a path of something other than strings")
+    assert loads(pickle.dumps(datetime.date(2025, 1, 22), protocol=4)) == "2025-01-22"
+    assert loads(pickle.dumps(datetime.datetime(2025, 1, 22, 11, 3, 29, 117522), protocol=4)) \
+        == "2025-01-22T11:03:29.117522"
+    date, when = _global("datetime", "date"), _global("datetime", "datetime")
+    for args in [(b"\x07\xe9\x01",), (b"\x07\xe9\x01\x16", None), ("\x07\xe9\x01\x16",)]:
+        _refused(b"\x80\x03" + date + _value(args) + b"R.", "a date with an unreadable value")
+    stamp = datetime.datetime(2025, 1, 22).__reduce__()[1][0]  # the ten bytes datetime pickles itself as
+    assert loads(b"\x80\x03" + when + _value((stamp, None)) + b"R.") == "2025-01-22T00:00:00"
+    for args in [(), (stamp, "UTC"), (stamp[:9],), (stamp.decode("latin-1"),), (stamp, None, None)]:
+        _refused(b"\x80\x03" + when + _value(args) + b"R.",
+                 "refused: a datetime with a time zone or an unreadable value", PickleRefused)
+
+
+def test_refusals_name_the_global_and_the_persistent_object():
+    _refused(b"\x80\x03" + _global("os", "system") + b".",
+             "refused: the pickle calls os.system, which is not a BrowserGym / AgentLab class", PickleRefused)
+    _refused(b"\x80\x04\x8c\x01x\x94Q.", "refused: the pickle refers to a persistent object", PickleRefused)
+
+
+def test_the_memo_walk_names_what_is_wrong_and_where():
+    assert loads(b"\x80\x04K\x01p4\n.") == 1  # PUT 4: an index within the pickle's 8 bytes
+    assert loads(b"\x80\x04K\x01r" + struct.pack("<I", 10) + b".") == 1  # LONG_BINPUT 10, the pickle's size
+    _refused(b"\x80\x04K\x01r" + struct.pack("<I", 11) + b".", "memo index 11 out of bounds for a pickle of 10 bytes")
+    _refused(b"\x80\x04K\x01p1234567\n.", "memo index 1234567 out of bounds for a pickle of 14 bytes")
+    # An index the walk cannot read is left to the unpickler, which refuses it.
+    _refused(b"\x80\x04K\x01pxyz\n.",
+             "not a readable pickle: ValueError: invalid literal for int() with base 10: 'xyz\\n'")
+    _refused(b"\x80\x04\xffK\x01.", "not a readable pickle: unknown opcode b'\\xff' at byte 2")
+    _refused(b"\x80\x04K\x01", "not a readable pickle: it ends before its STOP opcode")
+    _refused(b"\x80\x04cos\nsystem", "not a readable pickle: a line without its end")
+    _refused(b"\x80\x04cos", "not a readable pickle: a line without its end")
+    # GLOBAL's two lines are walked as two: the name line is not read as LONG_BINPUT ("r") of index "zzzz".
+    _refused(b"\x80\x04cos\nrzzzz\n.", "refused: the pickle calls os.rzzzz, which is not a BrowserGym / AgentLab class",
+             PickleRefused)
+    _refused(b"\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00", "not a readable pickle: it ends before its STOP opcode")
+
+
+def test_gzip_is_read_up_to_its_limit_exactly():
+    content = b"x" * 1000
+    assert gunzip(gzip.compress(content), 1000) == content
+    with pytest.raises(PickleError) as raised:
+        gunzip(gzip.compress(content), 999)
+    assert str(raised.value) == "more than 999 bytes once decompressed"
+    # More than one chunk of a megabyte: every chunk counts.
+    large = bytes(range(256)) * 8192
+    assert gunzip(gzip.compress(large), len(large)) == large
+    with pytest.raises(PickleError, match=r"\Amore than 2,097,151 bytes once decompressed\Z"):
+        gunzip(gzip.compress(large), len(large) - 1)
+    with pytest.raises(PickleError, match=r"\Anot a readable gzip file: "):
+        gunzip(b"\x1f\x8bnot gzip", 100)
+    # A gzip file is told by its first two bytes whatever its name; a name ending in .gz is gzip.
+    assert load_file("exp_args.pkl", gzip.compress(pickle.dumps([1], protocol=4)), 100) == [1]
+    with pytest.raises(PickleError, match=r"\Anot a readable gzip file: "):
+        load_file("step_0.pkl.gz", pickle.dumps([1], protocol=4), 100)
