@@ -10,7 +10,7 @@ vectors whatever they are). Every query is a different text, so none is served f
 first query, which loads the vectors into memory, is reported apart.
 
     .venv/bin/python benchmarks/step_search.py [--steps 100000] [--queries 40]
-        [--postgres-url postgres://postgres@127.0.0.1:5432/postgres --database trajscope_bench_search]
+        [--postgres-url postgres://postgres@127.0.0.1:5432/postgres --database trajscope_bench_search [--keep]]
 """
 
 import argparse
@@ -108,7 +108,8 @@ def measure(queries: int) -> None:
         for text in texts:
             scope = search.scoped_trajectories(user, filters)
             for name, call in (
-                    ("keyword", lambda: search.keyword_ranking(search.query_terms(text), scope, user)),
+                    ("keyword", lambda: search.keyword_ranking(search.query_terms(text), scope, user,
+                                                               filters == search.SearchFilters())),
                     ("meaning", lambda: search.meaning_ranking(text + " again", scope, filters == search.SearchFilters())),
                     ("whole search", lambda: search.search_steps(user, text + " once more", filters))):
                 started = time.perf_counter()
@@ -126,9 +127,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--postgres-url", default="")
     parser.add_argument("--database", default="trajscope_bench_search")
+    parser.add_argument("--keep", action="store_true", help="PostgreSQL: search the steps a previous run generated")
     args = parser.parse_args()
     if args.postgres_url:
-        url = recreate_database(args.postgres_url, args.database)
+        url = recreate_database(args.postgres_url, args.database, keep=args.keep)
     else:
         url = "sqlite:///" + os.path.join(tempfile.mkdtemp(), "search.sqlite3")
     os.environ.update(DATABASE_URL=url, DJANGO_SETTINGS_MODULE="config.settings.base", LOG_LEVEL="WARNING",
@@ -139,7 +141,10 @@ def main() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    generate(args.steps, args.seed)
+    from trajectories.models import Step
+
+    if not Step.objects.exists():
+        generate(args.steps, args.seed)
     measure(args.queries)
 
 

@@ -2,6 +2,7 @@
 sources give them (human graders, published labels, offline rules, LLM judges)."""
 
 from django.conf import settings
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Q
 
@@ -129,3 +130,18 @@ class StepVector(models.Model):
 
     def __str__(self):
         return f"vector of {self.step_id}"
+
+
+class StepDocument(models.Model):
+    """A step's words for PostgreSQL full-text search (`failures.search_selectors`), written by a trigger on
+    every insert or update of a step (migration 0006): reasoning, action and typed text weighted A, the page
+    text D, the first DOCUMENT_HEAD characters of each. Kept off the step's row so that no other read of steps
+    carries it and a search scans a narrow table; empty on SQLite, which searches the texts themselves."""
+
+    step = models.OneToOneField(Step, primary_key=True, on_delete=models.CASCADE, related_name="search_document")
+    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="+",
+                                   help_text="The step's, kept here so that a search's scope needs no join.")
+    document = SearchVectorField()
+
+    def __str__(self):
+        return f"words of {self.step_id}"
