@@ -11,7 +11,7 @@ import numpy as np
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 from django.db import connection
-from django.db.models import Count, F, Func, Max, Q, QuerySet, TextField, Value
+from django.db.models import Count, F, Func, Max, OuterRef, Q, QuerySet, Subquery, TextField, Value
 from django.db.models.functions import Substr
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -141,24 +141,36 @@ def keyword_ranking(terms: tuple[str, ...], scope: QuerySet[Trajectory], user,
 def full_text_matches(terms: tuple[str, ...], scope: QuerySet[Trajectory], user,
                       everything: bool = False) -> Iterator[tuple[int, int | None, float]]:
     """(trajectory id, step index, rank) of the steps holding any of the words as PostgreSQL's English
-    dictionary stems them (`StepDocument`, a GIN index), ranked by `ts_rank` (a word in the reasoning, action or
-    typed text counts ten times one in the page text); final answers and notes, a few short texts, read whole."""
-    query = reduce(operator.or_, (SearchQuery(term, config=SEARCH_CONFIG) for term in terms))
-    documents = StepDocument.objects.filter(document=query)
-    if not everything:
-        documents = documents.filter(trajectory__in=scope)
-    ranked = dict(documents.annotate(rank=SearchRank(F("document"), query)).order_by("-rank", "step_id")
-                  .values_list("step_id", "rank")[:KEYWORD_CANDIDATES])
-    for pk, trajectory_id, index in Step.objects.filter(pk__in=ranked).values_list("pk", "trajectory_id", "index"):
-        yield trajectory_id, index, ranked[pk]
-    answer = SearchVector(_markup_as_words("final_answer"), config=SEARCH_CONFIG, weight="A")
-    yield from (scope.annotate(answer=answer).filter(answer=query)
-                .annotate(rank=SearchRank(answer, query), last=Max("steps__index"))
+    dictionary stems them (`StepDocument`, GIN indexes): first those whose reasoning, action or typed text
+    holds one, by `ts_rank`; then, up to KEYWORD_CANDIDATES in all, those whose page text alone does, the ones
+    holding every word first, unranked (rank 0: ranking page texts would read the words of every page holding
+    a common word). Final answers and notes, a few short texts, are read whole and ranked."""
+    any_word = reduce(operator.or_, (SearchQuery(term, config=SEARCH_CONFIG) for term in terms))
+    every_word = reduce(operator.and_, (SearchQuery(term, config=SEARCH_CONFIG) for term in terms))
+    documents = StepDocument.objects.all() if everything else StepDocument.objects.filter(trajectory__in=scope)
+    found = {(trajectory_id, index): rank for trajectory_id, index, rank
+             in documents.filter(words=any_word).annotate(rank=SearchRank(F("words"), any_word))
+             .order_by("-rank", "step_id").values_list("trajectory_id", "index", "rank")[:KEYWORD_CANDIDATES]}
+    on_pages = documents.exclude(words=any_word)
+    for tier in (on_pages.filter(page=every_word), on_pages.filter(page=any_word).exclude(page=every_word)):
+        room = KEYWORD_CANDIDATES - len(found)
+        if room > 0:
+            found.update((key, 0.0) for key in tier.values_list("trajectory_id", "index")[:room])
+    yield from ((trajectory_id, index, rank) for (trajectory_id, index), rank in found.items())
+    answer = SearchVector(_markup_as_words("final_answer"), config=SEARCH_CONFIG)
+    yield from (scope.annotate(answer=answer).filter(answer=any_word)
+                .annotate(rank=SearchRank(answer, any_word), last=_last_index())
                 .values_list("pk", "last", "rank")[:KEYWORD_CANDIDATES])
-    note = SearchVector(_markup_as_words("note"), config=SEARCH_CONFIG, weight="A")
+    note = SearchVector(_markup_as_words("note"), config=SEARCH_CONFIG)
     yield from (visible_attributions(user).filter(trajectory__in=scope, step_index__isnull=False)
-                .annotate(words=note).filter(words=query).annotate(rank=SearchRank(note, query))
+                .annotate(words=note).filter(words=any_word).annotate(rank=SearchRank(note, any_word))
                 .values_list("trajectory_id", "step_index", "rank")[:KEYWORD_CANDIDATES])
+
+
+def _last_index() -> Subquery:
+    """A trajectory's last step's index (its final answer is searched and shown as that step's): one read of
+    the (trajectory, index) index where grouping its steps would read them all."""
+    return Subquery(Step.objects.filter(trajectory=OuterRef("pk")).order_by("-index").values("index")[:1])
 
 
 def _markup_as_words(field: str) -> Func:
@@ -182,7 +194,7 @@ def substring_matches(terms: tuple[str, ...], scope: QuerySet[Trajectory], user,
                                          [:KEYWORD_CANDIDATES]):
         yield trajectory_id, index, matched_terms(terms, texts)
     answers = reduce(operator.or_, (Q(final_answer__icontains=term) for term in terms))
-    for trajectory_id, answer, last in (scope.filter(answers).annotate(last=Max("steps__index"))
+    for trajectory_id, answer, last in (scope.filter(answers).annotate(last=_last_index())
                                         .values_list("pk", "final_answer", "last")[:KEYWORD_CANDIDATES]):
         yield trajectory_id, last, matched_terms(terms, [answer])
     notes = reduce(operator.or_, (Q(note__icontains=term) for term in terms))
@@ -221,7 +233,7 @@ def _hits(query, ranked, terms, by_words, similarity, user) -> list[StepHit]:
     for trajectory_id, index, note in (visible_attributions(user).filter(trajectory_id__in={key[0] for key in ranked})
                                        .exclude(note="").values_list("trajectory_id", "step_index", "note")):
         notes.setdefault((trajectory_id, index), []).append(note)
-    trajectories = (Trajectory.objects.select_related("run", "task").annotate(last_step=Max("steps__index"))
+    trajectories = (Trajectory.objects.select_related("run", "task").annotate(last_step=_last_index())
                     .in_bulk({key[0] for key in ranked}))
     hits = []
     for key in ranked:

@@ -1,4 +1,4 @@
-"""Steps' words for full-text search on PostgreSQL: the table, its GIN index, the trigger that writes a
+"""Steps' words for full-text search on PostgreSQL: the table, its GIN indexes, the trigger that writes a
 step's document on every insert or update of its texts, and the documents of the steps already stored."""
 
 import django.db.models.deletion
@@ -6,36 +6,42 @@ from django.contrib.postgres.search import SearchVectorField
 from django.db import migrations, models
 
 # The first 20,000 characters of each text (`search_selectors.DOCUMENT_HEAD`): a page's text can be longer
-# than a tsvector holds (1 MB), and a search's snippet reads only the head anyway.
-# Angle brackets become spaces: the parser would drop markup as tags (and a script's body with them), where a
-# page's markup is what the agent saw.
-DOCUMENT = """setweight(to_tsvector('english', translate(concat_ws(' ', left({row}.action, 20000),
-                left({row}.action_value, 20000), left({row}.reasoning, 20000)), '<>', '  ')), 'A')
-           || setweight(to_tsvector('english', translate(left({row}.observation, 20000), '<>', '  ')), 'D')"""
+# than a tsvector holds (1 MB), and a search's snippet reads only the head anyway. Angle brackets become
+# spaces: the parser would drop markup as tags (and a script's body with them), where a page's markup is what
+# the agent saw.
+WORDS = """to_tsvector('english', translate(concat_ws(' ', left({row}.action, 20000), left({row}.action_value, 20000),
+                                                     left({row}.reasoning, 20000)), '<>', '  '))"""
+PAGE = """to_tsvector('english', translate(left({row}.observation, 20000), '<>', '  '))"""
 
 CREATE = f"""
-CREATE INDEX failures_stepdocument_gin ON failures_stepdocument USING gin (document);
+CREATE INDEX failures_stepdocument_words ON failures_stepdocument USING gin (words);
+CREATE INDEX failures_stepdocument_page ON failures_stepdocument USING gin (page);
+-- The page's words out of the row: ranking by the step's own words then reads a narrow table.
+ALTER TABLE failures_stepdocument ALTER COLUMN page SET STORAGE EXTERNAL;
+ALTER TABLE failures_stepdocument SET (toast_tuple_target = 128);
 
 CREATE FUNCTION failures_step_document() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO failures_stepdocument (step_id, trajectory_id, document)
-    VALUES (NEW.id, NEW.trajectory_id, {DOCUMENT.format(row="NEW")})
-    ON CONFLICT (step_id) DO UPDATE SET trajectory_id = EXCLUDED.trajectory_id, document = EXCLUDED.document;
+    INSERT INTO failures_stepdocument (step_id, trajectory_id, index, words, page)
+    VALUES (NEW.id, NEW.trajectory_id, NEW.index, {WORDS.format(row="NEW")}, {PAGE.format(row="NEW")})
+    ON CONFLICT (step_id) DO UPDATE
+        SET trajectory_id = EXCLUDED.trajectory_id, index = EXCLUDED.index, words = EXCLUDED.words, page = EXCLUDED.page;
     RETURN NULL;
 END
 $$;
 
-CREATE TRIGGER failures_step_document AFTER INSERT OR UPDATE OF action, action_value, reasoning, observation, trajectory_id
+CREATE TRIGGER failures_step_document AFTER INSERT OR UPDATE OF action, action_value, reasoning, observation, trajectory_id, index
     ON trajectories_step FOR EACH ROW EXECUTE FUNCTION failures_step_document();
 
-INSERT INTO failures_stepdocument (step_id, trajectory_id, document)
-SELECT step.id, step.trajectory_id, {DOCUMENT.format(row="step")} FROM trajectories_step step;
+INSERT INTO failures_stepdocument (step_id, trajectory_id, index, words, page)
+SELECT step.id, step.trajectory_id, step.index, {WORDS.format(row="step")}, {PAGE.format(row="step")} FROM trajectories_step step;
 """
 
 DROP = """
 DROP TRIGGER IF EXISTS failures_step_document ON trajectories_step;
 DROP FUNCTION IF EXISTS failures_step_document();
-DROP INDEX IF EXISTS failures_stepdocument_gin;
+DROP INDEX IF EXISTS failures_stepdocument_words;
+DROP INDEX IF EXISTS failures_stepdocument_page;
 """
 
 
@@ -58,7 +64,9 @@ class Migration(migrations.Migration):
             name='StepDocument',
             fields=[
                 ('step', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='search_document', serialize=False, to='trajectories.step')),
-                ('document', SearchVectorField()),
+                ('index', models.PositiveIntegerField(help_text="The step's, for the same reason.")),
+                ('words', SearchVectorField(help_text='Of its reasoning, action and typed text.')),
+                ('page', SearchVectorField(help_text='Of the page text it saw.')),
                 ('trajectory', models.ForeignKey(help_text="The step's, kept here so that a search's scope needs no join.", on_delete=django.db.models.deletion.CASCADE, related_name='+', to='trajectories.trajectory')),
             ],
         ),
