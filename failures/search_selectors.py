@@ -141,7 +141,7 @@ def keyword_ranking(terms: tuple[str, ...], scope: QuerySet[Trajectory], user,
 def full_text_matches(terms: tuple[str, ...], scope: QuerySet[Trajectory], user,
                       everything: bool = False) -> Iterator[tuple[int, int | None, float]]:
     """(trajectory id, step index, rank) of the steps holding any of the words as PostgreSQL's English
-    dictionary stems them (`StepDocument`, GIN indexes): first those whose reasoning, action or typed text
+    dictionary stems them (`StepDocument`, `StepPageDocument`, GIN indexes): first those whose reasoning, action or typed text
     holds one, by `ts_rank`; then, up to KEYWORD_CANDIDATES in all, those whose page text alone does, the ones
     holding every word first, unranked (rank 0: ranking page texts would read the words of every page holding
     a common word). Final answers and notes, a few short texts, are read whole and ranked."""
@@ -151,11 +151,12 @@ def full_text_matches(terms: tuple[str, ...], scope: QuerySet[Trajectory], user,
     found = {(trajectory_id, index): rank for trajectory_id, index, rank
              in documents.filter(words=any_word).annotate(rank=SearchRank(F("words"), any_word))
              .order_by("-rank", "step_id").values_list("trajectory_id", "index", "rank")[:KEYWORD_CANDIDATES]}
-    on_pages = documents.exclude(words=any_word)
-    for tier in (on_pages.filter(page=every_word), on_pages.filter(page=any_word).exclude(page=every_word)):
-        room = KEYWORD_CANDIDATES - len(found)
-        if room > 0:
-            found.update((key, 0.0) for key in tier.values_list("trajectory_id", "index")[:room])
+    on_pages, room = documents.exclude(words=any_word), KEYWORD_CANDIDATES - len(found)
+    for tier in (on_pages.filter(page__words=every_word), on_pages.filter(page__words=any_word)):
+        for key in tier.values_list("trajectory_id", "index")[:room]:
+            if len(found) == KEYWORD_CANDIDATES:
+                break
+            found.setdefault(key, 0.0)
     yield from ((trajectory_id, index, rank) for (trajectory_id, index), rank in found.items())
     answer = SearchVector(_markup_as_words("final_answer"), config=SEARCH_CONFIG)
     yield from (scope.annotate(answer=answer).filter(answer=any_word)

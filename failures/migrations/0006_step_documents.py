@@ -1,5 +1,6 @@
-"""Steps' words for full-text search on PostgreSQL: the table, its GIN indexes, the trigger that writes a
-step's document on every insert or update of its texts, and the documents of the steps already stored."""
+"""Steps' words for full-text search on PostgreSQL: the tables of a step's own words and its page's, their
+GIN indexes, the trigger that writes both on every insert or update of a step's texts, and those of the
+steps already stored. The tables and indexes are dropped with the migration (a trigger and function too)."""
 
 import django.db.models.deletion
 from django.contrib.postgres.search import SearchVectorField
@@ -15,33 +16,33 @@ PAGE = """to_tsvector('english', translate(left({row}.observation, 20000), '<>',
 
 CREATE = f"""
 CREATE INDEX failures_stepdocument_words ON failures_stepdocument USING gin (words);
-CREATE INDEX failures_stepdocument_page ON failures_stepdocument USING gin (page);
--- The page's words out of the row: ranking by the step's own words then reads a narrow table.
-ALTER TABLE failures_stepdocument ALTER COLUMN page SET STORAGE EXTERNAL;
-ALTER TABLE failures_stepdocument SET (toast_tuple_target = 128);
+CREATE INDEX failures_steppagedocument_words ON failures_steppagedocument USING gin (words);
 
 CREATE FUNCTION failures_step_document() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO failures_stepdocument (step_id, trajectory_id, index, words, page)
-    VALUES (NEW.id, NEW.trajectory_id, NEW.index, {WORDS.format(row="NEW")}, {PAGE.format(row="NEW")})
+    INSERT INTO failures_stepdocument (step_id, trajectory_id, index, words)
+    VALUES (NEW.id, NEW.trajectory_id, NEW.index, {WORDS.format(row="NEW")})
     ON CONFLICT (step_id) DO UPDATE
-        SET trajectory_id = EXCLUDED.trajectory_id, index = EXCLUDED.index, words = EXCLUDED.words, page = EXCLUDED.page;
+        SET trajectory_id = EXCLUDED.trajectory_id, index = EXCLUDED.index, words = EXCLUDED.words;
+    INSERT INTO failures_steppagedocument (document_id, words) VALUES (NEW.id, {PAGE.format(row="NEW")})
+    ON CONFLICT (document_id) DO UPDATE SET words = EXCLUDED.words;
     RETURN NULL;
 END
 $$;
 
-CREATE TRIGGER failures_step_document AFTER INSERT OR UPDATE OF action, action_value, reasoning, observation, trajectory_id, index
+CREATE TRIGGER failures_step_document
+    AFTER INSERT OR UPDATE OF action, action_value, reasoning, observation, trajectory_id, index
     ON trajectories_step FOR EACH ROW EXECUTE FUNCTION failures_step_document();
 
-INSERT INTO failures_stepdocument (step_id, trajectory_id, index, words, page)
-SELECT step.id, step.trajectory_id, step.index, {WORDS.format(row="step")}, {PAGE.format(row="step")} FROM trajectories_step step;
+INSERT INTO failures_stepdocument (step_id, trajectory_id, index, words)
+SELECT step.id, step.trajectory_id, step.index, {WORDS.format(row="step")} FROM trajectories_step step;
+INSERT INTO failures_steppagedocument (document_id, words)
+SELECT step.id, {PAGE.format(row="step")} FROM trajectories_step step;
 """
 
 DROP = """
 DROP TRIGGER IF EXISTS failures_step_document ON trajectories_step;
 DROP FUNCTION IF EXISTS failures_step_document();
-DROP INDEX IF EXISTS failures_stepdocument_words;
-DROP INDEX IF EXISTS failures_stepdocument_page;
 """
 
 
@@ -65,9 +66,15 @@ class Migration(migrations.Migration):
             fields=[
                 ('step', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='search_document', serialize=False, to='trajectories.step')),
                 ('index', models.PositiveIntegerField(help_text="The step's, for the same reason.")),
-                ('words', SearchVectorField(help_text='Of its reasoning, action and typed text.')),
-                ('page', SearchVectorField(help_text='Of the page text it saw.')),
+                ('words', SearchVectorField()),
                 ('trajectory', models.ForeignKey(help_text="The step's, kept here so that a search's scope needs no join.", on_delete=django.db.models.deletion.CASCADE, related_name='+', to='trajectories.trajectory')),
+            ],
+        ),
+        migrations.CreateModel(
+            name='StepPageDocument',
+            fields=[
+                ('document', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='page', serialize=False, to='failures.stepdocument')),
+                ('words', SearchVectorField()),
             ],
         ),
         migrations.RunPython(_on_postgresql(CREATE), _on_postgresql(DROP)),

@@ -5,7 +5,8 @@ from django.db import connection
 from django.urls import reverse
 
 from failures import search_selectors
-from failures.models import AttributionSource, FailureAttribution, SourceKind, StepDocument, StepVector
+from failures.models import (AttributionSource, FailureAttribution, SourceKind, StepDocument, StepPageDocument,
+                             StepVector)
 from failures.search_selectors import SearchFilters, search_filters, search_steps
 from failures.services.annotations import record_failure_annotation
 from failures.services.step_vectors import index_step_vectors
@@ -148,7 +149,7 @@ def _keys(matches):
 def test_full_text_search_finds_what_the_substring_search_finds(collection, other_annotator):
     failed, _ = collection
     record_failure_annotation(failed, other_annotator, step=1, failure_type="blocked_by_site", note="zebra captcha")
-    assert StepDocument.objects.count() == 4  # written by the trigger as the steps were
+    assert StepDocument.objects.count() == StepPageDocument.objects.count() == 4  # written by the trigger
     user = UserFactory()
     for query in ("red shoes", "reviews", "robot challenge", "order total", "alert", "12", "zebra", "nowhere"):
         terms, scope = search_selectors.query_terms(query), Trajectory.objects.all()
