@@ -135,7 +135,7 @@ class StepVector(models.Model):
 class StepDocument(models.Model):
     """A step's own words (reasoning, action, typed text) for PostgreSQL full-text search
     (`failures.search_selectors`), written with its page's (`StepPageDocument`) by a trigger on every insert
-    or update of a step (migration 0006), of the first DOCUMENT_HEAD characters of each text, GIN-indexed. Kept
+    or update of a step (migration 0006), of the first 20,000 characters of each text, GIN-indexed. Kept
     off the step's row so that no other read of steps carries it, and apart from the page's words so that
     ranking a query's many matches reads a narrow table. Empty on SQLite, which searches the texts themselves."""
 

@@ -141,10 +141,11 @@ def keyword_ranking(terms: tuple[str, ...], scope: QuerySet[Trajectory], user,
 def full_text_matches(terms: tuple[str, ...], scope: QuerySet[Trajectory], user,
                       everything: bool = False) -> Iterator[tuple[int, int | None, float]]:
     """(trajectory id, step index, rank) of the steps holding any of the words as PostgreSQL's English
-    dictionary stems them (`StepDocument`, `StepPageDocument`, GIN indexes): first those whose reasoning, action or typed text
-    holds one, by `ts_rank`; then, up to KEYWORD_CANDIDATES in all, those whose page text alone does, the ones
-    holding every word first, unranked (rank 0: ranking page texts would read the words of every page holding
-    a common word). Final answers and notes, a few short texts, are read whole and ranked."""
+    dictionary stems them (`StepDocument`, `StepPageDocument`, GIN indexes): first those whose reasoning,
+    action or typed text holds one, by `ts_rank`; then, up to KEYWORD_CANDIDATES in all, those whose page
+    text alone does, the ones holding every word first, unranked (rank 0: ranking page texts would read the
+    words of every page holding a common word). Final answers and notes, a few short texts, are read whole
+    and ranked."""
     any_word = reduce(operator.or_, (SearchQuery(term, config=SEARCH_CONFIG) for term in terms))
     every_word = reduce(operator.and_, (SearchQuery(term, config=SEARCH_CONFIG) for term in terms))
     documents = StepDocument.objects.all() if everything else StepDocument.objects.filter(trajectory__in=scope)

@@ -6,8 +6,8 @@ import django.db.models.deletion
 from django.contrib.postgres.search import SearchVectorField
 from django.db import migrations, models
 
-# The first 20,000 characters of each text (`search_selectors.DOCUMENT_HEAD`): a page's text can be longer
-# than a tsvector holds (1 MB), and a search's snippet reads only the head anyway. Angle brackets become
+# The first 20,000 characters of each text: a page's text can be longer than a tsvector holds (1 MB), and a
+# search's snippet reads only the head anyway. Angle brackets become
 # spaces: the parser would drop markup as tags (and a script's body with them), where a page's markup is what
 # the agent saw.
 WORDS = """to_tsvector('english', translate(concat_ws(' ', left({row}.action, 20000), left({row}.action_value, 20000),
