@@ -7,10 +7,11 @@ reasoning made from templates of web-agent steps with varied values (seeded) and
 The step vectors are the shipped sentence model's, computed for 2,000 distinct sentences and shared by the
 steps made from them (encoding 100,000 texts takes the worker tens of minutes, and a search reads the stored
 vectors whatever they are). Every query is a different text, so none is served from the encoder's cache; the
-first query, which loads the vectors into memory, is reported apart.
+first query, which loads the vectors into memory, is reported apart. On PostgreSQL the generated tables
+are vacuumed and analyzed before the queries, as autovacuum would have done on a server that has it on.
 
     .venv/bin/python benchmarks/step_search.py [--steps 100000] [--queries 40]
-        [--postgres-url postgres://postgres@127.0.0.1:5432/postgres --database trajscope_bench_search]
+        [--postgres-url postgres://postgres@127.0.0.1:5432/postgres --database trajscope_bench_search [--keep]]
 """
 
 import argparse
@@ -108,7 +109,8 @@ def measure(queries: int) -> None:
         for text in texts:
             scope = search.scoped_trajectories(user, filters)
             for name, call in (
-                    ("keyword", lambda: search.keyword_ranking(search.query_terms(text), scope, user)),
+                    ("keyword", lambda: search.keyword_ranking(search.query_terms(text), scope, user,
+                                                               filters == search.SearchFilters())),
                     ("meaning", lambda: search.meaning_ranking(text + " again", scope, filters == search.SearchFilters())),
                     ("whole search", lambda: search.search_steps(user, text + " once more", filters))):
                 started = time.perf_counter()
@@ -126,9 +128,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--postgres-url", default="")
     parser.add_argument("--database", default="trajscope_bench_search")
+    parser.add_argument("--keep", action="store_true", help="PostgreSQL: search the steps a previous run generated")
     args = parser.parse_args()
     if args.postgres_url:
-        url = recreate_database(args.postgres_url, args.database)
+        url = recreate_database(args.postgres_url, args.database, keep=args.keep)
     else:
         url = "sqlite:///" + os.path.join(tempfile.mkdtemp(), "search.sqlite3")
     os.environ.update(DATABASE_URL=url, DJANGO_SETTINGS_MODULE="config.settings.base", LOG_LEVEL="WARNING",
@@ -139,7 +142,15 @@ def main() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    generate(args.steps, args.seed)
+    from trajectories.models import Step
+
+    if not Step.objects.exists():
+        generate(args.steps, args.seed)
+    if args.postgres_url:
+        from django.db import connection
+
+        with connection.cursor() as cursor:  # as autovacuum would have by now, where it is on
+            cursor.execute("VACUUM ANALYZE")
     measure(args.queries)
 
 

@@ -2,6 +2,7 @@
 sources give them (human graders, published labels, offline rules, LLM judges)."""
 
 from django.conf import settings
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Q
 
@@ -129,3 +130,30 @@ class StepVector(models.Model):
 
     def __str__(self):
         return f"vector of {self.step_id}"
+
+
+class StepDocument(models.Model):
+    """A step's own words (reasoning, action, typed text) for PostgreSQL full-text search
+    (`failures.search_selectors`), written with its page's (`StepPageDocument`) by a trigger on every insert
+    or update of a step (migration 0006), of the first 20,000 characters of each text, GIN-indexed. Kept
+    off the step's row so that no other read of steps carries it, and apart from the page's words so that
+    ranking a query's many matches reads a narrow table. Empty on SQLite, which searches the texts themselves."""
+
+    step = models.OneToOneField(Step, primary_key=True, on_delete=models.CASCADE, related_name="search_document")
+    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="+",
+                                   help_text="The step's, kept here so that a search's scope needs no join.")
+    index = models.PositiveIntegerField(help_text="The step's, for the same reason.")
+    words = SearchVectorField()
+
+    def __str__(self):
+        return f"words of {self.step_id}"
+
+
+class StepPageDocument(models.Model):
+    """The words of the page text a step saw, for full-text search beside `StepDocument`'s (same trigger)."""
+
+    document = models.OneToOneField(StepDocument, primary_key=True, on_delete=models.CASCADE, related_name="page")
+    words = SearchVectorField()
+
+    def __str__(self):
+        return f"page words of {self.document_id}"

@@ -2,25 +2,31 @@
 benchmark, outcome and failure type; attribution notes only where the trajectory page would show them."""
 
 import math
+import operator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, reduce
 
 import numpy as np
 from django.conf import settings
-from django.db.models import Count, Max, Q, QuerySet
+from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
+from django.db import connection
+from django.db.models import Count, F, Func, Max, OuterRef, Q, QuerySet, Subquery, TextField, Value
 from django.db.models.functions import Substr
 from django.urls import reverse
+from django.utils.http import urlencode
 
 from accounts.roles import ANNOTATOR, has_role
 from judges.embeddings import sentence_encoder
 from trajectories.models import AgentRun, Step, Task, Trajectory
 
 from .selectors import failure_type_choices
-from .models import AttributionSource, FailureAttribution, SourceKind, StepVector
+from .models import AttributionSource, FailureAttribution, SourceKind, StepDocument, StepVector
 from .step_search import Snippet, dequantize, fuse, matched_terms, nearest, query_terms, snippet
 
 LIMIT = 50
 KEYWORD_CANDIDATES = 1000  # steps holding a query word read to rank them
+SEARCH_CONFIG = "english"  # PostgreSQL's dictionary, the one `StepDocument`'s trigger stems the steps' texts with
 TEXT_HEAD = 5000  # characters of each text searched for the snippet
 STEP_TEXTS = ("reasoning", "action", "action_value", "observation")
 OUTCOMES = {"success": Q(success=True), "failure": Q(success=False), "unknown": Q(success__isnull=True)}
@@ -42,13 +48,17 @@ class StepHit:
     snippet: Snippet | None
     keyword_terms: int  # query words the step's texts hold
     similarity: float | None  # cosine to the query, when the step's vector is among the nearest
+    query: str = ""
 
     @property
     def url(self) -> str:
-        """The trajectory page at the step, on the page of steps that holds it."""
+        """The trajectory page at the step, on the page of steps that holds it, the query's words marked there."""
         page = math.ceil(self.index / settings.TRAJECTORY_STEPS_PER_PAGE)
-        query = f"?steps_page={page}" if page > 1 else ""
-        return f"{reverse('metrics:trajectory-detail', args=[self.trajectory.pk])}{query}#step-{self.index}"
+        query = {"find": self.query, "find_step": self.index} if self.query else {}
+        if page > 1:
+            query["steps_page"] = page
+        mark = f"?{urlencode(query)}" if query else ""
+        return f"{reverse('metrics:trajectory-detail', args=[self.trajectory.pk])}{mark}#step-{self.index}"
 
 
 def visible_attributions(user) -> QuerySet[FailureAttribution]:
@@ -113,37 +123,86 @@ def meaning_ranking(query: str, scope: QuerySet[Trajectory], everything: bool) -
     return {int(steps[row]): cosine for row, cosine in nearest(query_vector, matrix, LIMIT)}
 
 
-def keyword_ranking(terms: tuple[str, ...], scope: QuerySet[Trajectory], user) -> dict[tuple[int, int], int]:
-    """(trajectory id, step index) → query words held by the step's texts, its final answer (the last
-    step's) and the visible attribution notes on it; most words first."""
+def keyword_ranking(terms: tuple[str, ...], scope: QuerySet[Trajectory], user,
+                    everything: bool = False) -> dict[tuple[int, int], float]:
+    """(trajectory id, step index) → how well the step, its final answer (the last step's) or a visible
+    attribution note on it holds the query's words, best first. PostgreSQL searches its full-text index,
+    SQLite the texts themselves: this is the one place that chooses."""
     if not terms:
         return {}
-    found: dict[tuple[int, int], int] = {}
+    matches = full_text_matches if connection.vendor == "postgresql" else substring_matches
+    found: dict[tuple[int, int], float] = {}
+    for trajectory_id, index, score in matches(terms, scope, user, everything):
+        if index is not None:
+            found[trajectory_id, index] = max(found.get((trajectory_id, index), 0), score)
+    return dict(sorted(found.items(), key=lambda item: -item[1]))
+
+
+def full_text_matches(terms: tuple[str, ...], scope: QuerySet[Trajectory], user,
+                      everything: bool = False) -> Iterator[tuple[int, int | None, float]]:
+    """(trajectory id, step index, rank) of the steps holding any of the words as PostgreSQL's English
+    dictionary stems them (`StepDocument`, `StepPageDocument`, GIN indexes): first those whose reasoning,
+    action or typed text holds one, by `ts_rank`; then, up to KEYWORD_CANDIDATES in all, those whose page
+    text alone does, the ones holding every word first, unranked (rank 0: ranking page texts would read the
+    words of every page holding a common word). Final answers and notes, a few short texts, are read whole
+    and ranked."""
+    any_word = reduce(operator.or_, (SearchQuery(term, config=SEARCH_CONFIG) for term in terms))
+    every_word = reduce(operator.and_, (SearchQuery(term, config=SEARCH_CONFIG) for term in terms))
+    documents = StepDocument.objects.all() if everything else StepDocument.objects.filter(trajectory__in=scope)
+    found = {(trajectory_id, index): rank for trajectory_id, index, rank
+             in documents.filter(words=any_word).annotate(rank=SearchRank(F("words"), any_word))
+             .order_by("-rank", "step_id").values_list("trajectory_id", "index", "rank")[:KEYWORD_CANDIDATES]}
+    on_pages, room = documents.exclude(words=any_word), KEYWORD_CANDIDATES - len(found)
+    for tier in (on_pages.filter(page__words=every_word), on_pages.filter(page__words=any_word)):
+        for key in tier.values_list("trajectory_id", "index")[:room]:
+            if len(found) == KEYWORD_CANDIDATES:
+                break
+            found.setdefault(key, 0.0)
+    yield from ((trajectory_id, index, rank) for (trajectory_id, index), rank in found.items())
+    answer = SearchVector(_markup_as_words("final_answer"), config=SEARCH_CONFIG)
+    yield from (scope.annotate(answer=answer).filter(answer=any_word)
+                .annotate(rank=SearchRank(answer, any_word), last=_last_index())
+                .values_list("pk", "last", "rank")[:KEYWORD_CANDIDATES])
+    note = SearchVector(_markup_as_words("note"), config=SEARCH_CONFIG)
+    yield from (visible_attributions(user).filter(trajectory__in=scope, step_index__isnull=False)
+                .annotate(words=note).filter(words=any_word).annotate(rank=SearchRank(note, any_word))
+                .values_list("trajectory_id", "step_index", "rank")[:KEYWORD_CANDIDATES])
+
+
+def _last_index() -> Subquery:
+    """A trajectory's last step's index (its final answer is searched and shown as that step's): one read of
+    the (trajectory, index) index where grouping its steps would read them all."""
+    return Subquery(Step.objects.filter(trajectory=OuterRef("pk")).order_by("-index").values("index")[:1])
+
+
+def _markup_as_words(field: str) -> Func:
+    """The text with its angle brackets as spaces, as `StepDocument`'s trigger reads a step's: the parser would
+    drop a tag's words (and a script's body)."""
+    return Func(F(field), Value("<>"), Value("  "), function="translate", output_field=TextField())
+
+
+def substring_matches(terms: tuple[str, ...], scope: QuerySet[Trajectory], user,
+                      everything: bool = False) -> Iterator[tuple[int, int | None, float]]:
+    """(trajectory id, step index, query words held) of the first KEYWORD_CANDIDATES steps whose texts hold
+    any of the words, case ignored (no index serves this: every step's texts are read), and of the final
+    answers and visible notes holding one."""
     holds = Q()
     for term in terms:
         for field in STEP_TEXTS:
             holds |= Q(**{f"{field}__icontains": term})
+    steps = Step.objects.filter(holds) if everything else Step.objects.filter(holds, trajectory__in=scope)
     heads = {f"{field}_head": Substr(field, 1, TEXT_HEAD) for field in STEP_TEXTS}
-    steps = (Step.objects.filter(holds, trajectory__in=scope).annotate(**heads)
-             .values_list("trajectory_id", "index", *heads)[:KEYWORD_CANDIDATES])
-    for trajectory_id, index, *texts in steps:
-        found[trajectory_id, index] = matched_terms(terms, texts)
-    answers = Q()
-    for term in terms:
-        answers |= Q(final_answer__icontains=term)
-    for trajectory_id, answer, last in (scope.filter(answers).annotate(last=Max("steps__index"))
+    for trajectory_id, index, *texts in (steps.annotate(**heads).values_list("trajectory_id", "index", *heads)
+                                         [:KEYWORD_CANDIDATES]):
+        yield trajectory_id, index, matched_terms(terms, texts)
+    answers = reduce(operator.or_, (Q(final_answer__icontains=term) for term in terms))
+    for trajectory_id, answer, last in (scope.filter(answers).annotate(last=_last_index())
                                         .values_list("pk", "final_answer", "last")[:KEYWORD_CANDIDATES]):
-        if last is not None:
-            key = (trajectory_id, last)
-            found[key] = max(found.get(key, 0), matched_terms(terms, [answer]))
-    notes = Q()
-    for term in terms:
-        notes |= Q(note__icontains=term)
+        yield trajectory_id, last, matched_terms(terms, [answer])
+    notes = reduce(operator.or_, (Q(note__icontains=term) for term in terms))
     for trajectory_id, index, note in (visible_attributions(user).filter(notes, trajectory__in=scope, step_index__isnull=False)
                                        .values_list("trajectory_id", "step_index", "note")[:KEYWORD_CANDIDATES]):
-        key = (trajectory_id, index)
-        found[key] = max(found.get(key, 0), matched_terms(terms, [note]))
-    return dict(sorted(found.items(), key=lambda item: -item[1]))
+        yield trajectory_id, index, matched_terms(terms, [note])
 
 
 def search_steps(user, query: str, filters: SearchFilters = SearchFilters()) -> list[StepHit]:
@@ -153,16 +212,17 @@ def search_steps(user, query: str, filters: SearchFilters = SearchFilters()) -> 
         return []
     scope = scoped_trajectories(user, filters)
     terms = query_terms(query)
-    by_words = keyword_ranking(terms, scope, user)
-    by_meaning = meaning_ranking(query, scope, _is_everything(filters))
+    everything = _is_everything(filters)
+    by_words = keyword_ranking(terms, scope, user, everything)
+    by_meaning = meaning_ranking(query, scope, everything)
     keys = {pk: (trajectory_id, index) for pk, trajectory_id, index
             in Step.objects.filter(pk__in=by_meaning).values_list("pk", "trajectory_id", "index")}
     similarity = {keys[pk]: cosine for pk, cosine in by_meaning.items() if pk in keys}
     ranked = fuse(list(by_words), sorted(similarity, key=lambda key: -similarity[key]))[:LIMIT]
-    return _hits(ranked, terms, by_words, similarity, user)
+    return _hits(query, ranked, terms, by_words, similarity, user)
 
 
-def _hits(ranked, terms, by_words, similarity, user) -> list[StepHit]:
+def _hits(query, ranked, terms, by_words, similarity, user) -> list[StepHit]:
     if not ranked:
         return []
     wanted = Q()
@@ -175,7 +235,7 @@ def _hits(ranked, terms, by_words, similarity, user) -> list[StepHit]:
     for trajectory_id, index, note in (visible_attributions(user).filter(trajectory_id__in={key[0] for key in ranked})
                                        .exclude(note="").values_list("trajectory_id", "step_index", "note")):
         notes.setdefault((trajectory_id, index), []).append(note)
-    trajectories = (Trajectory.objects.select_related("run", "task").annotate(last_step=Max("steps__index"))
+    trajectories = (Trajectory.objects.select_related("run", "task").annotate(last_step=_last_index())
                     .in_bulk({key[0] for key in ranked}))
     hits = []
     for key in ranked:
@@ -183,7 +243,8 @@ def _hits(ranked, terms, by_words, similarity, user) -> list[StepHit]:
         fields = {**texts.get(key, {}), "note": " · ".join(notes.get(key, []))}
         if key[1] == trajectory.last_step:
             fields["final answer"] = trajectory.final_answer or ""
-        hits.append(StepHit(trajectory, key[1], snippet(terms, fields), by_words.get(key, 0), similarity.get(key)))
+        held = matched_terms(terms, list(fields.values())) if key in by_words else 0
+        hits.append(StepHit(trajectory, key[1], snippet(terms, fields), held, similarity.get(key), query))
     return hits
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 FUSION_K = 60
 SNIPPET_CONTEXT = 80  # characters shown either side of the match
+QUERY_LENGTH = 500  # characters of a query read, as the search box takes
 _WORD = re.compile(r"\w{2,}")
 # Words matched inside others and found in nearly every text: left to the search by meaning.
 _STOP = frozenset("the and for with that this from was were are not but into onto its has had have".split())
@@ -60,6 +61,31 @@ def snippet(terms: Sequence[str], texts: Mapping[str, str]) -> Snippet | None:
             cut = 2 * SNIPPET_CONTEXT
             return Snippet(field, "", "", text[:cut] + ("…" if len(text) > cut else ""))
     return None
+
+
+def found_words(params: Mapping[str, str]) -> dict:
+    """What a trajectory page opened from a search result marks: the query's words (`find`) and the step the
+    result is (`find_step`), from the page's query parameters; nothing when they are absent or bad."""
+    step = (params.get("find_step") or "").strip()
+    return {"found_terms": query_terms((params.get("find") or "")[:QUERY_LENGTH]),
+            "found_step": int(step) if step.isdigit() else None}
+
+
+def marked(text: str, terms: Sequence[str]) -> list[tuple[str, bool]]:
+    """The text in pieces, each occurrence of a term (case ignored; the longer where two start together) a
+    piece of its own: (piece, whether it is a match). The pieces join back into the text."""
+    if not terms or not text:
+        return [(text, False)] if text else []
+    pattern = re.compile("|".join(re.escape(term) for term in sorted(terms, key=len, reverse=True)), re.IGNORECASE)
+    pieces, end = [], 0
+    for match in pattern.finditer(text):
+        if match.start() > end:
+            pieces.append((text[end:match.start()], False))
+        pieces.append((match.group(), True))
+        end = match.end()
+    if end < len(text):
+        pieces.append((text[end:], False))
+    return pieces
 
 
 def quantize(vectors: np.ndarray) -> np.ndarray:

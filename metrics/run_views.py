@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.roles import ANNOTATOR, has_role
 from failures.permissions import REFUSAL, may_attribute
 from failures.selectors import failure_panel, run_failures
+from failures.step_search import found_words
 from judges.outcome_judging import NO_OUTCOME_JUDGE
 from metrics.definitions.agent_response import task_answer_check
 from metrics.forms import EvaluationForm, OutcomeJudgeForm
@@ -146,7 +147,7 @@ def trajectory_detail(request, pk: int):
     for name in ("steps_page", "fragment"):
         query.pop(name, None)
     paging = {"steps": steps, "steps_page": steps_page, "steps_query": query.urlencode() + "&" if query else "",
-              "trajectory": trajectory}
+              "trajectory": trajectory, **found_words(request.GET)}
     if request.GET.get("fragment") == "steps":
         return render(request, "metrics/_trajectory_steps.html", paging)
     previous, following = selectors.neighbours(trajectory)

@@ -1,15 +1,17 @@
 """Search of steps across a collection, with the shipped sentence model."""
 
 import pytest
+from django.db import connection
 from django.urls import reverse
 
 from failures import search_selectors
-from failures.models import AttributionSource, FailureAttribution, SourceKind, StepVector
+from failures.models import (AttributionSource, FailureAttribution, SourceKind, StepDocument, StepPageDocument,
+                             StepVector)
 from failures.search_selectors import SearchFilters, search_filters, search_steps
 from failures.services.annotations import record_failure_annotation
 from failures.services.step_vectors import index_step_vectors
 from tests.factories import AgentRunFactory, ImportJobFactory, StepFactory, TaskFactory, TrajectoryFactory, UserFactory
-from trajectories.models import ImportJob
+from trajectories.models import ImportJob, Step, Trajectory
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +71,8 @@ def test_keyword_and_meaning_both_find_steps_the_shared_word_first(collection):
 def test_the_final_answer_is_searched_as_the_last_steps(collection):
     [hit, *_] = search_steps(UserFactory(), "order total")
     assert (hit.index, hit.snippet.field, hit.snippet.match) == (3, "final answer", "order")
-    assert hit.url == reverse("metrics:trajectory-detail", args=[hit.trajectory.pk]) + "#step-3"
+    assert hit.url == (reverse("metrics:trajectory-detail", args=[hit.trajectory.pk])
+                       + "?find=order+total&find_step=3#step-3")
 
 
 def test_filters_by_run_benchmark_and_outcome(collection):
@@ -100,7 +103,7 @@ def test_a_step_on_a_later_page_is_linked_on_its_page(collection, settings):
     failed, _ = collection
     settings.TRAJECTORY_STEPS_PER_PAGE = 2
     [hit] = search_steps(UserFactory(), "order total")
-    assert hit.url.endswith(f"/trajectories/{failed.pk}/?steps_page=2#step-3")
+    assert hit.url.endswith(f"/trajectories/{failed.pk}/?find=order+total&find_step=3&steps_page=2#step-3")
 
 
 def test_bad_filters_name_the_parameter():
@@ -136,3 +139,58 @@ def test_the_api_returns_ranked_steps_and_refuses_bad_filters(client, collection
     assert first["snippet"]["before"] == "The " and first["snippet"]["match"] == "order"
     assert client.get(reverse("api-step-search"), {"q": "x", "outcome": "maybe"}).status_code == 400
     assert client.get(reverse("api-step-search")).status_code == 400
+
+
+def _keys(matches):
+    return {(trajectory_id, index) for trajectory_id, index, _ in matches if index is not None}
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="full-text search is PostgreSQL's")
+def test_full_text_search_finds_what_the_substring_search_finds(collection, other_annotator):
+    failed, _ = collection
+    record_failure_annotation(failed, other_annotator, step=1, failure_type="blocked_by_site", note="zebra captcha")
+    assert StepDocument.objects.count() == StepPageDocument.objects.count() == 4  # written by the trigger
+    user = UserFactory()
+    for query in ("red shoes", "reviews", "robot challenge", "order total", "alert", "12", "zebra", "nowhere"):
+        terms, scope = search_selectors.query_terms(query), Trajectory.objects.all()
+        full_text = _keys(search_selectors.full_text_matches(terms, scope, user, everything=True))
+        assert full_text == _keys(search_selectors.substring_matches(terms, scope, user, everything=True)), query
+        assert full_text == _keys(search_selectors.full_text_matches(terms, scope, user)), query
+    assert _keys(search_selectors.full_text_matches(("red",), Trajectory.objects.all(), user)) == {
+        (failed.pk, 2), (collection[1].pk, 1)}
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="full-text search is PostgreSQL's")
+def test_full_text_search_stems_ranks_the_reasoning_over_the_page_text_and_follows_edits(collection):
+    failed, passed = collection
+    user = UserFactory()
+    ranking = search_selectors.keyword_ranking(("shoe",), Trajectory.objects.all(), user)
+    assert list(ranking) == [(failed.pk, 2)]  # "shoes", stemmed
+    StepFactory(trajectory=failed, index=4, action="click [1]", reasoning="", observation="red shoes on sale")
+    assert list(search_selectors.keyword_ranking(("shoes",), Trajectory.objects.all(), user)) == [
+        (failed.pk, 2), (failed.pk, 4)]  # in the reasoning first, in the page text after
+    Step.objects.filter(trajectory=passed, index=1).update(reasoning="A quokka on the page")
+    assert list(search_selectors.keyword_ranking(("quokka",), Trajectory.objects.all(), user)) == [(passed.pk, 1)]
+    assert search_selectors.keyword_ranking(("sofa",), Trajectory.objects.all(), user) == {}
+    passed.delete()
+    assert not StepDocument.objects.filter(trajectory_id=passed.pk).exists()
+
+
+def test_a_result_opens_the_trajectory_at_its_step_the_words_marked_in_escaped_text(client):
+    trajectory = TrajectoryFactory(final_answer="<b>Red</b> & done", step_count=2)
+    StepFactory(trajectory=trajectory, index=1, action="click [1]", reasoning="Nothing here")
+    StepFactory(trajectory=trajectory, index=2, action="type [5] [red <i>]", action_value="red <i>",
+                reasoning="<script>alert('red')</script> </mark><mark>red shoes &amp; more",
+                observation="<img src=x onerror=alert(1)> red tree")
+    client.force_login(UserFactory())
+    [hit] = [hit for hit in search_steps(UserFactory(), "red shoes amp") if hit.index == 2]
+    html = client.get(hit.url).content.decode()
+    assert ("&lt;script&gt;alert(&#x27;<mark>red</mark>&#x27;)&lt;/script&gt; &lt;/mark&gt;&lt;mark&gt;"
+            "<mark>red</mark> <mark>shoes</mark> &amp;<mark>amp</mark>; more") in html  # never inside an entity
+    assert "<script>alert" not in html and "<img src=x" not in html and "<i>" not in html
+    assert "type [5] [<mark>red</mark> &lt;i&gt;]" in html
+    assert "&lt;img src=x onerror=alert(1)&gt; <mark>red</mark> tree" in html
+    assert '<details class="tj-tree" open>' in html  # the step's page text holds a word: shown
+    assert "&lt;b&gt;<mark>Red</mark>&lt;/b&gt; &amp; done" in html
+    plain = client.get(reverse("metrics:trajectory-detail", args=[trajectory.pk])).content.decode()
+    assert "<mark>" not in plain and '<details class="tj-tree">' in plain

@@ -1,4 +1,4 @@
-"""The step search page in Debian's Chromium, 1366 and 800 px wide."""
+"""The step search page and the trajectory page it opens, in Debian's Chromium, 1366 and 800 px wide."""
 
 import pytest
 from django.urls import reverse
@@ -30,5 +30,11 @@ def test_a_search_lists_marked_matches_that_open_the_trajectory_at_the_step(size
     expect(first).to_contain_text("<b>red shoes</b>")  # shown as text, not markup
     assert page_width(page) <= width
     first.get_by_role("link").click()
-    expect(page).to_have_url(f"{live_server.url}{reverse('metrics:trajectory-detail', args=[trajectory.pk])}#step-2")
+    expect(page).to_have_url(f"{live_server.url}{reverse('metrics:trajectory-detail', args=[trajectory.pk])}"
+                              "?find=catalogue+shoes&find_step=2#step-2")
     expect(page.locator("#step-2")).to_be_in_viewport()
+    # The query's words marked in the step's texts, the uploaded markup shown as text around them.
+    expect(page.locator("#step-2 .tj-reasoning mark")).to_have_text(["catalogue", "shoes"])
+    expect(page.locator("#step-2 .tj-reasoning")).to_contain_text("<b>red shoes</b>")
+    expect(page.locator("#step-2 .tj-reasoning b")).to_have_count(0)
+    expect(page.locator("#step-2 .tj-actions code mark")).to_have_text(["shoes"])  # the executed action

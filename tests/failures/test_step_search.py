@@ -1,6 +1,7 @@
 import numpy as np
 
-from failures.step_search import Snippet, dequantize, fuse, matched_terms, nearest, quantize, query_terms, snippet
+from failures.step_search import (Snippet, dequantize, found_words, fuse, marked, matched_terms, nearest, quantize,
+                                  query_terms, snippet)
 
 
 def test_query_terms_are_distinct_lowercased_words_short_and_common_ones_left_out():
@@ -32,3 +33,20 @@ def test_nearest_ranks_stored_int8_rows_by_cosine():
 
 def test_fusion_puts_first_what_both_rankings_place_high():
     assert fuse(["a", "b", "c"], ["b", "d"]) == ["b", "a", "d", "c"]  # b 1/62+1/61, a 1/61, d 1/62, c 1/63
+
+
+def test_marked_cuts_the_text_at_each_match_case_ignored_the_longer_first():
+    assert marked("Red shoes, REDDISH socks", ("red", "reddish")) == [
+        ("Red", True), (" shoes, ", False), ("REDDISH", True), (" socks", False)]
+    assert marked("no match", ("red",)) == [("no match", False)]
+    assert marked("red", ()) == [("red", False)]
+    assert marked("", ("red",)) == []
+
+
+def test_marked_reads_terms_as_text_not_patterns():
+    assert marked("a.b axb", ("a.b",)) == [("a.b", True), (" axb", False)]
+
+
+def test_found_words_are_the_query_terms_and_the_step_of_a_result():
+    assert found_words({"find": "Red shoes", "find_step": "3"}) == {"found_terms": ("red", "shoes"), "found_step": 3}
+    assert found_words({"find_step": "x"}) == {"found_terms": (), "found_step": None}
