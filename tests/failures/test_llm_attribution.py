@@ -273,3 +273,15 @@ def test_an_offline_judge_cannot_attribute(run):
     with pytest.raises(CommandError, match="attributing failures needs an OpenAI-compatible one"):
         call_command("attribute_failures", "--run", "team", "--method", "all_at_once", "--judge", "offline")
     assert not AttributionSource.objects.filter(kind=SourceKind.JUDGE).exists()
+
+
+@pytest.mark.parametrize("method", list(llm_methods.METHODS))
+def test_the_local_servers_default_answers_name_the_first_step(run, llm_server, openai_config, method):
+    _failed(run, 4)
+
+    attribute_by_llm(run, openai_config, method)
+
+    # All at once and step by step: one request; binary search keeps the first half twice (1-2, then 1).
+    assert len(llm_server.requests) == (2 if method == llm_methods.BINARY_SEARCH else 1)
+    row = _only(run)
+    assert (row.step_index, row.agent, row.failure_type) == (1, "Orchestrator", "misread_task")
