@@ -162,6 +162,7 @@ class AttributionJobRequestSerializer(serializers.Serializer):
 
 
 class AttributionJobSerializer(serializers.ModelSerializer):
+    status = serializers.CharField(help_text="pending, running, done or failed.")
     run = serializers.CharField(source="run.name")
     judge = serializers.CharField(source="judge_config.name")
     source = serializers.SerializerMethodField(help_text="The attribution source its answers are stored as.")
