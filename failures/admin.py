@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import AttributionSource, FailureAttribution, FailureTaxonomy
+from .models import AttributionJob, AttributionSource, FailureAttribution, FailureTaxonomy
 
 
 @admin.register(AttributionSource)
@@ -18,3 +18,11 @@ class FailureAttributionAdmin(admin.ModelAdmin):
     list_display = ("trajectory", "source", "annotator_name", "step_index", "agent", "failure_type")
     list_filter = ("source",)
     raw_id_fields = ("trajectory", "annotator")
+
+
+@admin.register(AttributionJob)
+class AttributionJobAdmin(admin.ModelAdmin):
+    list_display = ("pk", "run", "method", "judge_config", "status", "attributed", "total", "calls", "cost",
+                    "created_at")
+    list_filter = ("status", "method")
+    raw_id_fields = ("run", "created_by")

@@ -4,7 +4,7 @@ every attribution source against the people."""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.parsers import FormParser
 from rest_framework.response import Response
@@ -12,11 +12,19 @@ from rest_framework.views import APIView
 
 from accounts.roles import ANNOTATOR, has_role
 from infrastructure.api_schema import ErrorSerializer
+from judges.api import JudgeRefused
+from judges.endpoint_checks import JudgeNotChoosable
+from judges.selectors import UnknownJudge
+from judges.services import judge_config_for
 from trajectories.models import AgentRun, ResultOrigin, Trajectory
 from trajectories.parsers import JSONParser
 
 from . import search_selectors, selectors
+from .llm_methods import METHODS
+from .models import AttributionJob
+from .permissions import REFUSAL, may_attribute
 from .services.annotations import AGENT_MAX_LENGTH, NOTE_MAX_LENGTH, AnnotationError, record_failure_annotation
+from .services.llm_attribution import start_attribution_job
 
 FIGURES = ("agent", "exact", "within_1", "within_3", "failure_type", "type_kappa")
 
@@ -144,3 +152,60 @@ class StepSearchView(APIView):
             "task": hit.trajectory.task.task_id, "step": hit.index, "url": request.build_absolute_uri(hit.url),
             "keyword_terms": hit.keyword_terms, "similarity": hit.similarity,
             "snippet": vars(hit.snippet) if hit.snippet else None} for hit in hits]})
+
+
+class AttributionJobRequestSerializer(serializers.Serializer):
+    method = serializers.ChoiceField(choices=list(METHODS), help_text=(
+        "all_at_once (one request per trajectory), step_by_step (up to the first step judged decisive) or "
+        "binary_search (about log2 of the steps)."))
+    judge = serializers.CharField(help_text="The name of a judge configuration of the openai backend.")
+
+
+class AttributionJobSerializer(serializers.ModelSerializer):
+    status = serializers.CharField(help_text="pending, running, done or failed.")
+    run = serializers.CharField(source="run.name")
+    judge = serializers.CharField(source="judge_config.name")
+    source = serializers.SerializerMethodField(help_text="The attribution source its answers are stored as.")
+
+    class Meta:
+        model = AttributionJob
+        fields = ("id", "status", "run", "judge", "method", "source", "total", "attributed", "errors", "error",
+                  "calls", "cost", "created_at", "started_at", "finished_at")
+
+    def get_source(self, job) -> str:
+        return f"LLM {METHODS[job.method]} ({job.judge_config.model})"
+
+
+@extend_schema(tags=["failures"], request=AttributionJobRequestSerializer, responses={
+    201: AttributionJobSerializer, 400: ErrorSerializer, 403: ErrorSerializer, 429: ErrorSerializer})
+class RunAttributionView(APIView):
+    """Attribute the run's failed trajectories with an LLM method, as a background job: follow it at
+    /api/failure-attribution-jobs/<id>/; its attributions then appear on the attribution page and API."""
+
+    def post(self, request, pk: int):
+        run = get_object_or_404(AgentRun, pk=pk)
+        if not may_attribute(request.user, run):
+            raise PermissionDenied(REFUSAL)
+        body = AttributionJobRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            config = judge_config_for(body.validated_data["judge"])
+        except UnknownJudge as error:
+            raise ValidationError({"judge": [str(error)]}) from None
+        try:
+            job = start_attribution_job(run, config, body.validated_data["method"], user=request.user)
+        except JudgeNotChoosable as error:
+            raise JudgeRefused(error) from None
+        except ValueError as error:
+            known = ", ".join(selectors.attribution_judges().values_list("name", flat=True)) or "none"
+            raise ValidationError({"judge": [f"{error} (openai judges: {known})"]}) from None
+        return Response(AttributionJobSerializer(job).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=["failures"], responses=AttributionJobSerializer)
+class AttributionJobDetail(APIView):
+    """One attribution job's progress: poll it until `status` is done or failed."""
+
+    def get(self, request, pk: int):
+        return Response(AttributionJobSerializer(
+            get_object_or_404(AttributionJob.objects.select_related("run", "judge_config"), pk=pk)).data)

@@ -7,7 +7,10 @@ from django.db import models
 from django.db.models import Q
 
 from infrastructure.jobs import BackgroundJob, JobStatus
+from judges.models import JudgeConfig
 from trajectories.models import AgentRun, ResultOrigin, Step, Trajectory
+
+from .llm_methods import METHODS
 
 
 class SourceKind(models.TextChoices):
@@ -117,6 +120,43 @@ class ThemeJob(BackgroundJob):
 
     def __str__(self):
         return f"themes of {self.run or self.benchmark or 'every run'} ({self.status})"
+
+
+class AttributionJob(BackgroundJob):
+    """An LLM method's pass over a run's failed trajectories (`failures.services.llm_attribution`)."""
+
+    dispatch_task = "failures.tasks.run_attribution_job_task"
+    job_kind = "failure attribution"
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="attribution_jobs")
+    judge_config = models.ForeignKey(JudgeConfig, on_delete=models.PROTECT, related_name="attribution_jobs")
+    method = models.CharField(max_length=16, choices=list(METHODS.items()))
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.PENDING)
+    total = models.PositiveIntegerField(default=0, help_text="Failed trajectories of the run (harness verdict).")
+    attributed = models.PositiveIntegerField(default=0, help_text="Trajectories given a decisive step.")
+    errors = models.JSONField(default=list, blank=True, help_text="Trajectories left without one, and why.")
+    error = models.TextField(blank=True, help_text="Why the whole job failed.")
+    calls = models.PositiveIntegerField(default=0, help_text="Requests behind its answers, cached ones included.")
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self):
+        return f"failure attribution #{self.pk} of {self.run} ({self.method}, {self.status})"
+
+    @property
+    def done(self) -> int:
+        return self.attributed
+
+    @property
+    def failed(self) -> int:
+        return len(self.errors)
 
 
 class StepVector(models.Model):

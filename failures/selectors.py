@@ -8,12 +8,14 @@ from dataclasses import dataclass
 from django.db.models import Count, Q, QuerySet
 
 from accounts.roles import ANNOTATOR, has_role
+from judges.models import JudgeBackend, JudgeConfig
 from trajectories.models import AgentRun, Step, Trajectory
 
 from .accuracy import Shape, against, consensus, random_floor
 from .agreement import Label, StepAgreement, annotator_pairs, step_agreement
 from .permissions import may_attribute
-from .models import AttributionSource, FailureAttribution, FailureTaxonomy, SourceKind, ThemeJob
+from .llm_methods import METHODS
+from .models import AttributionJob, AttributionSource, FailureAttribution, FailureTaxonomy, SourceKind, ThemeJob
 from .taxonomy import DEFAULT_TYPES, FailureType
 
 QUEUE_LENGTH = 100
@@ -264,6 +266,9 @@ class RunFailures:
     sources: list[AttributionSource]
     source: AttributionSource | None
     may_run_rules: bool
+    jobs: list[AttributionJob]  # the latest LLM attribution jobs
+    judges: list[JudgeConfig]  # those an LLM method can be started with (openai)
+    methods: dict[str, str]
 
 
 def run_failures(run: AgentRun, user, source_pk: str = "") -> RunFailures:
@@ -271,7 +276,13 @@ def run_failures(run: AgentRun, user, source_pk: str = "") -> RunFailures:
     source = next((item for item in sources if str(item.pk) == source_pk), None)
     types, untyped = failure_types(run, source)
     return RunFailures(run.trajectories.filter(success=False).count(), types, untyped, sources, source,
-                       may_attribute(user, run))
+                       may_attribute(user, run), list(run.attribution_jobs.select_related("judge_config")[:5]),
+                       list(attribution_judges()), METHODS)
+
+
+def attribution_judges():
+    """The judge configurations an LLM method can be asked of: those of the `openai` backend."""
+    return JudgeConfig.objects.filter(backend=JudgeBackend.OPENAI).order_by("name")
 
 
 # --- failure themes --------------------------------------------------------------------------

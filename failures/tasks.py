@@ -2,6 +2,7 @@
 
 from celery import shared_task
 
+from .services.llm_attribution import run_attribution_job
 from .services.step_vectors import index_step_vectors
 from .services.themes import compute_themes
 
@@ -16,3 +17,9 @@ def compute_themes_task(job_id: int) -> str:
 def index_step_vectors_task() -> int:
     """Sentence vectors of the steps stored since the last run, for search by meaning."""
     return index_step_vectors()
+
+
+@shared_task
+def run_attribution_job_task(job_id: int) -> str:
+    """An LLM method's attribution of a run's failures; progress, errors and cost go to the AttributionJob."""
+    return run_attribution_job(job_id).status

@@ -13,4 +13,5 @@ urlpatterns = [
     path("themes/", views.themes, name="themes"),
     path("search/", views.search, name="search"),
     path("runs/<int:pk>/rules/", views.run_rules, name="run-rules"),
+    path("runs/<int:pk>/llm/", views.run_llm, name="run-llm"),
 ]

@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.roles import ANNOTATOR, REVIEWER, has_role, role_required
+from infrastructure.jobs import TooManyJobs
 from judges.calibration import format_interval
 from trajectories.models import AgentRun, Task, Trajectory
 
@@ -17,6 +18,7 @@ from . import search_selectors, selectors
 from .permissions import REFUSAL, may_attribute
 from .services.annotations import AnnotationError, record_failure_annotation, save_taxonomy
 from .services.attribution import attribute_by_rules
+from .services.llm_attribution import start_attribution_job
 from .services.themes import request_themes
 from .taxonomy import TaxonomyError, types_text
 
@@ -121,6 +123,28 @@ def run_rules(request, pk: int):
         raise PermissionDenied(REFUSAL)
     count = attribute_by_rules(run)
     messages.success(request, f"The offline rules attributed {count} failed trajector{'y' if count == 1 else 'ies'}.")
+    return redirect(reverse("metrics:run-detail", args=[pk]) + "#run-failures")
+
+
+@login_required
+@require_POST
+def run_llm(request, pk: int):
+    """Start an LLM method over the run's failures, as a background job."""
+    run = get_object_or_404(AgentRun, pk=pk)
+    if not may_attribute(request.user, run):
+        raise PermissionDenied(REFUSAL)
+    config = selectors.attribution_judges().filter(name=request.POST.get("judge", "")).first()
+    if config is None:
+        messages.error(request, "Not started: choose an OpenAI-compatible judge.")
+    else:
+        try:
+            job = start_attribution_job(run, config, request.POST.get("method", ""), user=request.user)
+        except (ValueError, TooManyJobs) as error:
+            messages.error(request, f"Not started: {error}.")
+        else:
+            messages.success(request, f"Failure attribution #{job.pk} started: {job.total} failed trajector"
+                                      f"{'y' if job.total == 1 else 'ies'}, {job.get_method_display()}, judge "
+                                      f"{config.name}.")
     return redirect(reverse("metrics:run-detail", args=[pk]) + "#run-failures")
 
 

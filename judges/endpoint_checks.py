@@ -11,7 +11,7 @@ import io
 from django.utils import timezone
 from PIL import Image
 
-from . import elements, outcome_questions
+from . import attribution, elements, outcome_questions
 from . import questions as q
 from .backends import make_backend
 from .backends.base import EndpointUnreachable
@@ -22,6 +22,9 @@ from .steps import JudgeStep
 _KINDS_WITH_IMAGES = (q.ELEMENT_AT_POINT, outcome_questions.SCREENSHOT)
 NO_IMAGES = "not asked: the judge reads no images"
 NO_OUTCOMES = "not asked: only an OpenAI-compatible judge runs the outcome judge"
+NO_ATTRIBUTION = "not asked: only an OpenAI-compatible judge attributes failures"
+_PROBE_TYPES = [{"key": "wrong_value", "name": "Wrong value typed", "definition": "Typed a wrong value."},
+                {"key": "stopped_early", "name": "Gave up early", "definition": "Stopped before the task was done."}]
 
 
 def _screenshot() -> bytes:
@@ -41,6 +44,8 @@ def probe_questions() -> list[q.Question]:
     other = JudgeStep("type [7] [blue kettle] where [7] is searchbox 'Search'")
     intent = "What is the price of the blue kettle?"
     image = _screenshot()
+    attribution_log = [attribution.shown_step(1, "Planner", "Search for the red kettle."),
+                       attribution.shown_step(2, "Browser", "type [7] [red kettle]")]
     shot = outcome_questions.Shot(1, "endpoint-check", "data:image/png;base64," + base64.b64encode(image).decode())
     return [
         q.step_match(gold, agent),
@@ -51,6 +56,9 @@ def probe_questions() -> list[q.Question]:
         q.fuzzy_answer(intent, "25 dollars", "$25"),
         elements.element_question("I will click the Search button.", "Click at (255, 100)", 255, 100,
                                   "endpoint-check", elements.crop_around(image, 255, 100)),
+        attribution.whole_question(intent, "$25", attribution_log, _PROBE_TYPES),
+        attribution.step_question(intent, "$25", attribution_log[:1], _PROBE_TYPES),
+        attribution.halves_question(intent, "$25", attribution_log, _PROBE_TYPES),
         outcome_questions.key_points_question(intent),
         outcome_questions.screenshot_question(intent, ["the price of the blue kettle"], shot),
         outcome_questions.verdict_question(intent, ["the price of the blue kettle"], "$25",
@@ -104,6 +112,8 @@ def _not_asked(backend, question: q.Question) -> str:
         return NO_IMAGES
     if question.kind in outcome_questions.KINDS and backend.name != JudgeBackend.OPENAI:
         return NO_OUTCOMES
+    if question.kind in attribution.KINDS and backend.name != JudgeBackend.OPENAI:
+        return NO_ATTRIBUTION
     return ""
 
 

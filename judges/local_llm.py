@@ -40,6 +40,23 @@ def _listed_numbers(user_message: str) -> list[int]:
     return [int(number) for number in _NUMBERED.findall(items)]
 
 
+_TYPE_KEY = re.compile(r"^- ([a-z0-9_]+): ", re.M)
+_LOG_STEP = re.compile(r"^Step (\d+) \(([^)]*)\):$", re.M)
+
+
+def _attribution_reply(system: str, user: str) -> Reply:
+    """The first failure type listed, and the first step shown: decisive, in the first half."""
+    failure_type = _TYPE_KEY.search(user).group(1)
+    if '"decisive"' in system:
+        return Reply({"decisive": True, "failure_type": failure_type, "reason": "This step went wrong."})
+    if '"half"' in system:
+        return Reply({"half": "first", "failure_type": failure_type, "reason": "The first half went wrong."})
+    step, agent = _LOG_STEP.search(user).groups()
+    agents = user.split("\nAgents: ", 1)[1].split("\n", 1)[0]
+    return Reply({"step": int(step), "agent": agent if agent in agents.split(", ") else "",
+                  "failure_type": failure_type, "reason": "The first step went wrong."})
+
+
 def well_formed_reply(request: dict) -> Reply:
     """A valid answer shaped for the prompt's answer format and for the items the request lists.
 
@@ -47,6 +64,8 @@ def well_formed_reply(request: dict) -> Reply:
     the pair named is the first gold step listed, not gold step 1.
     """
     system, user = request["messages"][0]["content"], request["messages"][1]["content"]
+    if '"failure_type"' in system:
+        return _attribution_reply(system, user)
     if '"intended"' in system:
         return Reply({"element": "button 'Search'", "intended": True, "rationale": "The ring is on it."})
     if '"key_points"' in system:

@@ -26,6 +26,9 @@ class DecisionKind(models.TextChoices):
     OUTCOME_KEY_POINTS = "outcome_key_points", "Key points of a task"
     OUTCOME_SCREENSHOT = "outcome_screenshot", "Screenshot relevant to the key points"
     OUTCOME_VERDICT = "outcome_verdict", "Task accomplished (whole trajectory)"
+    ATTRIBUTION_WHOLE = "attribution_whole", "Decisive error in the whole log"
+    ATTRIBUTION_STEP = "attribution_step", "Step is the decisive error"
+    ATTRIBUTION_HALVES = "attribution_halves", "Half of the log holding the decisive error"
 
 
 class JudgeConfig(models.Model):

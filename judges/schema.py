@@ -16,7 +16,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from . import outcome_questions
+from . import attribution, outcome_questions
 from . import questions as q
 
 # Caps on the texts an answer holds, sent with the schema where the endpoint can enforce them
@@ -151,6 +151,41 @@ class Text:
 
 
 @dataclass(frozen=True)
+class Choice:
+    """One of the strings the bound `one_of` lists per request (a step's agents, a taxonomy's keys).
+    Read ignoring case and surrounding spaces; when the only choice is "" (no agent is named),
+    whatever string is written is read as ""."""
+
+    hint: str
+    one_of: str
+
+    def describe(self, bounds: dict) -> str:
+        return "one of " + ", ".join(repr(value) for value in bounds[self.one_of])
+
+    def schema(self, bounds: dict, grammar: bool) -> dict:
+        return {"type": "string", "enum": list(bounds[self.one_of])}
+
+    def example(self) -> str:
+        return f'"<{self.hint}>"'
+
+    def read(self, value, path: str, bounds: dict, coerced: list[str]):
+        choices = list(bounds[self.one_of])
+        if not isinstance(value, str):
+            shown = "missing" if value is _MISSING else repr(value)[:80]
+            raise MalformedAnswer(f"{path} must be {self.describe(bounds)}, not {shown}")
+        if value in choices:
+            return value
+        if choices == [""]:
+            coerced.append(f"{path}: {value[:80]!r} read as '' (no choice is named)")
+            return ""
+        found = [choice for choice in choices if choice.casefold() == value.strip().casefold()]
+        if not found:
+            raise MalformedAnswer(f"{path} must be {self.describe(bounds)}, not {value[:80]!r}")
+        coerced.append(f"{path}: {value[:80]!r} read as {found[0]!r}")
+        return found[0]
+
+
+@dataclass(frozen=True)
 class ListOf:
     """A list of `item`s, from `min_items` to `max_items` long (either may be a named bound).
     `numbered`: the items' field that numbers them 1, 2, ... in order, sent to a grammar as such."""
@@ -262,6 +297,16 @@ ANSWERS = {
                                 ("reasoning", _rationale("what the screenshot shows")))),
     outcome_questions.VERDICT: Object((("success", Boolean("true or false")),
                              ("reasoning", _rationale("your reasoning, naming missed key points")))),
+    attribution.WHOLE: Object((("step", Number("decisive step number", one_of="steps")),
+                               ("agent", Choice("responsible agent, as the log names it", "agents")),
+                               ("failure_type", Choice("failure type key", "types")),
+                               ("reason", _rationale("why this step decided the failure")))),
+    attribution.STEP: Object((("decisive", Boolean()),
+                              ("failure_type", Choice("failure type key, if decisive", "types")),
+                              ("reason", _rationale()))),
+    attribution.HALVES: Object((("half", Choice("first | second", "halves")),
+                                ("failure_type", Choice("failure type key", "types")),
+                                ("reason", _rationale()))),
 }
 
 

@@ -143,6 +143,8 @@ class PlotForm(forms.Form):
     kind = forms.ChoiceField(required=False, choices=[(kind, kind) for kind in charts.KINDS])
     runs = forms.CharField(required=False, help_text="Comma-separated run ids")
     success_source = forms.ChoiceField(required=False)
+    failure_source = forms.CharField(required=False)
+    failure_type = forms.CharField(required=False)
 
     def __init__(self, data=None):
         super().__init__(data)
@@ -164,6 +166,7 @@ class PlotForm(forms.Form):
         sort = data["sort"] or "-success"
         filters = LeaderboardFilters(benchmark=data["benchmark"], site=data["site"], paradigm=data["paradigm"],
                                      judge=data["judge"], sort=sort.lstrip("-"), descending=sort.startswith("-"),
-                                     subset=data["subset"], success_source=data["success_source"] or COMBINED)
+                                     subset=data["subset"], success_source=data["success_source"] or COMBINED,
+                                     failure_source=data["failure_source"], failure_type=data["failure_type"])
         return plots.PlotRequest(name=name, fmt=fmt, filters=filters, metric=data["metric"],
                                  kind=data["kind"] or "box", run_ids=data["runs"])

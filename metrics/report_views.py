@@ -83,6 +83,7 @@ def leaderboard_page(request):
     plot_query = urlencode({key: value for key, value in (
         ("benchmark", filters.benchmark), ("site", filters.site), ("paradigm", filters.paradigm),
         ("judge", filters.judge), ("subset", filters.subset), ("success_source", filters.success_source),
+        ("failure_source", filters.failure_source), ("failure_type", filters.failure_type),
         ("sort", ("-" if filters.descending else "") + filters.sort),
     ) if value})
     judge_marks = leaderboard.judge_marks(board)
@@ -116,6 +117,7 @@ def leaderboard_page(request):
             export_urls=[(what, [(fmt.upper(), reverse("metrics:export", args=[what, fmt])) for fmt in exports.FORMATS])
                          for what in exports.RUN_EXPORTS],
             subset=filters.subset, run_url=route("metrics:run-detail"), job_url=route("metrics:job"),
+            failure_source=filters.failure_source,
         ),
     })
 

@@ -286,6 +286,7 @@ JOB_LIMITS_PER_ACCOUNT = {
     "import": env.int("MAX_IMPORTS_PER_ACCOUNT", default=5),
     "evaluation": env.int("MAX_EVALUATIONS_PER_ACCOUNT", default=3),
     "outcome judging": env.int("MAX_OUTCOME_JOBS_PER_ACCOUNT", default=3),
+    "failure attribution": env.int("MAX_ATTRIBUTION_JOBS_PER_ACCOUNT", default=3),
 }
 # Jobs whose queue message is missing are sent again by a sweeper in every worker (config/jobs.py).
 JOB_SWEEP_INTERVAL = env.float("JOB_SWEEP_INTERVAL", default=15.0)  # seconds; 0 turns the sweeper off

@@ -5,7 +5,8 @@ requirement found verbatim, an answer equal to the reference) is answered here w
 Few requests: the repetition questions asked together go in numbered lists of up to
 `batch_size` pairs per request, the requirements of one answer likewise, and the two aspects
 of a groundedness question share one request; each question still gets its own decision. The
-outcome judge's questions (`judges.outcome_questions`) go one per request, their images attached to it.
+outcome judge's questions (`judges.outcome_questions`) go one per request, their images attached to it, as
+do the failure attribution questions (`judges.attribution`).
 Otherwise: the kind's prompt file, temperature from the spec (0 by default), the answer asked
 for as structured output (below) and read by its kind's schema (`judges.schema`), one repair
 request when it does not fit, and bounded retries with exponential backoff and full jitter on
@@ -39,7 +40,7 @@ from functools import cache
 
 import openai
 
-from .. import elements, outcome_questions, schema
+from .. import attribution, elements, outcome_questions, schema
 from .. import questions as q
 from ..parsing import plain_text, same_step
 from ..prompts import load_prompt
@@ -179,6 +180,19 @@ def _element_answer(value: dict) -> Answer:
                   {"element": element, "intended": intended})
 
 
+def _attribution_answer(value: dict) -> Answer:
+    """An attribution answer, whole in the decision's output; its score says, for a step-by-step
+    question, whether the step is decisive, for a binary search one whether the first half holds
+    the error, and is 1 for an all-at-once answer."""
+    if "decisive" in value:
+        score = 1.0 if value["decisive"] else 0.0
+    elif "half" in value:
+        score = 1.0 if value["half"] == attribution.FIRST else 0.0
+    else:
+        score = 1.0
+    return Answer(score, value["reason"], value)
+
+
 OUTCOME_READERS = {
     outcome_questions.KEY_POINTS: _key_points_answer,
     outcome_questions.SCREENSHOT: _relevance_answer,
@@ -271,6 +285,9 @@ class OpenAIBackend(Backend):
             return [self._ask(kind, fields, OUTCOME_READERS[kind], first.images)] * len(questions)
         if kind == q.ELEMENT_AT_POINT:
             return [self._ask(kind, elements.prompt_fields(first), _element_answer, first.images)] * len(questions)
+        if kind in attribution.KINDS:
+            return [self._ask(kind, attribution.prompt_fields(first), _attribution_answer,
+                              bounds=attribution.bounds(first))] * len(questions)
         return [self._answer(kind, first.inputs)] * len(questions)
 
     @staticmethod

@@ -195,6 +195,7 @@ class LeaderboardRows:
     subset: str
     run_url: Callable[[int], str]  # `route`s
     job_url: Callable[[int], str]
+    failure_source: str = ""  # the failure column's source, passed on to the run page it links to
 
 
 @register.simple_tag
@@ -231,7 +232,8 @@ def leaderboard_row(row, rows: LeaderboardRows):
     scored = DASH if row.scored is None else int(row.scored)
     failure_types = "" if row.failure_types is None else (
         '<td data-col="failure-types">'
-        + (" · ".join(f'<span data-type="{escape(item.key)}">{escape(item.name)} {item.share:.0%}</span>'
+        + (" · ".join(f'<a data-type="{escape(item.key)}" href="{rows.run_url(row.run_id)}?failure_source='
+                      f'{quote(rows.failure_source)}#run-failures">{escape(item.name)} {item.share:.0%}</a>'
                       for item in row.failure_types) or '<span class="muted">none attributed</span>') + "</td>\n")
     return mark_safe(
         f'<tr data-run="{name}">\n'

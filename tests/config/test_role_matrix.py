@@ -16,7 +16,8 @@ from rest_framework.test import APIClient
 
 from accounts.services import create_api_token
 from annotation.models import GoldCheckJob, GoldFlag
-from judges.models import OutcomeJob
+from failures.models import AttributionJob
+from judges.models import JudgeConfig, OutcomeJob
 from config.celery import app as celery_app
 from config.settings.base import BASE_DIR
 from tests import factories
@@ -117,6 +118,8 @@ def platform(django_db_setup, django_db_blocker, tmp_path_factory):
             import_job=factories.ImportJobFactory(run=run, created_by=owner),
             outcome_job=OutcomeJob.objects.create(run=run, created_by=owner, judge_config=factories.JudgeConfigFactory(
                 name="outcome", backend="openai", model="gpt-4o-mini")),
+            attribution_job=AttributionJob.objects.create(run=run, created_by=owner, method="all_at_once",
+                                                          judge_config=JudgeConfig.objects.get(name="outcome")),
             token=create_api_token(owner, name="owner's")[0],
         )
     yield data
@@ -148,6 +151,9 @@ def kwargs_for(name: str, data) -> dict:
         "trajectories:step-text": {"pk": data["trajectory"].pk, "index": 1, "field": "reasoning"},
         "failures:annotate": {"pk": data["trajectory"].pk},
         "failures:run-rules": {"pk": data["run"].pk},
+        "failures:run-llm": {"pk": data["run"].pk},
+        "api-run-attribution": {"pk": data["run"].pk},
+        "api-attribution-job": {"pk": data["attribution_job"].pk},
         "metrics:run-failures-from-gold": {"pk": data["run"].pk},
         "api-failure-annotations": {"pk": data["trajectory"].pk},
         "failures:taxonomy": {"benchmark": data["task"].benchmark},

@@ -104,7 +104,7 @@ def test_the_run_page_shows_failure_types_and_starts_the_rules(client, run, anno
     record_failure_annotation(trajectory, annotator, step=1, failure_type="looped", note="<i>x</i>")
     client.force_login(annotator)
     page = client.get(reverse("metrics:run-detail", args=[run.pk])).content.decode()
-    assert 'id="failure-type-counts"' in page and "<td>Looped</td>" in page
+    assert 'id="failure-type-counts"' in page and "Looped</a></td>" in page
     assert 'id="run-rules-form"' not in page
     assert client.post(reverse("failures:run-rules", args=[run.pk])).status_code == 403
 

@@ -4,6 +4,7 @@ on an LLM judge whose endpoint has not answered its last test."""
 import pytest
 from django.core.management import CommandError, call_command
 
+from judges import attribution
 from judges.endpoint_checks import TEST_FAILED, UNTESTED, JudgeNotChoosable, run_endpoint_test
 from judges.local_llm import LocalLLMServer, Reply, well_formed_reply
 from judges.outcome_judging import create_outcome_job
@@ -18,7 +19,8 @@ from .conftest import FAST_RETRIES
 pytestmark = pytest.mark.django_db
 
 KINDS = ["step_match", "trajectory_match", "repetition", "requirements", "grounded", "relevant", "fuzzy_answer",
-         "element_at_point", KEY_POINTS, SCREENSHOT, VERDICT]
+         "element_at_point", attribution.WHOLE, attribution.STEP, attribution.HALVES, KEY_POINTS, SCREENSHOT,
+         VERDICT]
 
 
 def _unsure_verdicts(request: dict) -> Reply:
@@ -124,5 +126,7 @@ def test_a_judge_without_a_model_is_asked_what_its_backend_answers():
     not_asked = {row["question"]: row["error"] for row in report["questions"] if not row["asked"]}
     assert not_asked == {"element_at_point": "not asked: the judge reads no images",
                          KEY_POINTS: "not asked: only an OpenAI-compatible judge runs the outcome judge",
+                         **{kind: "not asked: only an OpenAI-compatible judge attributes failures"
+                            for kind in attribution.KINDS},
                          SCREENSHOT: "not asked: the judge reads no images",
                          VERDICT: "not asked: only an OpenAI-compatible judge runs the outcome judge"}

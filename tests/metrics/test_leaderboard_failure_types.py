@@ -10,6 +10,7 @@ from django.urls import reverse
 from failures.models import AttributionSource, FailureAttribution, SourceKind
 from metrics import exports
 from metrics.selectors.leaderboard import LeaderboardFilters, leaderboard
+from metrics.report_forms import PlotForm
 from tests.factories import AgentRunFactory, TaskFactory, TrajectoryFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -66,7 +67,11 @@ def test_the_page_shows_the_column_escaped_and_the_filter(client, runs):
     body = page.content.decode()
     assert page.status_code == 200
     assert 'data-col="failure-types">Failure types' in body
-    assert '<span data-type="looped">Looped 67%</span> · <span data-type="blocked_by_site">Blocked by the site 33%</span>' in body
+    shop_page = reverse("metrics:run-detail", args=[runs[0].pk])
+    # Each share opens the run's failure types by the same source.
+    assert (f'<a data-type="looped" href="{shop_page}?failure_source=people#run-failures">Looped 67%</a> · '
+            f'<a data-type="blocked_by_site" href="{shop_page}?failure_source=people#run-failures">Blocked by the site '
+            '33%</a>') in body
     assert 'data-run="forum"' not in body
     plain = client.get(reverse("metrics:leaderboard")).content.decode()
     assert 'data-col="failure-types"' not in plain and 'name="failure_source"' in plain
@@ -84,3 +89,35 @@ def test_the_csv_export_and_the_api_carry_the_column(client, runs):
     rows = {row["name"]: row["failure_types"] for row in body["results"]}
     assert rows["shop"] == [{"key": "wrong_element", "name": "Wrong element or target", "count": 1, "share": 1.0}]
     assert client.get(reverse("api-leaderboard"), {"failure_source": "nobody"}).status_code == 400
+
+
+def test_the_charts_draw_the_runs_the_failure_filter_keeps(client, runs):
+    shop, forum, judge = runs
+    client.force_login(UserFactory())
+    body = client.get(reverse("metrics:leaderboard"), {"failure_source": "people",
+                                                       "failure_type": "looped"}).content.decode()
+    plot_url = reverse("metrics:plot", args=["success-recovery", "svg"])
+    assert (f'data-plot="{plot_url}?success_source=combined&amp;failure_source=people&amp;failure_type=looped'
+            "&amp;sort=-success\"") in body
+    assert 'name="failure_source" value="people"' in body  # kept by the forms that change one chart
+
+    kept = PlotForm({"failure_source": "people", "failure_type": "looped"}).plot_request("sites", "svg")
+    assert (kept.filters.failure_source, kept.filters.failure_type) == ("people", "looped")
+    assert [row.name for row in leaderboard(kept.filters).rows] == ["shop"]
+    with pytest.raises(ValueError, match="failure_source: 'nobody'"):
+        PlotForm({"failure_source": "nobody"}).plot_request("sites", "svg")
+
+
+def test_the_run_page_keeps_its_failure_source_and_links_each_type_to_its_failures(client, runs):
+    shop, forum, judge = runs
+    client.force_login(UserFactory())
+    url = reverse("metrics:run-detail", args=[shop.pk])
+    body = client.get(url, {"failure_source": str(judge.pk), "outcome": "failure"}).content.decode()
+    search = reverse("failures:search")
+    assert (f'<a href="{search}?run={shop.pk}&amp;failure_type=wrong_element&amp;source={judge.pk}" '
+            in body)
+    # Choosing another source keeps the trajectory list's filters; filtering the list keeps the source.
+    assert '<input type="hidden" name="outcome" value="failure">' in body
+    assert f'<input type="hidden" name="failure_source" value="{judge.pk}">' in body
+    people = client.get(url).content.decode()
+    assert f'<a href="{search}?run={shop.pk}&amp;failure_type=looped" ' in people
