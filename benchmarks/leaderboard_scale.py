@@ -111,8 +111,8 @@ def _add_runs(first: int, last: int, tasks, judge, source, shapes, rng: random.R
                    for run in runs for task in tasks))
         copy_rows("trajectories_verdict",
                   ("run_id", "task_id", "source_id", "grader", "success", "label", "labels", "score", "explanation",
-                   "origin", "source_name", "created_at"),
-                  ((run.pk, task.pk, source.pk, "", rng.random() < 0.4, "", "{}", None, "", "import", "", now)
+                   "origin", "source_name", "note", "created_at"),
+                  ((run.pk, task.pk, source.pk, "", rng.random() < 0.4, "", "{}", None, "", "import", "", "", now)
                    for run in runs for task in tasks))
         _copy_aggregates([(job.pk, run.pk, first + index) for index, (job, run) in enumerate(zip(jobs, runs))],
                          shapes)
