@@ -4,7 +4,6 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from infrastructure.forms import labelled_errors
 from infrastructure.jobs import TooManyJobs
 from judges.endpoint_checks import JudgeNotChoosable
 from judges.services import judge_config_for
