@@ -11,7 +11,7 @@ The set is built from the published 50-row excerpt and the 812 WebArena intents,
   sibling of the template (swapped places); a second block beside the task's own gold, taken from
   another task of the site or naming places no intent names.
 Cases are split into a tuning and a test part by the task they are placed under (half of the 812
-tasks each); the thresholds in annotation/quality.py were chosen on the tuning part only. Each case
+tasks each); the thresholds in annotation/quality/fit.py were chosen on the tuning part only. Each case
 is checked on its own, against every intent of the benchmark.
 
     .venv/bin/python benchmarks/gold_fit_labels.py [--seed 0] [--part test|tuning] [--show-misses]
@@ -34,9 +34,10 @@ EXCERPT = SHARED_DATA / "gold-sample" / "golden_human_trajectories_excerpt.xlsx"
 TASKS = SHARED_DATA / "webarena" / "test.raw.json"
 
 from annotation import quality  # noqa: E402
+from annotation.quality import records, step_text  # noqa: E402
 from annotation.formats import read_gold_file  # noqa: E402
 
-FIT_CHECKS = (quality.OTHER_TASK, quality.SIBLING_VALUES, quality.WORSE_VERSION, quality.POOR_FIT)
+FIT_CHECKS = (records.OTHER_TASK, records.SIBLING_VALUES, records.WORSE_VERSION, records.POOR_FIT)
 # Places for a second block between two points that no WebArena intent names.
 UNNAMED_PLACES = ("Quincy Market", "Jamaica Pond", "Arnold Arboretum")
 
@@ -78,14 +79,14 @@ def second_version(steps: tuple[str, ...], rng: random.Random) -> tuple[str, ...
     """Another annotator's wording of the same path: shorter phrases, one click left out."""
     reworded = [re.sub(r"^Click on the (link|button) ('[^']*')", r"Click \2", text).replace(" the ", " ")
                 for text in steps]
-    clicks = [position for position, text in enumerate(reworded) if not quality.is_typing(text)]
+    clicks = [position for position, text in enumerate(reworded) if not step_text.is_typing(text)]
     if len(reworded) > 2 and clicks:
         del reworded[rng.choice(clicks)]
     return tuple(reworded)
 
 
 def quoting_rows(steps: tuple[str, ...]) -> list[str]:
-    return [text for text in steps if quality.quoted_values(text)]
+    return [text for text in steps if step_text.quoted_values(text)]
 
 
 def build_cases(tasks: list[quality.TaskRecord], sites: dict[int, frozenset], seed: int) -> list[Case]:

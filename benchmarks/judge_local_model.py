@@ -36,7 +36,7 @@ from django.db.models import Q, Sum  # noqa: E402
 
 from judges.llama_server import MODEL_NAME, LlamaServer  # noqa: E402
 from judges.models import JudgeConfig, JudgeDecision  # noqa: E402
-from judges.outcomes import judge_outcomes  # noqa: E402
+from judges.outcome_judging import judge_outcomes  # noqa: E402
 from metrics.services.evaluation import create_evaluation, evaluate_units, plan_units, refresh_progress  # noqa: E402
 from judges.services import get_judge  # noqa: E402
 from trajectories.models import AgentRun  # noqa: E402

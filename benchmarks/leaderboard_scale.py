@@ -173,7 +173,7 @@ def _explain(source: str, subset: str) -> str:
     filtered to `subset`."""
     from django.db import connection
 
-    from metrics.leaderboard import LeaderboardFilters, _filtered_runs, chosen_subset, ranking_query
+    from metrics.selectors.leaderboard import LeaderboardFilters, _filtered_runs, chosen_subset, ranking_query
 
     plans = []
     for filters in (LeaderboardFilters(), LeaderboardFilters(success_source=source), LeaderboardFilters(subset=subset),
@@ -214,7 +214,7 @@ def main() -> None:
     from trajectories.models import AgentRun, Task, TaskSubset, VerdictSource
     from trajectories.services.tallies import refresh_tallies
     from trajectories.services.tasks import import_task_file
-    from trajectories.verdicts import named_source
+    from trajectories.verdict_agreement import named_source
 
     call_command("migrate", verbosity=0)
     held = AgentRun.objects.count()

@@ -33,7 +33,7 @@ from django.core.management import call_command  # noqa: E402
 
 from judges.local_llm import LocalLLMServer  # noqa: E402
 from judges.models import JudgeConfig  # noqa: E402
-from judges.outcomes import judge_outcomes  # noqa: E402
+from judges.outcome_judging import judge_outcomes  # noqa: E402
 from trajectories.models import AgentRun, Screenshot, Step, Task, Trajectory  # noqa: E402
 
 IMAGE_BYTES = 50_000

@@ -37,7 +37,7 @@ PHASES = (
     ("store the rows (whole)", "services/ingest.py", "add"),
     ("  screenshot rows", "services/screenshots.py", "batch_screenshot_ids"),
     ("  trajectory row", "django/db/models/query.py", "bulk_create"),
-    ("  step rows (COPY)", "services/ingest.py", "insert_steps"),
+    ("  step rows (COPY)", "services/trajectory_rows.py", "insert_steps"),
     ("  savepoints opened", "django/db/transaction.py", "__enter__"),
     ("  savepoints released, batches committed", "django/db/transaction.py", "__exit__"),
     ("  waiting for the database", "psycopg/connection.py", "wait"),

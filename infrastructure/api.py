@@ -69,6 +69,13 @@ class Pagination(PageNumberPagination):
     max_page_size = 500
 
 
+def valid_query(serializer_class, request) -> serializers.Serializer:
+    """The request's query string read by `serializer_class`; a 400 naming each bad parameter otherwise."""
+    query = serializer_class(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    return query
+
+
 def _flatten(detail, path: str = "") -> dict[str, str]:
     """Nested DRF errors as {field path: message}: `steps[0].text`, `runs`, `parameters`."""
     if isinstance(detail, dict):

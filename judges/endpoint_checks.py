@@ -11,7 +11,7 @@ import io
 from django.utils import timezone
 from PIL import Image
 
-from . import elements, outcome
+from . import elements, outcome_questions
 from . import questions as q
 from .backends import make_backend
 from .backends.base import EndpointUnreachable
@@ -19,7 +19,7 @@ from .models import JudgeBackend, JudgeConfig
 from .services import backend_spec
 from .steps import JudgeStep
 
-_KINDS_WITH_IMAGES = (q.ELEMENT_AT_POINT, outcome.SCREENSHOT)
+_KINDS_WITH_IMAGES = (q.ELEMENT_AT_POINT, outcome_questions.SCREENSHOT)
 NO_IMAGES = "not asked: the judge reads no images"
 NO_OUTCOMES = "not asked: only an OpenAI-compatible judge runs the outcome judge"
 
@@ -41,7 +41,7 @@ def probe_questions() -> list[q.Question]:
     other = JudgeStep("type [7] [blue kettle] where [7] is searchbox 'Search'")
     intent = "What is the price of the blue kettle?"
     image = _screenshot()
-    shot = outcome.Shot(1, "endpoint-check", "data:image/png;base64," + base64.b64encode(image).decode())
+    shot = outcome_questions.Shot(1, "endpoint-check", "data:image/png;base64," + base64.b64encode(image).decode())
     return [
         q.step_match(gold, agent),
         q.trajectory_match([gold], [other, agent]),
@@ -51,9 +51,10 @@ def probe_questions() -> list[q.Question]:
         q.fuzzy_answer(intent, "25 dollars", "$25"),
         elements.element_question("I will click the Search button.", "Click at (255, 100)", 255, 100,
                                   "endpoint-check", elements.crop_around(image, 255, 100)),
-        outcome.key_points_question(intent),
-        outcome.screenshot_question(intent, ["the price of the blue kettle"], shot),
-        outcome.verdict_question(intent, ["the price of the blue kettle"], "$25", ["type [7] [blue kettle]"], []),
+        outcome_questions.key_points_question(intent),
+        outcome_questions.screenshot_question(intent, ["the price of the blue kettle"], shot),
+        outcome_questions.verdict_question(intent, ["the price of the blue kettle"], "$25",
+                                           ["type [7] [blue kettle]"], []),
     ]
 
 
@@ -101,7 +102,7 @@ def _not_asked(backend, question: q.Question) -> str:
     """Why the backend is not asked this question (it is never asked it in a job either), or ""."""
     if question.kind in _KINDS_WITH_IMAGES and not backend.sees_screenshots:
         return NO_IMAGES
-    if question.kind in outcome.KINDS and backend.name != JudgeBackend.OPENAI:
+    if question.kind in outcome_questions.KINDS and backend.name != JudgeBackend.OPENAI:
         return NO_OUTCOMES
     return ""
 

@@ -137,7 +137,7 @@ class JudgeDecision(models.Model):
 
 
 class OutcomeJob(BackgroundJob):
-    """The outcome judge's pass over one run (`judges.outcomes`): progress, errors and what it cost."""
+    """The outcome judge's pass over one run (`judges.outcome_judging`): progress, errors and what it cost."""
 
     dispatch_task = "judges.tasks.run_outcome_job_task"
     job_kind = "outcome judging"

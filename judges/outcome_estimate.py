@@ -17,13 +17,13 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from . import outcome
-from .outcome import OutcomeOptions, Shot
+from . import outcome_questions
+from .outcome_questions import OutcomeOptions, Shot
 from .prompts import load_prompt
 from .questions import Question
 
 CHARS_PER_TOKEN = 4
-ANSWER_TOKENS = {outcome.KEY_POINTS: 150, outcome.SCREENSHOT: 100, outcome.VERDICT: 200}
+ANSWER_TOKENS = {outcome_questions.KEY_POINTS: 150, outcome_questions.SCREENSHOT: 100, outcome_questions.VERDICT: 200}
 # OpenAI's rule for an image of high detail (gpt-4o, gpt-4.1): scaled to fit 2048 x 2048, then to
 # 768 pixels on its short side; `base` tokens plus `tile` per 512-pixel tile. A model that counts
 # images otherwise names its own in the price table ("image_tokens": {"base": ..., "tile": ...}).
@@ -61,7 +61,7 @@ class PlannedTrajectory:
 
 @dataclass(frozen=True)
 class Request:
-    kind: str  # one of outcome.KINDS
+    kind: str  # one of outcome_questions.KINDS
     text_chars: int
     images: tuple[tuple[int, int] | None, ...] = ()
 
@@ -82,7 +82,7 @@ class Estimate:
 
 def requests_to_make(trajectories: list[PlannedTrajectory], options: OutcomeOptions) -> list[Request]:
     """The requests a pass over these trajectories will make, in the order the judge asks them."""
-    requests = [Request(outcome.KEY_POINTS, _chars(outcome.key_points_question(intent)))
+    requests = [Request(outcome_questions.KEY_POINTS, _chars(outcome_questions.key_points_question(intent)))
                 for intent in dict.fromkeys(t.intent for t in trajectories if t.key_points is None)]
     screenshots = {}
     for trajectory in trajectories:
@@ -90,8 +90,9 @@ def requests_to_make(trajectories: list[PlannedTrajectory], options: OutcomeOpti
             if shot.relevance is None:
                 screenshots.setdefault((trajectory.intent, shot.sha256), (trajectory, shot))
     requests += [
-        Request(outcome.SCREENSHOT,
-                _chars(outcome.screenshot_question(t.intent, list(t.key_points or ()), _shot(shot)), t), (shot.size,))
+        Request(outcome_questions.SCREENSHOT,
+                _chars(outcome_questions.screenshot_question(t.intent, list(t.key_points or ()), _shot(shot)), t),
+                (shot.size,))
         for t, shot in screenshots.values()
     ]
     verdicts = {}
@@ -100,9 +101,9 @@ def requests_to_make(trajectories: list[PlannedTrajectory], options: OutcomeOpti
             verdicts.setdefault(trajectory.verdict_inputs, trajectory)
     for t in verdicts.values():
         shown = _shown(t, options)
-        question = outcome.verdict_question(t.intent, list(t.key_points or ()), t.answer, list(t.actions),
+        question = outcome_questions.verdict_question(t.intent, list(t.key_points or ()), t.answer, list(t.actions),
                                             [_shot(shot) for shot in shown])
-        requests.append(Request(outcome.VERDICT, _chars(question, t), tuple(shot.size for shot in shown)))
+        requests.append(Request(outcome_questions.VERDICT, _chars(question, t), tuple(shot.size for shot in shown)))
     return requests
 
 
@@ -113,7 +114,8 @@ def estimate(trajectories: list[PlannedTrajectory], options: OutcomeOptions,
     kinds = Counter(request.kind for request in requests)
     rule = image_rule or IMAGE_TOKENS
     return Estimate(
-        key_points=kinds[outcome.KEY_POINTS], screenshots=kinds[outcome.SCREENSHOT], verdicts=kinds[outcome.VERDICT],
+        key_points=kinds[outcome_questions.KEY_POINTS], screenshots=kinds[outcome_questions.SCREENSHOT],
+        verdicts=kinds[outcome_questions.VERDICT],
         images=sum(len(request.images) for request in requests),
         prompt_tokens=sum(math.ceil(request.text_chars / CHARS_PER_TOKEN)
                           + sum(image_tokens(size, rule) for size in request.images) for request in requests),
@@ -140,9 +142,9 @@ def estimate_basis(options: OutcomeOptions, image_rule: dict | None = None) -> s
         f"(a retry or a repair request adds one). Tokens are estimated: a prompt's text at {CHARS_PER_TOKEN} "
         f"characters a token; each image at {rule['base']} tokens plus {rule['tile']} per 512-pixel tile once "
         f"scaled to fit 2048 x 2048 and then to 768 pixels on its short side (an image whose size cannot be "
-        f"read as {ASSUMED_SIZE[0]} x {ASSUMED_SIZE[1]}); each answer at {ANSWER_TOKENS[outcome.KEY_POINTS]} "
-        f"tokens (key points), {ANSWER_TOKENS[outcome.SCREENSHOT]} (screenshot) and "
-        f"{ANSWER_TOKENS[outcome.VERDICT]} (verdict). Key points not known yet count at the size of their "
+        f"read as {ASSUMED_SIZE[0]} x {ASSUMED_SIZE[1]}); each answer at {ANSWER_TOKENS[outcome_questions.KEY_POINTS]} "
+        f"tokens (key points), {ANSWER_TOKENS[outcome_questions.SCREENSHOT]} (screenshot) and "
+        f"{ANSWER_TOKENS[outcome_questions.VERDICT]} (verdict). Key points not known yet count at the size of their "
         f"answer, and a verdict whose screenshots are not all scored yet with as many as it may be shown "
         f"({options.max_screenshots})."
     )
@@ -158,12 +160,13 @@ def _shown(trajectory: PlannedTrajectory, options: OutcomeOptions) -> list[Plann
         return list(trajectory.shots[:max(options.max_screenshots, 0)])
     by_step = {shot.step: shot for shot in trajectory.shots}
     scored = [(_shot(shot), shot.relevance) for shot in trajectory.shots]
-    return [by_step[shot.step] for shot in outcome.top_screenshots(scored, options.threshold, options.max_screenshots)]
+    top = outcome_questions.top_screenshots(scored, options.threshold, options.max_screenshots)
+    return [by_step[shot.step] for shot in top]
 
 
 def _chars(question: Question, trajectory: PlannedTrajectory | None = None) -> int:
     """The characters of the question's prompt; key points not known yet at the size of their answer."""
-    messages = load_prompt(question.kind).messages(**outcome.prompt_fields(question))
+    messages = load_prompt(question.kind).messages(**outcome_questions.prompt_fields(question))
     unknown = trajectory is not None and trajectory.key_points is None
     return sum(len(message["content"]) for message in messages) + (
-        ANSWER_TOKENS[outcome.KEY_POINTS] * CHARS_PER_TOKEN if unknown else 0)
+        ANSWER_TOKENS[outcome_questions.KEY_POINTS] * CHARS_PER_TOKEN if unknown else 0)

@@ -47,18 +47,18 @@ _PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010f
 _NON_WORD = re.compile(r"[^\w$%./:@#+-]+")
 
 
-def normalise(text: str) -> str:
+def plain_text(text: str) -> str:
     """Lower-case, icon glyphs and punctuation dropped, quotes unified, whitespace collapsed."""
     # Names, values and steps recur in pair after pair; long texts (observations) are not kept.
-    return _normalise_short(text) if len(text) <= 500 else _normalise(text)
+    return _plain_text_cached(text) if len(text) <= 500 else _plain_text(text)
 
 
 @lru_cache(maxsize=50_000)
-def _normalise_short(text: str) -> str:
-    return _normalise(text)
+def _plain_text_cached(text: str) -> str:
+    return _plain_text(text)
 
 
-def _normalise(text: str) -> str:
+def _plain_text(text: str) -> str:
     if not text.isascii() or "\\u" in text:  # ASCII text has no glyphs but as escapes
         text = _PRIVATE_USE.sub(" ", _ICON_ESCAPE.sub(" ", text))
     text = unicodedata.normalize("NFKC", text).casefold()
@@ -238,8 +238,8 @@ def step_parts(step: JudgeStep) -> StepParts:
 
 
 def same_step(first: str, second: str) -> bool:
-    """Identical after normalisation: the same WebArena target, or the same normalised text."""
+    """Identical after normalisation: the same WebArena target, or the same plain text."""
     first_action, second_action = parsed(first), parsed(second)
     if first_action.valid and second_action.valid:
         return first_action.same_target(second_action)
-    return normalise(first) == normalise(second)
+    return plain_text(first) == plain_text(second)

@@ -16,7 +16,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from . import outcome
+from . import outcome_questions
 from . import questions as q
 
 # Caps on the texts an answer holds, sent with the schema where the endpoint can enforce them
@@ -256,11 +256,11 @@ ANSWERS = {
     q.FUZZY_ANSWER: _scored("0, 0.5 or 1"),
     q.ELEMENT_AT_POINT: Object((("element", Text("the element at the point", required=True, max_chars=NAME_CHARS)),
                                 ("intended", Boolean()), ("rationale", _rationale()))),
-    outcome.KEY_POINTS: Object((("key_points", ListOf(Text("key point", required=True, max_chars=NAME_CHARS),
-                                                      1, outcome.MAX_KEY_POINTS)),)),
-    outcome.SCREENSHOT: Object((("relevance", Number("1, 2, 3, 4 or 5", 1, 5, whole=True)),
+    outcome_questions.KEY_POINTS: Object((("key_points", ListOf(Text("key point", required=True, max_chars=NAME_CHARS),
+                                                      1, outcome_questions.MAX_KEY_POINTS)),)),
+    outcome_questions.SCREENSHOT: Object((("relevance", Number("1, 2, 3, 4 or 5", 1, 5, whole=True)),
                                 ("reasoning", _rationale("what the screenshot shows")))),
-    outcome.VERDICT: Object((("success", Boolean("true or false")),
+    outcome_questions.VERDICT: Object((("success", Boolean("true or false")),
                              ("reasoning", _rationale("your reasoning, naming missed key points")))),
 }
 

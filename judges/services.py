@@ -21,13 +21,13 @@ from django.utils.text import slugify
 from infrastructure import counters
 from infrastructure.fields import copy_new_rows
 
-from . import outcome
+from . import outcome_questions
 from . import questions as q
+from .answers import Answer, StepScores, Verdict
 from .backends import Backend, BackendSpec, make_backend
 from .models import JudgeBackend, JudgeConfig, JudgeDecision, StructuredOutputMode
 from .selectors import judge_config_required
 from .steps import JudgeStep
-from .verdicts import Answer, StepScores, Verdict
 
 LOOKUP_CHUNK = 500
 VERDICTS_PAGE = 1000
@@ -470,7 +470,7 @@ def save_judge_config(config: JudgeConfig) -> JudgeConfig:
     except TypeError as exc:  # an option of the wrong type, e.g. a list for `timeout`
         raise ValueError(f"options: {exc}") from None
     options = config.options or {}
-    outcome.OutcomeOptions.of(options)
+    outcome_questions.OutcomeOptions.of(options)
     if options.get("judge_outcomes") and config.backend != JudgeBackend.OPENAI:
         raise ValueError("options.judge_outcomes: the outcome judge needs an OpenAI-compatible judge (backend openai)")
     if config.is_default:

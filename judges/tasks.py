@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from .outcomes import run_outcome_job
+from .outcome_judging import run_outcome_job
 
 
 @shared_task

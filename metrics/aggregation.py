@@ -13,24 +13,13 @@ from functools import lru_cache
 
 import numpy as np
 
+from metrics.registry import SCORE_REGISTRY
 from trajectories.formats.canonical import EARLY_STOP_REASONS, OUTCOME_STATUSES
-from trajectories.verdicts import site_group  # noqa: F401  (the grouping of every per-site number)
+from trajectories.verdict_agreement import site_group  # noqa: F401  (the grouping of every per-site number)
 
 # The offline check's success rate, stored with a job's aggregates beside METRICS (whose success is combined).
 CHECK_METRIC = "check_success"
-METRICS = (
-    "step_success",
-    "recovery",
-    "repetitiveness",
-    "element_accuracy",
-    "partial_success",
-    "grounded",
-    "relevant",
-    "correct",
-    "success",
-    "plan_step_success",
-    "key_node_completion",
-)
+METRICS = tuple(field.name for field in SCORE_REGISTRY if field.aggregated)
 
 
 @dataclass(frozen=True)

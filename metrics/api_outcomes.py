@@ -12,13 +12,13 @@ from infrastructure.api_schema import ErrorSerializer
 from judges.api import JudgeRefused
 from judges.endpoint_checks import JudgeNotChoosable
 from judges.models import OutcomeJob
-from judges.outcomes import (
+from judges.outcome_judging import (
     NO_OUTCOME_JUDGE, OutcomeJobEstimate, estimate_outcome_job, outcome_judges, start_outcome_job,
 )
 from judges.selectors import UnknownJudge
 from judges.services import judge_config_for
 from metrics.permissions import can_evaluate
-from metrics.selectors import job_progress
+from metrics.selectors.jobs_and_scores import job_progress
 from trajectories.models import AgentRun
 
 

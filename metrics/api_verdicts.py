@@ -1,7 +1,7 @@
 """REST endpoints of verdicts: every source per task, grader agreement, grading, grade and outcome imports.
 
-The same services and selectors as the pages: `trajectories.services.verdicts` writes,
-`metrics.verdicts` reads. A grader does not see others' marks on a task before grading it.
+The same services and selectors as the pages: `trajectories.services.outcomes_and_grades` writes,
+`metrics.selectors.verdicts_per_task` reads. A grader does not see others' marks on a task before grading it.
 """
 
 import contextlib
@@ -18,20 +18,21 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.roles import ANNOTATOR, has_role
+from infrastructure.api import valid_query
 from infrastructure.api_schema import ErrorSerializer
 from metrics.aggregation import site_group
-from metrics.verdict_sources import verdicts_of
+from metrics.selectors.verdicts_per_source import verdicts_of
+from metrics.selectors.verdicts_per_source import judges_report, judges_scope, missing_verdicts
+from metrics.selectors.verdicts_per_task import agreement_report, one_run
 from metrics.verdict_views import MAX_GRADES_FILE_BYTES, can_import_grades
-from metrics.verdict_sources import judges_report, judges_scope, missing_verdicts
-from metrics.verdicts import agreement_report, one_run
 from trajectories.formats.verdict_files import VerdictFileError
 from trajectories.models import AgentRun, ResultOrigin, Task, Trajectory, VerdictKind
 from trajectories.parsers import JSONParser
 from trajectories.selectors import graded_tasks, trajectory_grading
+from trajectories.services.outcomes_and_grades import record_grade
 from trajectories.services.verdict_import import (
     GRADES, OUTCOMES, UnknownAgents, import_files, import_verdicts, parse_mapping, read_verdicts, runs_refused_to,
 )
-from trajectories.services.verdicts import record_grade
 
 TASK_VERDICT_FIELDS = {
     "task_id": serializers.CharField(),
@@ -171,14 +172,13 @@ class JudgesQuerySerializer(serializers.Serializer):
 def judges_query(request) -> tuple[str, AgentRun | None, object]:
     """(benchmark, run, report) of the page's query; a 400 naming the field when the run or the human
     source is unknown."""
-    query = JudgesQuerySerializer(data=request.query_params)
-    query.is_valid(raise_exception=True)
+    data = valid_query(JudgesQuerySerializer, request).validated_data
     try:
-        benchmark, run = judges_scope(query.validated_data["benchmark"], query.validated_data["run"])
+        benchmark, run = judges_scope(data["benchmark"], data["run"])
     except ValueError as error:
         raise ValidationError({"run": str(error)}) from error
     try:
-        return benchmark, run, judges_report(benchmark, query.validated_data["human"])
+        return benchmark, run, judges_report(benchmark, data["human"])
     except ValueError as error:
         raise ValidationError({"human": str(error)}) from error
 

@@ -13,7 +13,7 @@ from judges.endpoint_checks import JudgeNotChoosable
 from judges.services import judge_config_for
 from metrics.models import EvaluationJob, TrajectoryScore
 from metrics.permissions import can_change_evaluation, can_evaluate
-from metrics.selectors import scores_with_context
+from metrics.selectors.jobs_and_scores import scores_with_context
 from metrics.serializers import (
     SCORE_ORDERING,
     EvaluationJobSerializer,

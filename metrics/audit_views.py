@@ -13,7 +13,7 @@ from annotation.services.judge_audit import audit_decision
 from infrastructure.forms import optional_int
 from judges.calibration import DEFAULT_THRESHOLD, parse_threshold, read_threshold
 from judges.models import DecisionKind, JudgeBackend, JudgeDecision
-from metrics.selectors import with_uses
+from metrics.selectors.jobs_and_scores import with_uses
 
 
 def _audit_filters(data) -> tuple[selectors.AuditFilters, str]:

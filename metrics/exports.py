@@ -23,19 +23,20 @@ from judges import questions as q
 from judges.models import JudgeDecision
 from judges.selectors import judge_step_from_agent
 from metrics.aggregation import METRICS
-from metrics.comparison import NotEvaluated
 from metrics.definitions import DEFAULT_TAU
 from metrics.definitions.judges_vs_humans import JudgesVsHumans
-from metrics.evaluations import latest_evaluations
-from metrics.leaderboard import Leaderboard
 from metrics.models import Aggregate, EvaluationJob, TrajectoryScore
 from metrics.permissions import visible_decisions
+from metrics.registry import SCORE_REGISTRY
+from metrics.selectors.comparison import NotEvaluated
+from metrics.selectors.latest_evaluations import latest_evaluations
+from metrics.selectors.leaderboard import Leaderboard
 from metrics.services.scoring import SCORE_FIELDS
 from metrics.subsets import subset_numbers
 from trajectories.formats.canonical import EARLY_STOP_REASONS, OUTCOME_STATUSES
 from trajectories.formats.spreadsheet import spreadsheet_cell
 from trajectories.models import AgentRun, Step, TaskSubset
-from trajectories.verdicts import COMBINED, SOURCES as BUILT_IN_SOURCES, named_source_id
+from trajectories.verdict_agreement import COMBINED, SOURCES as BUILT_IN_SOURCES, named_source_id
 
 FORMATS = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
 
@@ -47,53 +48,19 @@ class Column:
     meaning: str
 
 
-def _metric_columns() -> tuple[Column, ...]:
-    meanings = {
-        "step_success": "Step Success Rate: matched gold steps / gold steps (METRICS.md 1)",
-        "recovery": "Recovery Rate: recoveries / deviations (METRICS.md 2)",
-        "repetitiveness": "Repetitiveness Rate: 1 - repeated steps / agent steps (METRICS.md 3)",
-        "element_accuracy": "Element Accuracy: planned action = executed action, share of steps (METRICS.md 4)",
-        "partial_success": "Partial Success: satisfied requirements / requirements (METRICS.md 5)",
-        "grounded": "Final answer supported by the observations (METRICS.md 6)",
-        "relevant": "Final answer satisfies the task's constraints (METRICS.md 6)",
-        "correct": "Grounded and relevant (METRICS.md 6)",
-        "success": "Task success, the harness's verdict else the offline check's (METRICS.md 7)",
-        "success_source": "Where success came from: harness, string_match, url_match, agent_response (WebArena-"
-                          "Verified structured answer) or key_nodes (every key node reached)",
-        "check_success": "The offline check's verdict (string/url match, structured answer), whatever the harness said",
-        "check_source": "Which evaluator decided the offline check: string_match, url_match, agent_response, ...",
-        "plan_step_success": "Step Success of the stated plan (full-plan agents)",
-        "key_node_completion": "Key-node Completion: key nodes reached / key nodes (Mind2Web-Live; empty for tasks "
-                               "without key nodes)",
-        "outcome_status": "answered, na, early_stop, no_stop or crashed",
-        "outcome_reason": "Early stops: repeated_action, invalid_actions, max_steps or other",
-        "agent_steps": "n, agent steps",
-        "gold_steps": "m, gold steps (empty: no gold)",
-        "matched_steps": "Gold steps matched by Step Success",
-        "deviations": "Deviations from the gold path (Recovery)",
-        "recoveries": "Recoveries to the gold path (Recovery)",
-        "mean_recovery_cost": "Mean agent steps from a deviation's start to its recovery",
-    }
-    booleans = {"grounded", "relevant", "correct", "success", "check_success"}
-    texts = {"success_source", "check_source", "outcome_status", "outcome_reason"}
-    counts = {"agent_steps", "gold_steps", "matched_steps", "deviations", "recoveries"}
-
-    def dtype(name):
-        if name in booleans:
-            return "boolean"
-        return "string" if name in texts else "Int64" if name in counts else "Float64"
-
-    return tuple(Column(name, dtype(name), meanings[name]) for name in SCORE_FIELDS)
+def _score_field_columns() -> tuple[Column, ...]:
+    return tuple(Column(field.name, field.dtype, field.description) for field in SCORE_REGISTRY)
 
 
-RUN_COLUMNS = (
+# The columns naming the run, first in the scores and leaderboard exports.
+RUN_IDENTITY_COLUMNS = (
     Column("run", "string", "Run name"),
     Column("agent", "string", "Agent"),
     Column("model", "string", "Model"),
     Column("paradigm", "string", "Planning paradigm: step_by_step, tree_search, full_plan or other"),
     Column("benchmark", "string", "Benchmark"),
 )
-SCORE_COLUMNS = RUN_COLUMNS + (
+SCORE_COLUMNS = RUN_IDENTITY_COLUMNS + (
     Column("task_id", "string", "Task id within its benchmark"),
     Column("sites", "string", "The task's sites, joined by '+'"),
     Column("trajectory_id", "Int64", "Trajectory id (its page: /trajectories/<id>/)"),
@@ -102,14 +69,18 @@ SCORE_COLUMNS = RUN_COLUMNS + (
     Column("gold_id", "Int64", "Gold trajectory scored against (empty: the task had no gold)"),
     Column("gold_annotator", "string", "Who recorded that gold trajectory"),
     Column("gold_version", "Int64", "Version of that gold trajectory"),
-    Column("gold_policy", "string", "How the evaluation chose the gold: reference, best, each or annotator"),
-    Column("gold_is_reference", "boolean", "Whether that gold is the task's reference gold (at export time)"),
-) + _metric_columns() + (
-    Column("null_reasons", "object", "Why each empty metric of the row could not be computed: {metric: reason} "
-                                     "(JSON text in CSV); empty when every metric has a value"),
+    Column("gold_policy", "string", "How the evaluation chose the gold: `reference` (the task's reference gold), "
+                                    "`best` (the best of the approved golds, per trajectory), `each` or `annotator`"),
+    Column("gold_is_reference", "boolean", "Whether that gold is the task's reference gold at export time (false: "
+                                           "the reference changed since, or another policy)"),
+) + _score_field_columns() + (
+    Column("null_reasons", "object", "Why each empty metric of the row could not be computed: `{metric: reason}`, "
+                                     "e.g. `{\"element_accuracy\": \"the agent acts by screen coordinates; no element "
+                                     "was recorded\"}` (JSON text in CSV); empty when every metric has a value"),
     Column("error", "string", "Why the trajectory could not be scored (its metrics are then empty)"),
     Column("failed_questions", "Int64", "Judge questions that failed for the trajectory (partly scored): the "
-                                        "metrics needing them are empty, their reasons in null_reasons"),
+                                        "metrics needing them are empty, each with the judge's error in "
+                                        "`null_reasons`; 0 when every question was answered"),
 )
 
 DECISION_COLUMNS = (
@@ -119,24 +90,28 @@ DECISION_COLUMNS = (
     Column("evaluation", "Int64", "Evaluation job id"),
     Column("gold_id", "Int64", "Gold trajectory scored against"),
     Column("decision_id", "Int64", "Judge decision id (a whole-trajectory step match gives one row per step pair)"),
-    Column("kind", "string", "step_match, plan_step_match, repetition, requirements, groundedness or fuzzy_answer"),
+    Column("kind", "string", "step_match, plan_step_match, repetition, element_at_point, requirements, "
+                              "groundedness or fuzzy_answer"),
     Column("gold_step", "Int64", "Gold step number (step matches)"),
     Column("agent_step", "Int64", "Agent step number (plan step for plan_step_match; the repeating step for "
-                                  "repetition; empty when the step could not be placed)"),
-    Column("subject", "string", "Gold step text, previous agent step, requirement, aspect (grounded/relevant) "
-                                "or reference answer"),
-    Column("agent_text", "string", "Agent step (or plan step), the repeating step, or the final answer"),
+                                  "repetition; the step acting at the point for element_at_point; empty when the "
+                                  "step could not be placed)"),
+    Column("subject", "string", "Gold step text, previous agent step, the action at a point, requirement, aspect "
+                                "(grounded/relevant) or reference answer"),
+    Column("agent_text", "string", "Agent step (or plan step), the repeating step, the element the judge found at "
+                                   "the point, or the final answer"),
     Column("judge_score", "Float64", "The judge's score in [0, 1]"),
     Column("human_score", "Float64", "A reviewer's verdict, when one overruled the judge"),
     Column("score", "Float64", "The score the metric used (the human verdict wins)"),
     Column("counted", "boolean", "The metric counted it as a yes: the pair is in the Step Success matching, the "
-                                 "step counted as a repeat, the requirement was satisfied, the answer was "
+                                 "step counted as a repeat, the element at the point is the one the step's reasoning "
+                                 "meant, the requirement was satisfied, the answer was "
                                  "grounded/relevant, the reference answer matched"),
     Column("backend", "string", "Judge backend: exact, offline or openai"),
     Column("model", "string", "Judge model"),
     Column("prompt_version", "string", "Prompt version"),
     Column("rationale", "string", "The judge's rationale (on a decision's first row only; cut beyond "
-                                  "EXPORT_MAX_TEXT_CHARS with its length and SHA-256)"),
+                                  "`EXPORT_MAX_TEXT_CHARS` with its length and SHA-256)"),
     Column("error", "string", "Why the judge gave no answer"),
     Column("prompt_tokens", "Int64", "Tokens sent (LLM judges)"),
     Column("completion_tokens", "Int64", "Tokens received (LLM judges)"),
@@ -165,7 +140,7 @@ OUTCOME_CATEGORIES = tuple(
     for status in OUTCOME_STATUSES
     for reason in (EARLY_STOP_REASONS if status == "early_stop" else ("",))
 )
-LEADERBOARD_COLUMNS = RUN_COLUMNS + (
+LEADERBOARD_COLUMNS = RUN_IDENTITY_COLUMNS + (
     Column("created_at", "string", "When the run was created (ISO 8601)"),
     Column("evaluation", "Int64", "The evaluation job the numbers come from (the run's latest finished one)"),
     Column("judge", "string", "Its judge configuration"),
@@ -189,15 +164,17 @@ LEADERBOARD_COLUMNS = RUN_COLUMNS + (
     Column("mean_gold_steps", "Float64", "Mean gold steps m over the same trajectories"),
     Column("length_pairs", "Int64", "Trajectories with both n and m"),
     Column("mean_length_difference", "Float64", "Mean of n - m"),
-    Column("success_from", "string", "Which verdict success is: the chosen source (success_source: combined, the "
-                                     "harness's, else the offline check's, by default), or, where that source has no "
-                                     "verdict on the run, the first of combined, harness, check, human and the named "
-                                     "sources that has one; its key (source:<id> for a named source)"),
+    Column("success_from", "string", "Which verdict `success` is: the chosen source (`success_source`; by default "
+                                     "combined, the harness's, else the offline check's), or, where that source has "
+                                     "no verdict on the run, the first of combined, harness, check, human and the "
+                                     "named sources that has one: its key (`source:<id>` for a named source), so "
+                                     "`success` is empty only when no source has a verdict on the run"),
     Column("results_only", "boolean", "The run has per-task verdicts and no agent steps: no other metric"),
-    Column("failure_types_from", "string", "Whose failure types failure_types counts: people (their consensus) or "
-                                           "an attribution source's id; empty when none was asked for"),
+    Column("failure_types_from", "string", "Whose failure types `failure_types` counts: `people` (their consensus) "
+                                           "or an attribution source's id; empty when none was asked for "
+                                           "(`failure_source`)"),
     Column("failure_types", "string", "Share of the run's attributed failures of each type, most first: "
-                                      "'key share; key share'"),
+                                      "`key share; key share`"),
 ) + tuple(
     column
     for source, label in zip(BUILT_IN_SOURCES, ("the harness's verdicts", "the offline check's verdicts",

@@ -3,7 +3,7 @@ from django.contrib.auth import get_user_model
 
 from judges.calibration import DEFAULT_THRESHOLD, parse_threshold
 from judges.endpoint_checks import why_not_choosable
-from judges.outcomes import outcome_judges
+from judges.outcome_judging import outcome_judges
 from judges.selectors import UnknownJudge, judge_config_named, judge_config_required, judge_names
 from metrics.models import GoldPolicy, parse_gold_policy
 from metrics.permissions import may_use_gold_policy

@@ -7,6 +7,7 @@ from annotation.models import GoldTrajectory
 from infrastructure.fields import RowwiseJSONField
 from infrastructure.jobs import BackgroundJob, JobStatus
 from judges.models import JudgeConfig, JudgeDecision
+from metrics.registry import RATE, SCORE_REGISTRY
 from trajectories.models import AgentRun, EarlyStopReason, OutcomeStatus, Trajectory
 
 
@@ -144,8 +145,7 @@ class TrajectoryScore(models.Model):
                 condition=Q(**{f"{name}__isnull": True}) | Q(**{f"{name}__gte": 0, f"{name}__lte": 1}),
                 name=f"score_{name}_in_unit_range",
             )
-            for name in ("step_success", "recovery", "repetitiveness", "element_accuracy", "partial_success",
-                         "plan_step_success", "key_node_completion")
+            for name in (field.name for field in SCORE_REGISTRY if field.type == RATE)
         ]
         indexes = [models.Index(fields=["job", "trajectory"])]
 

@@ -10,10 +10,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from infrastructure import jobs
 from infrastructure.jobs import TooManyJobs
 from judges.models import OutcomeJob
-from judges.outcomes import NO_OUTCOME_JUDGE, estimate_outcome_job, start_outcome_job
+from judges.outcome_judging import NO_OUTCOME_JUDGE, estimate_outcome_job, start_outcome_job
 from metrics.forms import OutcomeJudgeForm
 from metrics.permissions import can_evaluate
-from metrics.selectors import job_progress
+from metrics.selectors.jobs_and_scores import job_progress
 from trajectories.models import AgentRun
 
 

@@ -21,8 +21,9 @@ from infrastructure import jobs
 
 from metrics import aggregation, charts
 from metrics.aggregation import METRICS
-from metrics.evaluations import cache_key
-from metrics.leaderboard import (
+from metrics.models import PlotJob, TrajectoryScore
+from metrics.selectors.latest_evaluations import cache_key
+from metrics.selectors.leaderboard import (
     METRIC_LABELS,
     Leaderboard,
     LeaderboardFilters,
@@ -31,7 +32,6 @@ from metrics.leaderboard import (
     chosen_subset,
     site_breakdown,
 )
-from metrics.models import PlotJob, TrajectoryScore
 from trajectories.models import TaskSubset
 
 DISTRIBUTION = "distribution"

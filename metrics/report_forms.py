@@ -6,11 +6,12 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from failures.selectors import failure_source_choices, failure_type_choices
-from metrics import charts, leaderboard, plots
+from metrics import charts, plots
 from metrics.aggregation import METRICS
-from metrics.leaderboard import METRIC_LABELS, LeaderboardFilters
+from metrics.selectors import leaderboard
+from metrics.selectors.leaderboard import METRIC_LABELS, LeaderboardFilters
 from trajectories.models import AgentRun, Paradigm, TaskSubset
-from trajectories.verdicts import COMBINED
+from trajectories.verdict_agreement import COMBINED
 
 METRIC_CHOICES = [(metric, METRIC_LABELS[metric]) for metric in METRICS]
 

@@ -1,6 +1,6 @@
 """Pages of the leaderboard and run comparison, their charts and downloads.
 
-The numbers come from `metrics.leaderboard`, `metrics.comparison`, `metrics.plots` and
+The numbers come from `metrics.selectors.leaderboard`, `metrics.selectors.comparison`, `metrics.plots` and
 `metrics.exports`, which the API uses too; these views only read the query string and render.
 """
 
@@ -17,13 +17,14 @@ from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_GET
 
-from metrics import charts, comparison, exports, leaderboard, plots, verdicts
+from metrics import charts, exports, plots
 from metrics.aggregation import METRICS, OUTCOME_CATEGORIES
-from metrics.evaluations import cache_key
-from metrics.leaderboard import METRIC_LABELS
 from metrics.models import PlotJob
 from metrics.report_forms import CompareForm, LeaderboardForm, PlotForm
-from metrics.selectors import stale_scores
+from metrics.selectors import comparison, leaderboard, verdicts_per_task
+from metrics.selectors.jobs_and_scores import stale_scores
+from metrics.selectors.latest_evaluations import cache_key
+from metrics.selectors.leaderboard import METRIC_LABELS
 from metrics.templatetags.report_tags import LeaderboardRows, route
 from trajectories.models import AgentRun, Task, TaskSubset
 
@@ -127,7 +128,7 @@ def compare_page(request):
     if form.is_bound and form.is_valid():
         data = form.cleaned_data
         # Success by each verdict source needs no evaluation: results-only runs compare on it alone.
-        success = verdicts.paired_success(data["baseline"], data["candidate"], judge=data["judge"])
+        success = verdicts_per_task.paired_success(data["baseline"], data["candidate"], judge=data["judge"])
         try:
             result = comparison.compare_runs(data["baseline"], data["candidate"], judge=data["judge"],
                                              difference_metric=data["metric"] or "step_success",

@@ -14,24 +14,24 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.roles import ANNOTATOR, has_role
 from failures.permissions import REFUSAL, may_attribute
 from failures.selectors import failure_panel, run_failures
+from judges.outcome_judging import NO_OUTCOME_JUDGE
 from metrics.definitions.agent_response import task_answer_check
-from judges.outcomes import NO_OUTCOME_JUDGE
 from metrics.forms import EvaluationForm, OutcomeJudgeForm
-from metrics.evaluations import latest_evaluations
-from metrics.leaderboard import success_sources
 from metrics.models import EvaluationJob
 from metrics.permissions import can_change_evaluation, can_evaluate
-from metrics.selectors import run_evaluations, stale_scores, trajectory_evaluation
+from metrics.selectors.jobs_and_scores import run_evaluations, stale_scores, trajectory_evaluation
+from metrics.selectors.latest_evaluations import latest_evaluations
+from metrics.selectors.leaderboard import success_sources
+from metrics.selectors.verdicts_per_task import one_run, success_counts, trajectory_verdicts
 from metrics.services.failure_attribution import NoEvaluation, attribute_from_gold
 from metrics.services.runs import RunNameError, delete_run, deletion_of, rename_run
 from metrics.subsets import run_subsets
-from metrics.verdicts import one_run, success_counts, trajectory_verdicts
 from trajectories import selectors
 from trajectories.forms import TrajectoryFilterForm
 from trajectories.models import AgentRun
-from trajectories.services.tallies import fresh_tallies
 from trajectories.permissions import can_import_into
-from trajectories.verdicts import COMBINED, HUMAN
+from trajectories.services.tallies import fresh_tallies
+from trajectories.verdict_agreement import COMBINED, HUMAN
 
 TRAJECTORIES_PER_PAGE = 100
 

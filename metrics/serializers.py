@@ -5,7 +5,7 @@ from rest_framework import serializers
 from infrastructure.api import NameField
 from judges.selectors import UnknownJudge, judge_config_required
 from metrics.models import EvaluationJob, GoldPolicy, TrajectoryScore, parse_gold_policy
-from metrics.selectors import job_progress, scores_off_reference, tasks_without_reference
+from metrics.selectors.jobs_and_scores import job_progress, scores_off_reference, tasks_without_reference
 from metrics.services.scoring import NULL_REASONS, SCORE_FIELDS
 from trajectories.models import AgentRun
 

@@ -10,8 +10,8 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.roles import REVIEWER, has_role
 from metrics import exports
 from metrics.definitions.judges_vs_humans import MIN_ITEMS
-from metrics.verdict_sources import judges_report, judges_scope, missing_verdicts
-from metrics.verdicts import agreement_report, benchmarks_with_runs
+from metrics.selectors.verdicts_per_source import judges_report, judges_scope, missing_verdicts
+from metrics.selectors.verdicts_per_task import agreement_report, benchmarks_with_runs
 from trajectories.formats.verdict_files import VerdictFileError
 from trajectories.models import AgentRun
 from trajectories.permissions import can_import_into

@@ -9,12 +9,12 @@ from infrastructure.jobs import TooManyJobs
 from judges.endpoint_checks import JudgeNotChoosable
 from judges.services import judge_config_for
 from metrics.forms import EvaluationForm
-from metrics.leaderboard import METRIC_LABELS
 from metrics.models import Aggregate, EvaluationJob, GoldPolicy
 from metrics.permissions import can_change_evaluation, can_evaluate
-from metrics.selectors import job_progress, null_notes, scores_off_reference, tasks_without_reference
-from metrics.services import evaluation
 from metrics.run_views import run_page
+from metrics.selectors.jobs_and_scores import job_progress, null_notes, scores_off_reference, tasks_without_reference
+from metrics.selectors.leaderboard import METRIC_LABELS
+from metrics.services import evaluation
 from trajectories.selectors import runs_overview
 
 SUMMARY_METRICS = ("step_success", "recovery", "repetitiveness", "element_accuracy", "partial_success",

@@ -538,8 +538,9 @@ class VerdictCountFields(models.Model):
 
 
 class RunVerdictCount(VerdictCountFields):
-    """A run's verdict counts per site group and source. `source` is `harness`, `human` or a named source's key (`trajectories.verdicts.named_source`); the offline
-    check depends on the evaluation and is stored with its aggregates."""
+    """A run's verdict counts per site group and source. `source` is `harness`, `human` or a named
+    source's key (`trajectories.verdict_agreement.named_source`); the offline check depends on the
+    evaluation and is stored with its aggregates."""
 
     run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="verdict_counts")
 

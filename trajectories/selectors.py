@@ -29,7 +29,7 @@ from .models import (
     Verdict,
     VerdictSource,
 )
-from .verdicts import HARNESS, HUMAN, consensus_success, named_source, site_group
+from .verdict_agreement import HARNESS, HUMAN, consensus_success, named_source, site_group
 
 
 OUTCOME_FIELDS = {status: f"outcome_{status}" for status in OutcomeStatus.values}

@@ -31,12 +31,12 @@ from .models import AgentRun, ImportJob, ResultOrigin, Screenshot, Step, Task, T
 from .permissions import can_import_into
 from .services.import_jobs import create_import_job, enqueue_import_job, retry_import_job
 from .services.media_check import log_missing_once
+from .services.outcomes_and_grades import record_grade
 from .services.runs import get_or_create_run
 from .services.subsets import import_subset_bytes
 from .services.tasks import import_task_bytes
 from .services.staged_uploads import discard, stage, staged_files
 from .services.verdict_import import OUTCOMES, import_files, import_verdicts, read_verdicts
-from .services.verdicts import record_grade
 
 TASKS_PER_PAGE = 100
 TASK_TRAJECTORIES_PER_PAGE = 100

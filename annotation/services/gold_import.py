@@ -274,61 +274,9 @@ def import_gold(parsed: GoldFile, *, file_name: str, annotator: str, status: str
             report.defined_tasks = import_task_configs(parsed.tasks, source=file_name).to_dict()
         user = _annotator_user(annotator, create=create_annotator and imported_by is None)
         _check_importer(imported_by, user, status)
-        tasks = {}
-        for bench in {block.benchmark for block in parsed.blocks}:
-            ids = list({block.task_id for block in parsed.blocks if block.benchmark == bench})
-            for chunk in _in_chunks(ids):
-                for task in Task.objects.filter(benchmark=bench, task_id__in=chunk):
-                    tasks[bench, task.task_id] = task
-        placed = []
-        for block in parsed.blocks:
-            task = tasks.get((block.benchmark, block.task_id))
-            if task is None:
-                if block.task_id not in report.missing_tasks:
-                    report.missing_tasks.append(block.task_id)
-                reason = unplaced_reason("missing_task", task_id=block.task_id, benchmark=block.benchmark)
-                report.unplaced.extend(UnplacedRow(where, reason) for where in block.rows or [block.where])
-                continue
-            placed.append((block, task, _block_content(block, file_name), _source_key(file_name, user.username, block)))
-        existing = {}
-        for chunk in _in_chunks([key for _, _, _, key in placed]):
-            for gold in GoldTrajectory.objects.filter(source_key__in=chunk).prefetch_related("steps"):
-                existing[gold.source_key] = gold
-
-        now = timezone.now()
-        outcomes, created, updated = {}, [], []
-        for block, task, content, key in placed:
-            gold = existing.get(key)
-            if gold is None:
-                gold = GoldTrajectory(task=task, annotator=user, source=file_name, source_key=key)
-                _apply(gold, content, status, now, imported_by)
-                created.append(gold)
-                existing[key] = gold
-                outcomes[key] = "created"
-            elif _stored_state(gold) == _wanted_state(content, status):
-                outcomes[key] = "unchanged"
-            else:
-                gold.version += 1
-                _apply(gold, content, status, now, imported_by)
-                updated.append(gold)
-                outcomes[key] = "updated"
-        GoldTrajectory.objects.bulk_create(created, batch_size=500)
-        GoldTrajectory.objects.bulk_update(
-            updated, ["version", "status", "submitted_at", "cannot_complete", "cannot_complete_reason",
-                      "final_answer", "is_reference", "imported_by", "imported_at", "updated_at"], batch_size=500)
-        for chunk in _in_chunks(updated):
-            GoldStep.objects.filter(gold__in=chunk).delete()
-        written = {gold.source_key for gold in created + updated}
-        if imported_by is not None and status == GoldStatus.APPROVED:
-            GoldReview.objects.bulk_create(
-                [GoldReview(gold=gold, reviewer=imported_by, decision=GoldReview.Decision.APPROVED,
-                            comment=f"Approved on import of {file_name}", gold_version=gold.version)
-                 for gold in created + updated], batch_size=500)
-        GoldStep.objects.bulk_create(
-            [step for block, task, content, key in placed if key in written
-             for step in _steps_of(existing[key], content)],
-            batch_size=1000,
-        )
+        placed = _placed_blocks(parsed.blocks, file_name, user, report)
+        existing = _existing_golds([key for *_, key in placed])
+        outcomes = _write_golds(placed, existing, user, status, imported_by, file_name)
         for block, task, content, key in placed:
             report.gold.append(ImportedGold(block.task_id, block.ordinal, block.where, len(content.steps),
                                             outcomes[key], existing[key].pk))
@@ -341,6 +289,76 @@ def import_gold(parsed: GoldFile, *, file_name: str, annotator: str, status: str
             start_quality_checks_after_import({task.benchmark for _, task, _, _ in placed})
     return report
 
+
+def _placed_blocks(blocks: list[GoldBlock], file_name: str, user, report: GoldImportReport) -> list[tuple]:
+    """(block, task, content, source key) of each block whose task the platform holds; the rows of
+    the others go to the report as unplaced, their task as missing."""
+    tasks = {}
+    for bench in {block.benchmark for block in blocks}:
+        ids = list({block.task_id for block in blocks if block.benchmark == bench})
+        for chunk in _in_chunks(ids):
+            for task in Task.objects.filter(benchmark=bench, task_id__in=chunk):
+                tasks[bench, task.task_id] = task
+    placed = []
+    for block in blocks:
+        task = tasks.get((block.benchmark, block.task_id))
+        if task is None:
+            if block.task_id not in report.missing_tasks:
+                report.missing_tasks.append(block.task_id)
+            reason = unplaced_reason("missing_task", task_id=block.task_id, benchmark=block.benchmark)
+            report.unplaced.extend(UnplacedRow(where, reason) for where in block.rows or [block.where])
+            continue
+        placed.append((block, task, _block_content(block, file_name), _source_key(file_name, user.username, block)))
+    return placed
+
+
+def _existing_golds(keys: list[str]) -> dict[str, GoldTrajectory]:
+    existing = {}
+    for chunk in _in_chunks(keys):
+        for gold in GoldTrajectory.objects.filter(source_key__in=chunk).prefetch_related("steps"):
+            existing[gold.source_key] = gold
+    return existing
+
+
+def _write_golds(placed: list[tuple], existing: dict[str, GoldTrajectory], user, status: str, imported_by,
+                 file_name: str) -> dict[str, str]:
+    """Create the new golds and rewrite the changed ones with their steps (and, approved by a
+    reviewer, their review), in bulk; `existing` gains the created ones. Source key -> created,
+    updated or unchanged."""
+    now = timezone.now()
+    outcomes, created, updated = {}, [], []
+    for _, task, content, key in placed:
+        gold = existing.get(key)
+        if gold is None:
+            gold = GoldTrajectory(task=task, annotator=user, source=file_name, source_key=key)
+            _apply(gold, content, status, now, imported_by)
+            created.append(gold)
+            existing[key] = gold
+            outcomes[key] = "created"
+        elif _stored_state(gold) == _wanted_state(content, status):
+            outcomes[key] = "unchanged"
+        else:
+            gold.version += 1
+            _apply(gold, content, status, now, imported_by)
+            updated.append(gold)
+            outcomes[key] = "updated"
+    GoldTrajectory.objects.bulk_create(created, batch_size=500)
+    GoldTrajectory.objects.bulk_update(
+        updated, ["version", "status", "submitted_at", "cannot_complete", "cannot_complete_reason",
+                  "final_answer", "is_reference", "imported_by", "imported_at", "updated_at"], batch_size=500)
+    for chunk in _in_chunks(updated):
+        GoldStep.objects.filter(gold__in=chunk).delete()
+    written = {gold.source_key for gold in created + updated}
+    if imported_by is not None and status == GoldStatus.APPROVED:
+        GoldReview.objects.bulk_create(
+            [GoldReview(gold=gold, reviewer=imported_by, decision=GoldReview.Decision.APPROVED,
+                        comment=f"Approved on import of {file_name}", gold_version=gold.version)
+             for gold in created + updated], batch_size=500)
+    GoldStep.objects.bulk_create(
+        [step for *_, content, key in placed if key in written for step in _steps_of(existing[key], content)],
+        batch_size=1000,
+    )
+    return outcomes
 
 def import_gold_file(path: Path, *, annotator: str, status: str = GoldStatus.APPROVED,
                      benchmark: str = "webarena", imported_by=None, create_annotator: bool = False,

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..questions import Question
-from ..verdicts import Answer
+from ..answers import Answer
 
 
 class EndpointUnreachable(Exception):

@@ -1,13 +1,13 @@
 """`exact`: equality after normalisation, for tests and sanity checks (Django-free).
 
 Two WebArena actions are the same when their type, element id and argument agree
-(`ParsedAction.same_target`); any other pair of texts, when `parsing.normalise` makes them
+(`ParsedAction.same_target`); any other pair of texts, when `parsing.plain_text` makes them
 equal. README's Judges section lists what that means, with examples checked by a test.
 """
 
 from .. import questions as q
-from ..parsing import normalise, same_step
-from ..verdicts import Answer
+from ..parsing import plain_text, same_step
+from ..answers import Answer
 from .base import Backend
 
 NOT_AN_ANSWER = {"", "n/a", "na", "none"}
@@ -42,18 +42,18 @@ class ExactBackend(Backend):
                 rationale=f"{int(sum(best))} of {len(best)} gold steps have an identical agent step.",
                 output={"matrix": matrix},
             )
-        answer = normalise(inputs["answer"])
+        answer = plain_text(inputs["answer"])
         if kind == q.REQUIREMENTS:
             return _yes(
-                bool(answer) and normalise(inputs["requirement"]) in answer,
+                bool(answer) and plain_text(inputs["requirement"]) in answer,
                 "The requirement is in the answer.",
                 "The requirement is not in the answer.",
             )
         if kind == q.FUZZY_ANSWER:
-            return _yes(answer == normalise(inputs["reference"]), "Same as the reference.", "Not the reference.")
+            return _yes(answer == plain_text(inputs["reference"]), "Same as the reference.", "Not the reference.")
         if kind == q.GROUNDEDNESS:
             if inputs["aspect"] == "grounded":
-                seen = " ".join(normalise(o["text"]) for o in inputs["observations"])
+                seen = " ".join(plain_text(o["text"]) for o in inputs["observations"])
                 return _yes(bool(answer) and answer in seen, "The answer was observed.", "The answer was not observed.")
             return _yes(answer not in NOT_AN_ANSWER, "There is an answer.", "There is no answer.")
         raise ValueError(f"unknown question kind {kind!r}")

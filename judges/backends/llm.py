@@ -5,7 +5,7 @@ requirement found verbatim, an answer equal to the reference) is answered here w
 Few requests: the repetition questions asked together go in numbered lists of up to
 `batch_size` pairs per request, the requirements of one answer likewise, and the two aspects
 of a groundedness question share one request; each question still gets its own decision. The
-outcome judge's questions (`judges.outcome`) go one per request, their images attached to it.
+outcome judge's questions (`judges.outcome_questions`) go one per request, their images attached to it.
 Otherwise: the kind's prompt file, temperature from the spec (0 by default), the answer asked
 for as structured output (below) and read by its kind's schema (`judges.schema`), one repair
 request when it does not fit, and bounded retries with exponential backoff and full jitter on
@@ -39,13 +39,13 @@ from functools import cache
 
 import openai
 
-from .. import elements, outcome, schema
+from .. import elements, outcome_questions, schema
 from .. import questions as q
-from ..parsing import normalise, same_step
+from ..parsing import plain_text, same_step
 from ..prompts import load_prompt
 from ..ratelimit import shared_rate_limiter
 from ..schema import MalformedAnswer
-from ..verdicts import Answer
+from ..answers import Answer
 from .base import Backend, BackendSpec, EndpointUnreachable
 
 DEFAULTS = {
@@ -120,11 +120,11 @@ def answered_without_model(question: q.Question) -> Answer | None:
         if same_step(first["text"], second["text"]):
             return Answer(1.0, NOT_SENT)
     elif question.kind == q.REQUIREMENTS:
-        requirement = normalise(inputs["requirement"])
-        if requirement and requirement in normalise(inputs["answer"]):
+        requirement = plain_text(inputs["requirement"])
+        if requirement and requirement in plain_text(inputs["answer"]):
             return Answer(1.0, "The requirement is in the answer verbatim; not sent to the model.")
     elif question.kind == q.FUZZY_ANSWER:
-        if normalise(inputs["answer"]) == normalise(inputs["reference"]):
+        if plain_text(inputs["answer"]) == plain_text(inputs["reference"]):
             return Answer(1.0, "Same as the reference after normalisation; not sent to the model.")
     return None
 
@@ -160,7 +160,7 @@ def _numbered(lines: list[str]) -> str:
 
 def _key_points_answer(value: dict) -> Answer:
     points = value["key_points"]
-    return Answer(1.0, outcome.numbered(points), {"key_points": points})
+    return Answer(1.0, outcome_questions.numbered(points), {"key_points": points})
 
 
 def _relevance_answer(value: dict) -> Answer:
@@ -180,9 +180,9 @@ def _element_answer(value: dict) -> Answer:
 
 
 OUTCOME_READERS = {
-    outcome.KEY_POINTS: _key_points_answer,
-    outcome.SCREENSHOT: _relevance_answer,
-    outcome.VERDICT: _verdict_answer,
+    outcome_questions.KEY_POINTS: _key_points_answer,
+    outcome_questions.SCREENSHOT: _relevance_answer,
+    outcome_questions.VERDICT: _verdict_answer,
 }
 
 
@@ -266,8 +266,9 @@ class OpenAIBackend(Backend):
         if kind == q.GROUNDEDNESS:
             answer = self._groundedness(first.inputs, first.images)
             return [self._aspect(answer, question.inputs["aspect"]) for question in questions]
-        if kind in outcome.KINDS:
-            return [self._ask(kind, outcome.prompt_fields(first), OUTCOME_READERS[kind], first.images)] * len(questions)
+        if kind in outcome_questions.KINDS:
+            fields = outcome_questions.prompt_fields(first)
+            return [self._ask(kind, fields, OUTCOME_READERS[kind], first.images)] * len(questions)
         if kind == q.ELEMENT_AT_POINT:
             return [self._ask(kind, elements.prompt_fields(first), _element_answer, first.images)] * len(questions)
         return [self._answer(kind, first.inputs)] * len(questions)

@@ -15,9 +15,9 @@ from functools import cached_property, lru_cache
 from rapidfuzz import fuzz
 
 from .. import questions as q
-from ..parsing import StepParts, normalise, parsed, same_step, step_parts
+from ..parsing import StepParts, parsed, plain_text, same_step, step_parts
 from ..steps import JudgeStep
-from ..verdicts import Answer
+from ..answers import Answer
 from .base import Backend
 
 RULES_VERSION = "offline-2"
@@ -158,7 +158,7 @@ def different_identifiers(first: str, second: str) -> bool:
 def name_similarity(first: str, second: str) -> float | None:
     """Similarity of two element names or values; None when either is blank. Names with
     different numbers ('Page 2', 'Page 12') are different elements."""
-    first, second = normalise(first), normalise(second)
+    first, second = plain_text(first), plain_text(second)
     if not first or not second:
         return None
     if first == second:
@@ -177,12 +177,12 @@ def value_similarity(first: str, second: str) -> float | None:
     Values whose identifiers agree and whose other words are the same are equal ("1/1/2022",
     "2022-01-01" and "January 1, 2022" are "01/01/2022").
     """
-    if not normalise(first) or not normalise(second):
+    if not plain_text(first) or not plain_text(second):
         return None
     if NUMBER.search(first) or NUMBER.search(second):
         if identifiers(first) != identifiers(second):
             return 0.0
-        if normalise(_without_numbers(first)) == normalise(_without_numbers(second)):
+        if plain_text(_without_numbers(first)) == plain_text(_without_numbers(second)):
             return 1.0
     return name_similarity(first, second)
 
@@ -216,7 +216,7 @@ def compare_parts(gold: StepParts, agent: StepParts) -> tuple[float, str]:
     if kind in NO_TARGET_ACTIONS:
         return 1.0, f"Both {kind}."
     if kind in ("scroll", "press"):
-        same = normalise(gold.value) == normalise(agent.value)
+        same = plain_text(gold.value) == plain_text(agent.value)
         return (1.0, f"Same {kind} {gold.value}.") if same else (0.0, f"{kind} {gold.value} vs {agent.value}.")
     if kind == "goto":
         score = url_similarity(gold.value, agent.value)
@@ -313,13 +313,13 @@ class OfflineBackend(Backend):
     # --- similarity of texts -----------------------------------------------------------------
 
     def text_similarity(self, first: str, second: str) -> float:
-        if normalise(first) == normalise(second):
+        if plain_text(first) == plain_text(second):
             return 1.0
         if self.use_embeddings:
             from ..embeddings import sentence_encoder
 
             return _rescale(sentence_encoder().similarity(first, second), 0.3, 0.8)
-        return _rescale(fuzz.token_set_ratio(normalise(first), normalise(second)) / 100, 0.4, 0.9)
+        return _rescale(fuzz.token_set_ratio(plain_text(first), plain_text(second)) / 100, 0.4, 0.9)
 
     def _encode_in_batches(self, questions: list[q.Question]) -> None:
         """Encode every text the questions will compare in one batched pass."""
@@ -389,7 +389,7 @@ class OfflineBackend(Backend):
         found, why = _contained(requirement, answer)
         if found is not None:
             return found, why
-        score = _rescale(fuzz.partial_ratio(normalise(requirement), normalise(answer)) / 100, 0.6, 0.95)
+        score = _rescale(fuzz.partial_ratio(plain_text(requirement), plain_text(answer)) / 100, 0.6, 0.95)
         if self.use_embeddings:
             score = max(score, self.text_similarity(requirement, answer))
         return score, f"Similarity of the requirement to the answer {score:.2f}."
@@ -398,7 +398,7 @@ class OfflineBackend(Backend):
         found, why = _contained(reference, answer)
         if found is not None:
             return found, why
-        score = _rescale(fuzz.token_set_ratio(normalise(reference), normalise(answer)) / 100, 0.5, 0.95)
+        score = _rescale(fuzz.token_set_ratio(plain_text(reference), plain_text(answer)) / 100, 0.5, 0.95)
         if self.use_embeddings:
             score = max(score, self.text_similarity(reference, answer))
         return score, f"Similarity to the reference {score:.2f}."
@@ -406,7 +406,7 @@ class OfflineBackend(Backend):
 
 def _contained(expected: str, answer: str) -> tuple[float | None, str]:
     """A sure yes (found verbatim) or a sure no (no answer, or a number missing); else undecided."""
-    expected_n, answer_n = normalise(expected), normalise(answer)
+    expected_n, answer_n = plain_text(expected), plain_text(answer)
     if not answer_n:
         return 0.0, "No answer."
     if expected_n and contains_phrase(expected_n, answer_n):
@@ -426,7 +426,7 @@ def answer_facts(answer: str) -> list[str]:
         facts += [item.strip() for item in re.split(r"[,;\n]|\band\b", answer) if item.strip()]
     else:
         facts += NUMBER.findall(answer) + [m for m in CAPITALISED.findall(answer) if len(m) > 2]
-    return list(dict.fromkeys(f for f in facts if normalise(f)))
+    return list(dict.fromkeys(f for f in facts if plain_text(f)))
 
 
 class _Observations:
@@ -437,12 +437,12 @@ class _Observations:
         self.text = text
 
     @cached_property
-    def normalised(self) -> str:
-        return normalise(self.text)
+    def plain(self) -> str:
+        return plain_text(self.text)
 
     @cached_property
     def words(self) -> set[str]:
-        return set(self.normalised.split())
+        return set(self.plain.split())
 
     @cached_property
     def numbers(self) -> set[float]:
@@ -455,7 +455,7 @@ def _observed(fact: str, observations: _Observations) -> bool:
     numbers = _numbers(fact)
     if numbers:
         return all(n in observations.numbers for n in numbers)
-    fact_n, observed_n = normalise(fact), observations.normalised
+    fact_n, observed_n = plain_text(fact), observations.plain
     if fact_n in observed_n or fuzz.partial_ratio(fact_n, observed_n) >= 90:
         return True
     words = [w for w in fact_n.split() if w not in STOPWORDS]
@@ -475,7 +475,7 @@ def grounded(answer: str, observed: str) -> tuple[float, str]:
 
 
 def relevant(intent: str, answer: str) -> tuple[float, str]:
-    answer_n = normalise(answer)
+    answer_n = plain_text(answer)
     if answer_n in NOT_AN_ANSWER or DECLINES.search(answer_n):
         return 0.0, "The answer declines to answer."
     if ASKS_NUMBER.search(intent) and not NUMBER.search(answer):
@@ -483,7 +483,7 @@ def relevant(intent: str, answer: str) -> tuple[float, str]:
     top = TOP_N.search(intent)
     if top and int(top.group(1)) > 1:
         wanted = int(top.group(1))
-        items = [i for i in re.split(r"[,;\n]|\band\b", answer) if normalise(i)]
+        items = [i for i in re.split(r"[,;\n]|\band\b", answer) if plain_text(i)]
         if len(items) < wanted:
             return len(items) / wanted, f"The task asks for {wanted} items and the answer gives {len(items)}."
     return 1.0, "The answer is of the kind the task asks for."

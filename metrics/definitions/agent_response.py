@@ -55,7 +55,8 @@ class AgentResponseCheck(MetricResult):
     note: str = ""
 
 
-def normalize_string(text: str) -> str:
+def fold_to_ascii(text: str) -> str:
+    """A string as WebArena-Verified compares strings (its `normalize_string`): ASCII letters, lower case."""
     text = text.translate(_MARKS)
     text = unicodedata.normalize("NFKC", text)
     text = _HYPHEN_NEAR_LETTER.sub(" ", text)
@@ -102,7 +103,7 @@ def _equal(expected, actual, schema: Mapping | None) -> bool:
         return left is not None and right is not None and abs(left - right) <= 1e-9 * max(1.0, abs(left))
     if expected is None or actual is None:
         return expected is None and actual is None
-    return normalize_string(str(expected)) == normalize_string(str(actual))
+    return fold_to_ascii(str(expected)) == fold_to_ascii(str(actual))
 
 
 def _describe(value) -> str:
@@ -168,12 +169,12 @@ def agent_response_check(evaluator: Mapping, final_answer: str | None) -> AgentR
         if not isinstance(actual, str) or not actual.strip():
             checks.append(FieldCheck(name, expected.get(name), actual, False, "missing from the answer"))
             continue
-        same = normalize_string(actual) == normalize_string(str(expected.get(name)))
+        same = fold_to_ascii(actual) == fold_to_ascii(str(expected.get(name)))
         checks.append(FieldCheck(name, expected.get(name), actual, same,
                                  "" if same else f"expected {expected.get(name)!r}, got {actual!r}"))
 
     want, got = expected.get("retrieved_data"), response.get("retrieved_data")
-    if normalize_string(str(expected.get("task_type"))) != RETRIEVE:
+    if fold_to_ascii(str(expected.get("task_type"))) != RETRIEVE:
         checks.append(FieldCheck("retrieved_data", want, got, None, "not compared: the task retrieves nothing"))
     else:
         schema = evaluator.get("results_schema") or {}

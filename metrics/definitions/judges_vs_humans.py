@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from judges.calibration import confusion_kappa_interval
-from trajectories.verdicts import BinaryAgreement, binary_agreement
+from trajectories.verdict_agreement import BinaryAgreement, binary_agreement
 
 AUTOMATIC_KINDS = ("harness", "rule_check", "llm_judge", "agent_self_report")
 HUMAN_KIND = "human"

@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from trajectories.formats.actions import normalise_whitespace
+from trajectories.formats.actions import collapse_whitespace
 from trajectories.formats.canonical import ActionParts
 
 from .base import DEFAULT_TAU, MetricResult, check_count, check_score, check_tau
@@ -43,7 +43,7 @@ def _target(parts: ActionParts) -> tuple:
     if parts.selector:
         return ("selector", parts.selector)
     if parts.element_label:
-        return ("label", normalise_whitespace(parts.element_label))
+        return ("label", collapse_whitespace(parts.element_label))
     if parts.has_point:
         return ("point",)
     return ()
@@ -63,7 +63,7 @@ def same_action(previous: ActedStep, step: ActedStep) -> bool | None:
         return False
     if target == ("point",) and math.dist((first.x, first.y), (second.x, second.y)) > POINT_TOLERANCE:
         return False
-    return normalise_whitespace(first.value) == normalise_whitespace(second.value)
+    return collapse_whitespace(first.value) == collapse_whitespace(second.value)
 
 
 @dataclass(frozen=True)

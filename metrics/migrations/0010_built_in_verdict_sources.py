@@ -1,6 +1,6 @@
 """The four verdict sources every run may have become `VerdictSource` rows: harness, offline check,
 human graders, and the LLM judge of each judge configuration. Their verdicts stay where they are
-(`metrics.verdict_sources` reads them under these rows), so nothing moves and nothing is lost."""
+(`metrics.selectors.verdicts_per_source` reads them under these rows), so nothing moves and nothing is lost."""
 
 from django.db import migrations
 

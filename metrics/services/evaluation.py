@@ -25,7 +25,7 @@ from infrastructure.fields import copy_new_rows
 from judges.backends.base import EndpointUnreachable
 from judges.endpoint_checks import check_choosable
 from judges.models import JudgeDecision
-from judges.outcomes import outcome_jobs_of_evaluation
+from judges.outcome_judging import outcome_jobs_of_evaluation
 from judges.services import get_judge, judge_identity
 from metrics.models import EvaluationJob, GoldPolicy, TrajectoryScore
 from metrics.permissions import may_use_gold_policy

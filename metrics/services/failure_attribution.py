@@ -6,8 +6,8 @@ from django.db import transaction
 
 from failures.gold_path import decisive_step
 from failures.models import AttributionSource, FailureAttribution, SourceKind
-from metrics.evaluations import latest_evaluations
 from metrics.models import TrajectoryScore
+from metrics.selectors.latest_evaluations import latest_evaluations
 from trajectories.models import AgentRun, ResultOrigin
 
 FROM_GOLD = "gold path"

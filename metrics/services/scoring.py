@@ -17,33 +17,11 @@ from judges.parsing import parse_node
 from judges.selectors import decision_outputs, judge_step_from_agent, judge_step_from_gold
 from judges.steps import JudgeStep
 from metrics import definitions as md
+from metrics.registry import SCORE_REGISTRY
 from trajectories.formats.actions import extract_planned_action
 
 # Columns of TrajectoryScore that a scoring fills, in the order METRICS.md gives them.
-SCORE_FIELDS = (
-    "step_success",
-    "recovery",
-    "repetitiveness",
-    "element_accuracy",
-    "partial_success",
-    "grounded",
-    "relevant",
-    "correct",
-    "success",
-    "success_source",
-    "check_success",
-    "check_source",
-    "plan_step_success",
-    "key_node_completion",
-    "outcome_status",
-    "outcome_reason",
-    "agent_steps",
-    "gold_steps",
-    "matched_steps",
-    "deviations",
-    "recoveries",
-    "mean_recovery_cost",
-)
+SCORE_FIELDS = tuple(field.name for field in SCORE_REGISTRY)
 
 
 KEY_NODES = "key_nodes"
@@ -108,6 +86,12 @@ class Scoring:
         """Why the score field `name` is null; kept in `details["null_reasons"]` while it is."""
         if reason:
             self.details.setdefault(NULL_REASONS, {})[name] = reason
+
+    def record(self, name: str, metric) -> None:
+        """A metric's result under `name`: its value, its details, and why it is null if it is."""
+        self.values[name] = metric.value
+        self.details[name] = metric.to_dict()
+        self.null(name, metric.null_reason)
 
     def settle_null_reasons(self) -> None:
         """Keep the reasons of the fields that are null, in SCORE_FIELDS order; none is left empty."""
@@ -298,87 +282,98 @@ def score_trajectory(unit: UnitInputs, judge, params: Parameters) -> Scoring:
     a metric left null says why in `details["null_reasons"]`. A judge question that failed leaves
     the metrics that need it null with its error, and is counted in `failed_questions`."""
     result = Scoring()
-    trajectory, steps, gold, asks = unit.trajectory, unit.steps, unit.gold, unit.questions
-    task, answer = trajectory.task, trajectory.final_answer
-    n = len(steps)
-
-    outcome = md.outcome_category(
-        trajectory.outcome_status, trajectory.outcome_reason or None, n, len(unit.gold_steps) if gold else None
-    )
-    result.values.update(
-        outcome_status=outcome.status, outcome_reason=outcome.reason, agent_steps=n,
-        gold_steps=len(unit.gold_steps) if gold else None,
-    )
-    result.details["outcome"] = outcome.to_dict()
-
+    _score_outcome(unit, result)
     element_failure = None
     try:
-        point_scores, resolved = _elements_at_points(judge, asks.elements, result, unit.sees_screenshots)
+        point_scores, resolved = _elements_at_points(judge, unit.questions.elements, result, unit.sees_screenshots)
     except JudgeFailed as failure:
         point_scores, resolved, element_failure = {}, {}, failure
-
-    if gold is not None:
-        try:
-            if element_failure and asks.step_match is None:
-                raise element_failure  # the steps are matched with the elements the judge names
-            _score_steps(unit, judge, params, resolved, result)
-        except JudgeFailed as failure:
-            result.failed(STEP_FIELDS, failure)
-        if trajectory.plan:
-            try:
-                plan_matrix = _step_matrix(judge, asks.plan_match, len(unit.gold_steps), len(trajectory.plan),
-                                           result)
-                plan_ssr = md.step_success(plan_matrix, tau=params.tau, ordered=params.ordered)
-                result.values["plan_step_success"] = plan_ssr.value
-                result.details["plan_step_success"] = plan_ssr.to_dict()
-                result.null("plan_step_success", plan_ssr.null_reason)
-            except JudgeFailed as failure:
-                result.failed(("plan_step_success",), failure)
-    if gold is None:
-        for name in ("step_success", "recovery", "plan_step_success"):
-            result.null(name, NO_GOLD)
-    elif not trajectory.plan:
-        result.null("plan_step_success", NO_PLAN)
-
-    try:
-        judged = iter(judge.verdicts(asks.repetitions))
-        neighbours = [same if same is not None else _verdict_score(next(judged), f"repetition of step {k}", result)
-                      for k, same in enumerate(unit.repeats_by_rule, start=2)]
-        rep = md.repetitiveness(neighbours, n, tau=params.tau)
-        result.values["repetitiveness"] = rep.value
-        result.details["repetitiveness"] = rep.to_dict()
-        result.null("repetitiveness", rep.null_reason)
-    except JudgeFailed as failure:
-        result.failed(("repetitiveness",), failure)
-
+    _score_gold_paths(unit, judge, params, resolved, element_failure, result)
+    _score_repetitiveness(unit, judge, params, result)
     if element_failure:
         result.failed(("element_accuracy",), element_failure)
     else:
-        acc = md.element_accuracy(list(unit.planned_actions), [step.action for step in steps],
-                                  [step.parts for step in steps], point_scores, tau=params.tau)
-        result.values["element_accuracy"] = acc.value
-        result.details["element_accuracy"] = acc.to_dict()
-        result.null("element_accuracy", acc.null_reason)
+        steps = unit.steps
+        result.record("element_accuracy", md.element_accuracy(
+            list(unit.planned_actions), [step.action for step in steps], [step.parts for step in steps],
+            point_scores, tau=params.tau))
+    _score_partial_success(unit, judge, params, result)
+    _score_answer_quality(unit, judge, params, result)
+    success = _score_success(unit, judge, params, result)
+    _score_key_nodes(unit, judge, params, success, result)
+    result.settle_null_reasons()
+    return result
 
+
+def _score_outcome(unit: UnitInputs, result: Scoring) -> None:
+    """The outcome category and the lengths n and m, which need no judge."""
+    trajectory, n = unit.trajectory, len(unit.steps)
+    gold_steps = len(unit.gold_steps) if unit.gold else None
+    outcome = md.outcome_category(trajectory.outcome_status, trajectory.outcome_reason or None, n, gold_steps)
+    result.values.update(outcome_status=outcome.status, outcome_reason=outcome.reason, agent_steps=n,
+                         gold_steps=gold_steps)
+    result.details["outcome"] = outcome.to_dict()
+
+
+def _score_gold_paths(unit: UnitInputs, judge, params: Parameters, resolved: dict[int, str],
+                      element_failure: JudgeFailed | None, result: Scoring) -> None:
+    """Step success and recovery of the steps, and step success of the stated plan, against the gold steps."""
+    trajectory, asks = unit.trajectory, unit.questions
+    if unit.gold is None:
+        for name in ("step_success", "recovery", "plan_step_success"):
+            result.null(name, NO_GOLD)
+        return
+    try:
+        if element_failure and asks.step_match is None:
+            raise element_failure  # the steps are matched with the elements the judge names
+        _score_steps(unit, judge, params, resolved, result)
+    except JudgeFailed as failure:
+        result.failed(STEP_FIELDS, failure)
+    if not trajectory.plan:
+        result.null("plan_step_success", NO_PLAN)
+        return
+    try:
+        plan_matrix = _step_matrix(judge, asks.plan_match, len(unit.gold_steps), len(trajectory.plan), result)
+        result.record("plan_step_success", md.step_success(plan_matrix, tau=params.tau, ordered=params.ordered))
+    except JudgeFailed as failure:
+        result.failed(("plan_step_success",), failure)
+
+
+def _score_repetitiveness(unit: UnitInputs, judge, params: Parameters, result: Scoring) -> None:
+    """Structured steps repeat by rule; the judge is asked only about the others."""
+    try:
+        judged = iter(judge.verdicts(unit.questions.repetitions))
+        neighbours = [same if same is not None else _verdict_score(next(judged), f"repetition of step {k}", result)
+                      for k, same in enumerate(unit.repeats_by_rule, start=2)]
+        result.record("repetitiveness", md.repetitiveness(neighbours, len(unit.steps), tau=params.tau))
+    except JudgeFailed as failure:
+        result.failed(("repetitiveness",), failure)
+
+
+def _score_partial_success(unit: UnitInputs, judge, params: Parameters, result: Scoring) -> None:
+    task = unit.trajectory.task
     try:
         requirement_scores = {
             requirement: _verdict_score(verdict, f"requirement {requirement!r}", result)
-            for requirement, verdict in zip(unit.asked_requirements, judge.verdicts(asks.requirements))
+            for requirement, verdict in zip(unit.asked_requirements, judge.verdicts(unit.questions.requirements))
         }
-        partial = md.partial_success(task.requirements, answer, requirement_scores, tau=params.tau)
-        result.values["partial_success"] = partial.value
-        result.details["partial_success"] = partial.to_dict()
-        result.null("partial_success", partial.null_reason)
+        result.record("partial_success", md.partial_success(
+            task.requirements, unit.trajectory.final_answer, requirement_scores, tau=params.tau))
     except JudgeFailed as failure:
         result.failed(("partial_success",), failure)
 
+
+def _score_answer_quality(unit: UnitInputs, judge, params: Parameters, result: Scoring) -> None:
+    """Grounded, relevant and correct: the final answer read against the observations and the task."""
+    asks = unit.questions
     try:
         grounded_score = relevant_score = None
         if asks.answer_quality:
             *grounded, relevant = judge.verdicts(asks.answer_quality)
             grounded_score = _verdict_score(grounded[0], "groundedness", result) if grounded else None
             relevant_score = _verdict_score(relevant, "relevance", result)
-        quality = md.answer_quality(answer, grounded_score, relevant_score, tau=params.tau, observed=unit.observed)
+        quality = md.answer_quality(unit.trajectory.final_answer, grounded_score, relevant_score, tau=params.tau,
+                                    observed=unit.observed)
         result.values.update(grounded=quality.grounded, relevant=quality.relevant, correct=quality.correct)
         result.details["answer_quality"] = quality.to_dict()
         for name, reason in quality.null_reasons.items():
@@ -386,26 +381,25 @@ def score_trajectory(unit: UnitInputs, judge, params: Parameters) -> Scoring:
     except JudgeFailed as failure:
         result.failed(ANSWER_QUALITY_FIELDS, failure)
 
-    success = _score_success(unit, judge, params, result)
 
-    if task.key_nodes:
-        try:
-            semantic_scores = {
-                question: _verdict_score(verdict, f"key node {question.kind} {question.reference!r}", result)
-                for question, verdict in zip(unit.key_node_questions, judge.verdicts(asks.key_nodes))
-            }
-            completion = md.key_node_completion(task.key_nodes, unit.visited, semantic_scores, tau=params.tau)
-            result.values["key_node_completion"] = completion.value
-            result.details["key_node_completion"] = completion.to_dict()
-            if success is None and completion.all_satisfied is not None:
-                # WebCanvas's task success: every key node satisfied.
-                result.values.update(success=completion.all_satisfied, success_source=KEY_NODES)
-        except JudgeFailed as failure:
-            result.failed(("key_node_completion",), failure)
-    else:
+def _score_key_nodes(unit: UnitInputs, judge, params: Parameters, success: bool | None, result: Scoring) -> None:
+    """Key-node completion; with no other verdict on success, every key node reached is success (WebCanvas)."""
+    task = unit.trajectory.task
+    if not task.key_nodes:
         result.null("key_node_completion", NO_KEY_NODES)
-    result.settle_null_reasons()
-    return result
+        return
+    try:
+        semantic_scores = {
+            question: _verdict_score(verdict, f"key node {question.kind} {question.reference!r}", result)
+            for question, verdict in zip(unit.key_node_questions, judge.verdicts(unit.questions.key_nodes))
+        }
+        completion = md.key_node_completion(task.key_nodes, unit.visited, semantic_scores, tau=params.tau)
+        result.values["key_node_completion"] = completion.value
+        result.details["key_node_completion"] = completion.to_dict()
+        if success is None and completion.all_satisfied is not None:
+            result.values.update(success=completion.all_satisfied, success_source=KEY_NODES)
+    except JudgeFailed as failure:
+        result.failed(("key_node_completion",), failure)
 
 
 def _score_steps(unit: UnitInputs, judge, params: Parameters, resolved: dict[int, str], result: Scoring) -> None:

@@ -5,6 +5,8 @@ import io
 
 import openpyxl
 
+from annotation.quality import GoldRecord
+
 HEADER = ("Task No.", "Step No.", "Text")
 
 
@@ -43,3 +45,9 @@ def misplaced_gold_sheet(rows: dict[int, tuple]) -> list[tuple]:
     its sibling task 83 (same template, another start and end)."""
     return (block(rows, 2, 28) + block(rows, 29, 37) + block(rows, 38, 44)
             + relabel(block(rows, 45, 51), task=811) + relabel(block(rows, 27, 35), task=83))
+
+
+def gold_records(parsed) -> list[GoldRecord]:
+    """The blocks of a parsed gold file as the quality checks read them, numbered from 0."""
+    return [GoldRecord(position, int(block.task_id), tuple(step.text for step in block.steps))
+            for position, block in enumerate(parsed.blocks)]

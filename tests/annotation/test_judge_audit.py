@@ -10,7 +10,7 @@ from judges.models import JudgeConfig, JudgeDecision
 from judges.selectors import audit_sample_key, in_audit_sample
 from judges.services import get_judge
 from judges.steps import JudgeStep
-from metrics.selectors import with_uses
+from metrics.selectors.jobs_and_scores import with_uses
 from tests.factories import JudgeDecisionFactory, TrajectoryScoreFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

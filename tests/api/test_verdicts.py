@@ -93,7 +93,7 @@ def webarena_tasks(db, shared_data):
 
 
 def test_runs_api_marks_results_only_runs(webarena_tasks, shared_data, voices):
-    from trajectories.services.verdicts import import_outcomes
+    from trajectories.services.outcomes_and_grades import import_outcomes
     path = shared_data / "more-benchmarks" / "leaderboard-per-task.excerpt.json"
     import_outcomes(path.name, path.read_bytes())
     body = client_for(member(None, "dev")).get("/api/runs/").json()

@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from judges.endpoint_checks import NOT_CONFIGURED, TEST_FAILED, UNTESTED, JudgeNotChoosable, why_not_choosable
-from judges.outcomes import create_outcome_job
+from judges.outcome_judging import create_outcome_job
 from metrics.forms import EvaluationForm, OutcomeJudgeForm
 from metrics.models import EvaluationJob
 from metrics.services import evaluation

@@ -4,10 +4,10 @@ on an LLM judge whose endpoint has not answered its last test."""
 import pytest
 from django.core.management import CommandError, call_command
 
-from judges import outcome
 from judges.endpoint_checks import TEST_FAILED, UNTESTED, JudgeNotChoosable, run_endpoint_test
 from judges.local_llm import LocalLLMServer, Reply, well_formed_reply
-from judges.outcomes import create_outcome_job
+from judges.outcome_judging import create_outcome_job
+from judges.outcome_questions import KEY_POINTS, SCREENSHOT, VERDICT
 from judges.services import save_judge_config
 from metrics.services import evaluation
 from tests.api.conftest import client_for, make_users
@@ -18,7 +18,7 @@ from .conftest import FAST_RETRIES
 pytestmark = pytest.mark.django_db
 
 KINDS = ["step_match", "trajectory_match", "repetition", "requirements", "grounded", "relevant", "fuzzy_answer",
-         "element_at_point", outcome.KEY_POINTS, outcome.SCREENSHOT, outcome.VERDICT]
+         "element_at_point", KEY_POINTS, SCREENSHOT, VERDICT]
 
 
 def _unsure_verdicts(request: dict) -> Reply:
@@ -58,7 +58,7 @@ def test_every_kind_of_question_is_asked_once_and_reported(llm_server, settings)
 def test_a_judge_that_reads_no_images_is_not_asked_about_them(llm_server):
     report = run_endpoint_test(_config(llm_server, screenshots=False))
     skipped = [row["question"] for row in report["questions"] if not row["asked"]]
-    assert skipped == ["element_at_point", outcome.SCREENSHOT] and report["ok"] is True
+    assert skipped == ["element_at_point", SCREENSHOT] and report["ok"] is True
 
 
 def test_jobs_refuse_to_start_on_a_judge_whose_last_test_failed(broken_llm):
@@ -67,7 +67,7 @@ def test_jobs_refuse_to_start_on_a_judge_whose_last_test_failed(broken_llm):
     assert report["ok"] is False
     verdict = report["questions"][-1]
     assert (verdict["parsed"], verdict["repairs"], verdict["structured_output"]) == (False, 1, "json_schema")
-    assert report["error"] == (f"{outcome.VERDICT}: malformed answer after one repair request: success must be "
+    assert report["error"] == (f"{VERDICT}: malformed answer after one repair request: success must be "
                                "true or false, not 'probably'")
     run = AgentRunFactory(name="shopper")
     TrajectoryFactory(run=run)
@@ -123,6 +123,6 @@ def test_a_judge_without_a_model_is_asked_what_its_backend_answers():
     assert report["ok"] is True and report["backend"] == "exact"
     not_asked = {row["question"]: row["error"] for row in report["questions"] if not row["asked"]}
     assert not_asked == {"element_at_point": "not asked: the judge reads no images",
-                         outcome.KEY_POINTS: "not asked: only an OpenAI-compatible judge runs the outcome judge",
-                         outcome.SCREENSHOT: "not asked: the judge reads no images",
-                         outcome.VERDICT: "not asked: only an OpenAI-compatible judge runs the outcome judge"}
+                         KEY_POINTS: "not asked: only an OpenAI-compatible judge runs the outcome judge",
+                         SCREENSHOT: "not asked: the judge reads no images",
+                         VERDICT: "not asked: only an OpenAI-compatible judge runs the outcome judge"}

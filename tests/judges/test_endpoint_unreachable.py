@@ -13,7 +13,7 @@ from judges.backends import make_backend
 from judges.backends.base import EndpointUnreachable
 from judges.endpoint_checks import run_endpoint_test
 from judges.models import OutcomeJob
-from judges.outcomes import create_outcome_job, run_outcome_job
+from judges.outcome_judging import create_outcome_job, run_outcome_job
 from judges.services import backend_spec
 from judges.steps import JudgeStep
 from metrics.models import EvaluationJob, TrajectoryScore

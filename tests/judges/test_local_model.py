@@ -10,8 +10,8 @@ from django.core.management import call_command
 
 from judges.llama_server import MODEL_NAME, LlamaServer, LocalModelUnavailable
 from judges.models import JudgeDecision, StructuredOutputMode
-from judges.outcome import SOURCE_NAME
-from judges.outcomes import judge_outcomes
+from judges.outcome_judging import judge_outcomes
+from judges.outcome_questions import SOURCE_NAME
 from metrics.models import EvaluationJob, TrajectoryScore
 from metrics.services.evaluation import create_evaluation, start_evaluation
 from tests.factories import JudgeConfigFactory

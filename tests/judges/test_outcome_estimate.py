@@ -5,12 +5,11 @@ import math
 
 import pytest
 
-from judges import outcome
-from judges.outcome import OutcomeOptions
 from judges.outcome_estimate import (
     ANSWER_TOKENS, CHARS_PER_TOKEN, PlannedShot, PlannedTrajectory, estimate, estimate_basis, image_tokens,
     requests_to_make,
 )
+from judges.outcome_questions import KEY_POINTS, KINDS, SCREENSHOT, VERDICT, OutcomeOptions
 from judges.prompts import load_prompt
 
 OPTIONS = OutcomeOptions(threshold=3, max_screenshots=2)
@@ -29,7 +28,7 @@ def trajectory(intent: str, *shots: PlannedShot, answer: str = "Done", actions=(
 
 def kinds(trajectories) -> tuple[int, int, int]:
     requests = requests_to_make(trajectories, OPTIONS)
-    return tuple(sum(1 for request in requests if request.kind == kind) for kind in outcome.KINDS)
+    return tuple(sum(1 for request in requests if request.kind == kind) for kind in KINDS)
 
 
 def test_nothing_decided_one_request_per_task_text_per_screenshot_of_a_text_and_per_trajectory():
@@ -70,11 +69,11 @@ def test_the_verdict_is_counted_with_the_screenshots_it_will_be_shown():
     # All scored: S1 (2) is under the threshold 3, S2 (5) and S3 (3) are shown: two images.
     scored = trajectory(COFFEE, shot(1, S1, 2), shot(2, S2, 5), shot(3, S3, 3), key_points=points)
     [verdict] = requests_to_make([scored], OPTIONS)
-    assert (verdict.kind, len(verdict.images)) == (outcome.VERDICT, 2)
+    assert (verdict.kind, len(verdict.images)) == (VERDICT, 2)
     # One not scored yet: as many as it may be shown, max_screenshots = 2; plus the one screenshot request.
     pending = trajectory(COFFEE, shot(1, S1, 2), shot(2, S2, 5), shot(3, S3), key_points=points)
     screenshot, verdict = requests_to_make([pending], OPTIONS)
-    assert (screenshot.kind, screenshot.images, len(verdict.images)) == (outcome.SCREENSHOT, ((1280, 720),), 2)
+    assert (screenshot.kind, screenshot.images, len(verdict.images)) == (SCREENSHOT, ((1280, 720),), 2)
 
 
 @pytest.mark.parametrize(("size", "tokens"), [
@@ -96,7 +95,7 @@ def test_the_tokens_of_a_pass_over_one_trajectory_without_screenshots():
     """Key points and a verdict: their prompts' characters / 4, the key points unknown yet counted at the size
     of their answer (150 tokens, 600 characters); answers 150 + 200 tokens."""
     kettle = trajectory(KETTLE, answer="$25", actions=("stop [$25]",))
-    key_points, verdict = load_prompt(outcome.KEY_POINTS), load_prompt(outcome.VERDICT)
+    key_points, verdict = load_prompt(KEY_POINTS), load_prompt(VERDICT)
     key_points_chars = len(key_points.system) + len(f"Task: {KETTLE}")
     verdict_chars = len(verdict.system) + len(verdict.user.substitute(
         intent=KETTLE, key_points="(none)", answer="$25", actions="1. stop [$25]",
@@ -106,7 +105,7 @@ def test_the_tokens_of_a_pass_over_one_trajectory_without_screenshots():
 
     assert (found.key_points, found.screenshots, found.verdicts, found.requests, found.images) == (1, 0, 1, 2, 0)
     assert found.prompt_tokens == math.ceil(key_points_chars / 4) + math.ceil(verdict_chars / 4)
-    assert found.completion_tokens == 150 + 200 == ANSWER_TOKENS[outcome.KEY_POINTS] + ANSWER_TOKENS[outcome.VERDICT]
+    assert found.completion_tokens == 150 + 200 == ANSWER_TOKENS[KEY_POINTS] + ANSWER_TOKENS[VERDICT]
     assert CHARS_PER_TOKEN == 4
 
 
@@ -115,7 +114,7 @@ def test_images_add_their_tokens_to_the_prompt():
     for a 1024 x 1024 image."""
     found = estimate([trajectory(COFFEE, shot(1, S1, 4, (1024, 1024)), key_points=("two bags of coffee",))],
                      OPTIONS)
-    verdict = load_prompt(outcome.VERDICT)
+    verdict = load_prompt(VERDICT)
     chars = len(verdict.system) + len(verdict.user.substitute(
         intent=COFFEE, key_points="1. two bags of coffee", answer="Done", actions="1. click [1]",
         screenshots="1 attached, of steps 1, in that order."))

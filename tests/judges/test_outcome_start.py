@@ -9,7 +9,7 @@ import pytest
 from infrastructure.jobs import TooManyJobs
 from judges.local_llm import Reply, well_formed_reply
 from judges.models import OutcomeJob
-from judges.outcomes import estimate_outcome_job, judge_outcomes, start_outcome_job
+from judges.outcome_judging import estimate_outcome_job, judge_outcomes, start_outcome_job
 from tests.factories import AgentRunFactory, JudgeConfigFactory, UserFactory
 from tests.trajectories.renders import png
 from trajectories.models import Screenshot

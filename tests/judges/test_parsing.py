@@ -3,7 +3,7 @@ import re
 import openpyxl
 import pytest
 
-from judges.parsing import StepParts, normalise, parse_gold_text, resolve_element, same_step, step_parts
+from judges.parsing import StepParts, parse_gold_text, plain_text, resolve_element, same_step, step_parts
 from judges.steps import JudgeStep
 
 
@@ -73,12 +73,12 @@ def test_structure_given_with_a_gold_step_wins_over_its_text():
     assert step_parts(step) == StepParts("select", "", "Period", "Year")
 
 
-def test_normalise_drops_icons_marks_punctuation_and_case():
-    assert normalise("\\ue60a REPORTS") == "reports"
-    assert normalise("Quest Lumaflex™  Band.") == "quest lumaflex band"
-    assert normalise("Order\ue60a\u00a0#12,\u3000\tdelivered\n\n- Ｎ/A …") == "order #12 delivered - n/a"
+def test_plain_text_drops_icons_marks_punctuation_and_case():
+    assert plain_text("\\ue60a REPORTS") == "reports"
+    assert plain_text("Quest Lumaflex™  Band.") == "quest lumaflex band"
+    assert plain_text("Order\ue60a\u00a0#12,\u3000\tdelivered\n\n- Ｎ/A …") == "order #12 delivered - n/a"
     long_text = "\t[1] link 'Home' \\ue60a\n" * 40 + "  Total:\u2003$1,699.50 ..."
-    assert normalise(long_text) == "1 link home " * 40 + "total: $1 699.50"
+    assert plain_text(long_text) == "1 link home " * 40 + "total: $1 699.50"
 
 
 def test_same_step_compares_webarena_targets_or_normalised_text():

@@ -1,11 +1,11 @@
-from judges import outcome
+from judges import outcome_questions
 from judges import questions as q
 from judges.models import DecisionKind
 from judges.steps import JudgeStep
 
 
 def test_question_kinds_are_the_models_decision_kinds():
-    assert set(q.KINDS) | set(outcome.KINDS) == set(DecisionKind.values)
+    assert set(q.KINDS) | set(outcome_questions.KINDS) == set(DecisionKind.values)
 
 
 def test_inputs_hash_ignores_the_judge_and_cache_key_does_not():

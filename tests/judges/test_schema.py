@@ -3,21 +3,22 @@
 
 import pytest
 
-from judges import outcome, schema
 from judges import questions as q
+from judges import schema
+from judges.outcome_questions import KEY_POINTS, SCREENSHOT, VERDICT
 from judges.prompts import load_prompt
 from judges.schema import MalformedAnswer
 
 
 @pytest.mark.parametrize(("kind", "data", "bounds", "message"), [
-    (outcome.KEY_POINTS, {"key_points": []}, {}, "key_points must be a list of 1 to 10 items, not 0"),
-    (outcome.KEY_POINTS, {"key_points": ["a", " "]}, {}, r"key_points\[1\] must be a non-empty string, not ' '"),
-    (outcome.SCREENSHOT, {"relevance": 6, "reasoning": ""}, {}, "relevance must be a whole number from 1 to 5, not 6"),
-    (outcome.SCREENSHOT, {"relevance": 4.5}, {}, "relevance must be a whole number from 1 to 5, not 4.5"),
-    (outcome.SCREENSHOT, {"relevance": True}, {}, "relevance must be a whole number from 1 to 5, not True"),
-    (outcome.VERDICT, {"success": "yes", "reasoning": ""}, {}, "success must be true or false, not 'yes'"),
-    (outcome.VERDICT, {"success": True, "reasoning": 3}, {}, "reasoning must be a string, not 3"),
-    (outcome.VERDICT, ["success"], {}, "answer must be a JSON object, not"),
+    (KEY_POINTS, {"key_points": []}, {}, "key_points must be a list of 1 to 10 items, not 0"),
+    (KEY_POINTS, {"key_points": ["a", " "]}, {}, r"key_points\[1\] must be a non-empty string, not ' '"),
+    (SCREENSHOT, {"relevance": 6, "reasoning": ""}, {}, "relevance must be a whole number from 1 to 5, not 6"),
+    (SCREENSHOT, {"relevance": 4.5}, {}, "relevance must be a whole number from 1 to 5, not 4.5"),
+    (SCREENSHOT, {"relevance": True}, {}, "relevance must be a whole number from 1 to 5, not True"),
+    (VERDICT, {"success": "yes", "reasoning": ""}, {}, "success must be true or false, not 'yes'"),
+    (VERDICT, {"success": True, "reasoning": 3}, {}, "reasoning must be a string, not 3"),
+    (VERDICT, ["success"], {}, "answer must be a JSON object, not"),
     (q.ELEMENT_AT_POINT, {"intended": True}, {}, "element must be a non-empty string, not missing"),
     (q.ELEMENT_AT_POINT, {"element": "  ", "intended": True}, {}, "element must be a non-empty string"),
     (q.ELEMENT_AT_POINT, {"element": "button 'Go'", "intended": "sure"}, {}, "intended must be true or false"),
@@ -42,9 +43,9 @@ def test_an_answer_that_does_not_fit_its_schema_is_malformed_with_the_field_name
 
 
 def test_well_formed_answers_are_read_as_they_are_and_nothing_is_said_coerced():
-    assert schema.read(outcome.KEY_POINTS, {"key_points": [" cheapest ", "under $50"]}) == schema.Reading(
+    assert schema.read(KEY_POINTS, {"key_points": [" cheapest ", "under $50"]}) == schema.Reading(
         {"key_points": ["cheapest", "under $50"]})
-    assert schema.read(outcome.VERDICT, {"success": False}).value == {"success": False, "reasoning": ""}
+    assert schema.read(VERDICT, {"success": False}).value == {"success": False, "reasoning": ""}
     assert schema.read(q.STEP_MATCH, {"score": 1, "rationale": "Same."}) == schema.Reading(
         {"score": 1.0, "rationale": "Same."})
 
@@ -54,20 +55,20 @@ def test_spellings_with_one_meaning_are_read_as_meant_and_recorded():
     assert reading.value == {"answers": [{"number": 1, "score": 0.5, "rationale": "x"}]}
     assert reading.coerced == ("answers: a single item read as a list of one", "answers[0].number: '1' read as 1",
                                "answers[0].score: '0.5' read as 0.5")
-    verdict = schema.read(outcome.VERDICT, {"success": " TRUE ", "reasoning": "ok"})
+    verdict = schema.read(VERDICT, {"success": " TRUE ", "reasoning": "ok"})
     assert verdict == schema.Reading({"success": True, "reasoning": "ok"}, ("success: ' TRUE ' read as true",))
-    assert schema.read(outcome.SCREENSHOT, {"relevance": 4.0}).value["relevance"] == 4
-    assert schema.read(outcome.KEY_POINTS, {"key_points": "the cheapest"}).value == {"key_points": ["the cheapest"]}
+    assert schema.read(SCREENSHOT, {"relevance": 4.0}).value["relevance"] == 4
+    assert schema.read(KEY_POINTS, {"key_points": "the cheapest"}).value == {"key_points": ["the cheapest"]}
     fenced = schema.parse(q.STEP_MATCH, '```json\n{"score": 1, "rationale": "Same."}\n```')
     assert fenced.coerced == ("the JSON was read from inside a code fence",)
 
 
 @pytest.mark.parametrize(("kind", "data"), [
-    (outcome.VERDICT, {"success": "yes"}),       # yes is not a JSON boolean's spelling
-    (outcome.VERDICT, {"success": 1}),           # a number for a boolean: which?
+    (VERDICT, {"success": "yes"}),       # yes is not a JSON boolean's spelling
+    (VERDICT, {"success": 1}),           # a number for a boolean: which?
     (q.STEP_MATCH, {"score": True}),             # a boolean for a number
     (q.STEP_MATCH, {"score": "1/2"}),
-    (outcome.SCREENSHOT, {"relevance": "4.5"}),  # not whole
+    (SCREENSHOT, {"relevance": "4.5"}),  # not whole
 ])
 def test_ambiguous_spellings_stay_malformed(kind, data):
     with pytest.raises(MalformedAnswer):
@@ -84,7 +85,7 @@ def test_every_prompt_shows_the_reply_format_of_its_schema_and_the_schema_is_ver
         prompt = load_prompt(kind)
         assert schema.reply_format(kind) in prompt.system and "$answer_format" not in prompt.system
     assert '{"score": <number from 0 to 1>, "rationale": "<one sentence>"}' in load_prompt(q.STEP_MATCH).system
-    assert '{"success": true or false, "reasoning": ' in load_prompt(outcome.VERDICT).system
+    assert '{"success": true or false, "reasoning": ' in load_prompt(VERDICT).system
 
 
 def test_the_json_schema_is_strict_and_bounded_by_the_request():
@@ -109,5 +110,5 @@ def test_the_schema_for_a_grammar_spells_out_what_a_grammar_can_enforce():
     listed = schema.json_schema(q.REQUIREMENTS, {"count": 2})["properties"]["answers"]
     assert listed["items"] is False
     assert [item["properties"]["number"] for item in listed["prefixItems"]] == [{"const": 1}, {"const": 2}]
-    assert schema.json_schema(outcome.SCREENSHOT)["properties"]["relevance"] == {
+    assert schema.json_schema(SCREENSHOT)["properties"]["relevance"] == {
         "type": "integer", "enum": [1, 2, 3, 4, 5]}

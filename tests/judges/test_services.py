@@ -3,6 +3,7 @@ from django.test import override_settings
 
 import judges
 from judges import questions as q
+from judges.answers import Answer
 from judges.backends import BackendSpec
 from judges.backends.exact import ExactBackend
 from judges.models import JudgeConfig, JudgeDecision
@@ -15,7 +16,6 @@ from judges.services import (
     review_step_pair,
 )
 from judges.steps import JudgeStep
-from judges.verdicts import Answer
 from tests.factories import JudgeConfigFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -3,8 +3,8 @@ from django.urls import reverse
 from scipy import stats
 
 from annotation.services.reference import make_reference
-from metrics import comparison
 from metrics.models import TrajectoryScore
+from metrics.selectors import comparison
 from tests.factories import AgentRunFactory, JudgeConfigFactory, TaskFactory, UserFactory
 from tests.metrics.reports import GOLD, evaluate, gold, trajectory, two_evaluated_runs
 

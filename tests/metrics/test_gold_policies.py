@@ -6,13 +6,13 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from accounts.roles import REVIEWER
 from annotation.errors import GoldPermissionDenied
 from annotation.models import GoldTrajectory
-from accounts.roles import REVIEWER
 from annotation.services.reference import set_reference
 from metrics import exports
 from metrics.models import EvaluationJob, GoldPolicy, parse_gold_policy
-from metrics.selectors import scores_off_reference, stale_scores, tasks_without_reference
+from metrics.selectors.jobs_and_scores import scores_off_reference, stale_scores, tasks_without_reference
 from metrics.services import evaluation
 from metrics.tasks import run_evaluation
 from tests.factories import AgentRunFactory, TaskFactory, UserFactory

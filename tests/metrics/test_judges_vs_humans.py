@@ -15,12 +15,12 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from accounts.services import create_api_token
-from metrics.verdict_sources import judges_report
-from trajectories.verdicts import named_source
+from metrics.selectors.verdicts_per_source import judges_report
 from tests.factories import AgentRunFactory, TaskFactory, TrajectoryFactory, UserFactory
 from tests.metrics.verdict_data import grader, three_voices
-from trajectories.services.verdicts import record_grade
 from trajectories.models import AgentRun, Task, Verdict, VerdictKind, VerdictSource
+from trajectories.services.outcomes_and_grades import record_grade
+from trajectories.verdict_agreement import named_source
 
 pytestmark = pytest.mark.django_db
 

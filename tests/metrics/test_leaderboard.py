@@ -5,11 +5,11 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from metrics import leaderboard as lb
 from metrics.aggregation import summarize
-from metrics.evaluations import latest_evaluations
-from metrics.leaderboard import LeaderboardFilters
 from metrics.models import EvaluationJob, TrajectoryScore
+from metrics.selectors import leaderboard as lb
+from metrics.selectors.latest_evaluations import latest_evaluations
+from metrics.selectors.leaderboard import LeaderboardFilters
 from tests.factories import AgentRunFactory, JudgeConfigFactory, TaskFactory, UserFactory
 from tests.metrics.reports import evaluate, trajectory, two_evaluated_runs
 from trajectories.models import AgentRun

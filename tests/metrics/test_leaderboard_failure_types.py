@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from failures.models import AttributionSource, FailureAttribution, SourceKind
 from metrics import exports
-from metrics.leaderboard import LeaderboardFilters, leaderboard
+from metrics.selectors.leaderboard import LeaderboardFilters, leaderboard
 from tests.factories import AgentRunFactory, TaskFactory, TrajectoryFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -10,14 +10,14 @@ from django.utils.text import slugify
 from rest_framework.test import APIClient
 
 from accounts.services import create_api_token
-from metrics import leaderboard as lb
-from metrics.leaderboard import LeaderboardFilters
+from metrics.selectors import leaderboard as lb
+from metrics.selectors.leaderboard import LeaderboardFilters
 from tests.factories import AgentRunFactory, UserFactory
 from tests.trajectories.verdict_samples import write_verdict_run
 from trajectories.models import RunVerdictCount, Trajectory, Verdict, VerdictSource
 from trajectories.services.ingest import import_paths
-from trajectories.services.verdicts import record_grade
-from trajectories.verdicts import named_source
+from trajectories.services.outcomes_and_grades import record_grade
+from trajectories.verdict_agreement import named_source
 
 pytestmark = pytest.mark.django_db
 

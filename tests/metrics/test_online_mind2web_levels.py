@@ -9,7 +9,8 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from metrics import comparison, exports, leaderboard
+from metrics import exports
+from metrics.selectors import comparison, leaderboard
 from metrics.subsets import run_subsets
 from tests.factories import JudgeConfigFactory, UserFactory
 from tests.metrics.reports import evaluate

@@ -6,7 +6,7 @@ import pytest
 from judges.local_llm import LocalLLMServer, Reply, well_formed_reply
 from metrics import exports
 from metrics.models import TrajectoryScore
-from metrics.selectors import job_progress
+from metrics.selectors.jobs_and_scores import job_progress
 from metrics.services import evaluation
 from tests.factories import (
     AgentRunFactory,

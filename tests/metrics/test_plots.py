@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from metrics import charts, plots
-from metrics.leaderboard import LeaderboardFilters
+from metrics.selectors.leaderboard import LeaderboardFilters
 from tests.factories import AgentRunFactory, TaskFactory, UserFactory
 from tests.metrics.reports import evaluate, trajectory, two_evaluated_runs
 

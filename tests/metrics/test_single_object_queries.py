@@ -104,10 +104,10 @@ def test_pages_of_one_object_run_the_same_queries_beside_ten_times_more_data(cli
 def test_the_evaluation_box_of_a_long_trajectory_holds_what_its_page_shows(client, settings, monkeypatch):
     """A page of steps gets the metrics' marks of its own steps; the gold steps their matches; the decisions
     are listed up to a bound, with their count and where to find them all."""
-    from metrics import selectors
+    from metrics.selectors import jobs_and_scores
 
     settings.TRAJECTORY_STEPS_PER_PAGE = 2
-    monkeypatch.setattr(selectors, "DECISIONS_SHOWN", 2)
+    monkeypatch.setattr(jobs_and_scores, "DECISIONS_SHOWN", 2)
     client.force_login(UserFactory(username="viewer", is_superuser=True, is_staff=True))
     task = TaskFactory()
     gold(task, GOLD)
@@ -118,7 +118,7 @@ def test_the_evaluation_box_of_a_long_trajectory_holds_what_its_page_shows(clien
     decisions = score.decisions.count()
     assert decisions > 2
 
-    shown = selectors.trajectory_evaluation(made, viewer=UserFactory(is_superuser=True), steps=[3, 4])
+    shown = jobs_and_scores.trajectory_evaluation(made, viewer=UserFactory(is_superuser=True), steps=[3, 4])
     assert sorted(shown.steps) == [3, 4]
     assert [(step.index, match) for step, match in shown.gold_steps] == [(1, (1, 1.0)), (2, (2, 1.0)), (3, (3, 1.0))]
     assert len(shown.decisions) == 2 and shown.decision_count == decisions

@@ -6,9 +6,9 @@ import json
 import pytest
 
 from metrics.aggregation import METRICS
-from metrics.evaluations import finished_evaluations
-from metrics.leaderboard import LeaderboardFilters, Ranking
 from metrics.models import Aggregate
+from metrics.selectors.latest_evaluations import finished_evaluations
+from metrics.selectors.leaderboard import LeaderboardFilters, Ranking
 from metrics.services.aggregates import LENGTH_METRICS
 from metrics.subsets import subset_numbers
 from tests.factories import AgentRunFactory, JudgeConfigFactory, TaskFactory

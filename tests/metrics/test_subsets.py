@@ -5,8 +5,9 @@ import json
 import pytest
 from django.urls import reverse
 
-from metrics import aggregation, comparison, exports, leaderboard, plots
+from metrics import aggregation, exports, plots
 from metrics.models import TrajectoryScore
+from metrics.selectors import comparison, leaderboard
 from metrics.subsets import run_subsets
 from tests.factories import AgentRunFactory, TaskFactory, UserFactory
 from tests.metrics.reports import evaluate, trajectory, two_evaluated_runs

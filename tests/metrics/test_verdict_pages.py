@@ -6,12 +6,12 @@ import re
 import pytest
 from django.urls import reverse
 
-from metrics.selectors import trajectory_evaluation
-from metrics.verdicts import one_run, trajectory_verdicts
+from metrics.selectors.jobs_and_scores import trajectory_evaluation
+from metrics.selectors.verdicts_per_task import one_run, trajectory_verdicts
 from tests.factories import UserFactory
+from tests.metrics.verdict_data import grader, three_voices
 from trajectories.models import AgentRun, TaskResult, Verdict, VerdictKind, VerdictSource
 from trajectories.selectors import task_grades, task_verdicts_by_source
-from tests.metrics.verdict_data import grader, three_voices
 
 pytestmark = pytest.mark.django_db
 
@@ -115,7 +115,7 @@ def test_agreement_page_reads_named_sources_against_the_graders_too(client, voic
 
 @pytest.fixture
 def results_only(webarena_tasks, shared_data):
-    from trajectories.services.verdicts import import_outcomes
+    from trajectories.services.outcomes_and_grades import import_outcomes
     path = shared_data / "more-benchmarks" / "leaderboard-per-task.excerpt.json"
     import_outcomes(path.name, path.read_bytes())
     return AgentRun.objects.get(name="jace")
@@ -196,11 +196,11 @@ def test_results_only_run_in_a_paired_comparison_of_success(client, voices, resu
 
 def test_database_counts_agree_with_the_task_by_task_verdicts(voices, results_only):
     """The leaderboard counts in the database what the pages read task by task: the same numbers."""
-    from metrics.evaluations import latest_evaluations
-    from metrics.verdicts import run_verdicts, success_counts
+    from metrics.selectors.latest_evaluations import latest_evaluations
+    from metrics.selectors.verdicts_per_task import run_verdicts, success_counts
     from trajectories.models import OutcomeGrade, TaskResult, Task
     from trajectories.services.tallies import refresh_tallies
-    from trajectories.verdicts import SOURCE_LABELS
+    from trajectories.verdict_agreement import SOURCE_LABELS
     # A task result beside a trajectory without a harness verdict, and grades of a task without a trajectory.
     TaskResult.objects.create(run=voices["run"], task=voices["agreed"].task, success=True)
     voices["agreed"].__class__.objects.filter(pk=voices["agreed"].pk).update(success=None)
@@ -238,7 +238,7 @@ def test_grades_upload_on_the_agreement_page(client, webarena_tasks, shared_data
 
 def test_alpha_not_defined_says_what_it_needs(client):
     from tests.factories import StepFactory, TrajectoryFactory
-    from trajectories.services.verdicts import record_grade
+    from trajectories.services.outcomes_and_grades import record_grade
 
     only = grader("olga")
     trajectory = TrajectoryFactory()

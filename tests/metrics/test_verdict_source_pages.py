@@ -10,8 +10,8 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from accounts.services import create_api_token
-from metrics.leaderboard import LeaderboardFilters, leaderboard
-from metrics.verdicts import one_run
+from metrics.selectors.leaderboard import LeaderboardFilters, leaderboard
+from metrics.selectors.verdicts_per_task import one_run
 from tests.factories import AgentRunFactory, UserFactory
 from tests.trajectories.verdict_samples import write_verdict_run
 from trajectories.models import AgentRun, Trajectory

@@ -10,8 +10,8 @@ from playwright.sync_api import expect
 
 from tests.factories import AgentRunFactory, StepFactory, TaskFactory, TrajectoryFactory
 from tests.metrics.verdict_data import grader
+from trajectories.services.outcomes_and_grades import import_outcomes
 from trajectories.services.tasks import import_task_file
-from trajectories.services.verdicts import import_outcomes
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

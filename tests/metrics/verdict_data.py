@@ -6,7 +6,7 @@ from metrics.services.evaluation import create_evaluation, start_evaluation
 from tests.factories import (
     AgentRunFactory, JudgeConfigFactory, StepFactory, TaskFactory, TrajectoryFactory, UserFactory,
 )
-from trajectories.services.verdicts import record_grade
+from trajectories.services.outcomes_and_grades import record_grade
 
 
 def grader(name: str, role: str = "annotator"):

@@ -16,7 +16,7 @@ from tests.factories import UserFactory
 from trajectories.models import AgentRun, Task, TaskResult, Trajectory, Verdict
 from trajectories.selectors import verdict_counts
 from trajectories.services.tasks import import_task_file
-from trajectories.verdicts import HARNESS
+from trajectories.verdict_agreement import HARNESS
 
 pytestmark = pytest.mark.django_db
 

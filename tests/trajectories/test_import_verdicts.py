@@ -9,7 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from metrics.verdict_sources import verdicts_of
+from metrics.selectors.verdicts_per_source import verdicts_of
 from tests.factories import AgentRunFactory, TaskFactory, TrajectoryFactory, UserFactory
 from tests.trajectories.verdict_samples import GPT_WORKARENA, WORKARENA_IDS, annotations_csv
 from trajectories.formats.published_verdicts import SourceRef, VerdictFile, VerdictRecord

@@ -12,7 +12,7 @@ from tests.factories import AgentRunFactory, TaskFactory, TrajectoryFactory, Tra
 from tests.trajectories.expectations import assert_samples_imported
 from tests.trajectories.renders import RenderStep, png, render_html
 from trajectories.models import Screenshot, Step, Task, Trajectory
-from trajectories.services import ingest
+from trajectories.services import import_batch, ingest, trajectory_rows
 from trajectories.services.ingest import import_paths
 
 pytestmark = pytest.mark.django_db
@@ -129,7 +129,7 @@ def test_a_failed_store_leaves_neither_rows_nor_files(webarena_tasks, run, sampl
     def fail(*args, **kwargs):
         raise IntegrityError("step rows refused")
 
-    monkeypatch.setattr("trajectories.services.ingest.insert_steps", fail)
+    monkeypatch.setattr("trajectories.services.trajectory_rows.insert_steps", fail)
     report = import_paths([samples / "llama3-8b_render_3.html"], run)
     [entry] = report.failed
     assert entry.reason == "could not be stored: step rows refused"
@@ -246,7 +246,7 @@ def test_progress_and_the_whole_import_refused_over_the_limits(webarena_tasks, r
     import_paths([samples], run, progress=lambda done, total: calls.append((done, total)))
     assert calls == [(0, 4), (4, 4)]  # the three render files are committed in one batch, before SOURCES.md
 
-    monkeypatch.setattr(ingest, "BATCH_FILES", 1)
+    monkeypatch.setattr(import_batch, "BATCH_FILES", 1)
     calls.clear()
     import_paths([samples], AgentRunFactory(), progress=lambda done, total: calls.append((done, total)))
     assert calls == [(0, 4), (1, 4), (2, 4), (3, 4), (4, 4)]
@@ -290,7 +290,7 @@ def test_an_import_stopped_midway_leaves_files_only_for_what_it_stored(webarena_
                                                                        monkeypatch, workers):
     """Files read ahead of the one being stored had their screenshots written: they go too."""
     settings.INGEST_WORKERS = workers
-    monkeypatch.setattr(ingest, "BATCH_FILES", 1)
+    monkeypatch.setattr(import_batch, "BATCH_FILES", 1)
 
     def stop_after_the_first(done, total):
         if done == 1:
@@ -306,15 +306,15 @@ def test_an_import_stopped_midway_leaves_files_only_for_what_it_stored(webarena_
 def test_an_import_stopped_within_a_batch_keeps_nothing_of_the_batch(webarena_tasks, run, samples, monkeypatch):
     """Stopped once the batch's rows are written, before it commits: they are rolled back, and the
     screenshot files of its files removed."""
-    monkeypatch.setattr(ingest, "BATCH_SECONDS", 600)  # one batch, however slow the machine
-    insert_steps, inserted = ingest.insert_steps, []
+    monkeypatch.setattr(import_batch, "BATCH_SECONDS", 600)  # one batch, however slow the machine
+    insert_steps, inserted = trajectory_rows.insert_steps, []
 
     def stop_once_written(rows):
         insert_steps(rows)
         inserted.append(rows)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(ingest, "insert_steps", stop_once_written)
+    monkeypatch.setattr(trajectory_rows, "insert_steps", stop_once_written)
     with pytest.raises(KeyboardInterrupt):
         import_paths(sorted(samples.glob("*.html")), run)
     assert len({row[0] for row in inserted[0]}) == 3  # the steps of the batch's three files, in one statement
@@ -325,7 +325,7 @@ def test_an_import_stopped_within_a_batch_keeps_nothing_of_the_batch(webarena_ta
 def test_a_file_failing_in_a_batch_fails_alone(webarena_tasks, run, samples, tmp_path, monkeypatch):
     """The failing record's rows are rolled back to its savepoint; the file's other record, and the
     files before and after it in the batch, are kept."""
-    monkeypatch.setattr(ingest, "BATCH_SECONDS", 600)
+    monkeypatch.setattr(import_batch, "BATCH_SECONDS", 600)
     for name in ("gpt4turbo_render_0.html", "llama3-8b_render_6.html"):
         (tmp_path / name).write_bytes((samples / name).read_bytes())
     shot = "data:image/png;base64," + base64.b64encode(png((1, 2, 3))).decode()
@@ -347,7 +347,7 @@ def test_a_file_failing_in_a_batch_fails_alone(webarena_tasks, run, samples, tmp
 def test_a_trajectory_refused_by_the_database_in_a_batch_fails_alone(webarena_tasks, run, samples, monkeypatch):
     """A concurrent import stores task 6 after this one checked it: the batch's rows meet the (run,
     task) constraint, and its trajectories are written again one by one, the one at fault failing alone."""
-    monkeypatch.setattr(ingest, "BATCH_SECONDS", 600)
+    monkeypatch.setattr(import_batch, "BATCH_SECONDS", 600)
     take_files = ingest.take_files
 
     def stored_concurrently(record):
@@ -463,9 +463,9 @@ def test_screenshots_left_behind_are_not_taken_from_a_file_changed_since(samples
 
 
 def test_agent_step_rows_are_written_with_every_column():
-    from trajectories.services.ingest import _STEP_FIELDS
+    from trajectories.services.trajectory_rows import STEP_FIELDS
 
-    assert sorted(_STEP_FIELDS) == sorted(field.name for field in Step._meta.concrete_fields if not field.primary_key)
+    assert sorted(STEP_FIELDS) == sorted(field.name for field in Step._meta.concrete_fields if not field.primary_key)
 
 
 def test_screenshots_already_stored_by_another_run_are_shared_not_copied(webarena_tasks, run, samples,

@@ -313,7 +313,7 @@ def test_a_log_of_unknown_tasks_only_is_one_skipped_entry(webarena_tasks, run, t
 
 def test_a_published_verdict_is_taken_up_by_a_trajectory_and_replaced_by_the_harness_trace(webarena_tasks, results):
     """A per-task results file, the harness's traces and the trajectories keep one verdict per task."""
-    from trajectories.services.verdicts import import_outcomes
+    from trajectories.services.outcomes_and_grades import import_outcomes
 
     import_outcomes("published.csv", b"run,task_id,success\nlater,6,1\n")
     run = AgentRun.objects.get(name="later")

@@ -9,9 +9,9 @@ from django.core.management import call_command
 from tests.factories import AgentRunFactory, TaskFactory
 from tests.trajectories.verdict_samples import BENCHMARK, CLICK_CHECKBOXES, CLICK_DIALOG, write_verdict_run
 from trajectories.models import Step, Task, Trajectory, Verdict, VerdictSource
+from trajectories.services.built_in_sources import CHECK_SOURCE, HARNESS_SOURCE, HUMAN_GRADERS_SOURCE
 from trajectories.services.ingest import import_paths
 from trajectories.services.tasks import import_task_bytes
-from trajectories.services.verdict_sources import CHECK_SOURCE, HARNESS_SOURCE, HUMAN_GRADERS_SOURCE
 
 pytestmark = pytest.mark.django_db
 # The sources every run has, made by the migrations.

@@ -57,7 +57,7 @@ class ParsedAction:
             and other.valid
             and self.type == other.type
             and self.element_id == other.element_id
-            and normalise_whitespace(self.value) == normalise_whitespace(other.value)
+            and collapse_whitespace(self.value) == collapse_whitespace(other.value)
         )
 
     def executes(self, planned: "ParsedAction") -> bool:
@@ -65,7 +65,7 @@ class ParsedAction:
         return self.same_target(planned) and bool(self.press_enter) == bool(planned.press_enter)
 
 
-def normalise_whitespace(text: str) -> str:
+def collapse_whitespace(text: str) -> str:
     """Runs of whitespace (newlines included) as one space, none at either end."""
     return " ".join(text.split())
 

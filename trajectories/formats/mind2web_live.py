@@ -8,9 +8,10 @@ of the first checkpoint URL, `reference_length` = the human path's length and `k
 
 import urllib.parse
 
-from .webarena_tasks import TaskConfig, TaskEntries, _Checker, _type_name, checked_entries
+from .webarena_tasks import BenchmarkTasks, TaskConfig, TaskEntries, _Checker, _type_name, checked_entries
 
 BENCHMARK = "mind2web-live"
+TASKS = BenchmarkTasks(BENCHMARK)
 MATCH_FUNCTIONS = (
     "url_included_match",
     "url_exactly_match",

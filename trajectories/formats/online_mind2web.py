@@ -22,7 +22,7 @@ from .actions import scroll_direction
 from .canonical import (TASK_ID_MAX_LENGTH, ActionParts, Outcome, RunInfo, Step, TaskRef, Trajectory,
                         TrajectoryFormatError, Verdict)
 from .values import load_json
-from .webarena_tasks import TaskConfig, TaskEntries, _Checker, checked_entries
+from .webarena_tasks import BenchmarkTasks, TaskConfig, TaskEntries, _Checker, checked_entries
 
 BENCHMARK = "online-mind2web"
 RESULTS_FORMAT = "online_mind2web_result"
@@ -42,6 +42,10 @@ _VERSION_SUFFIX = re.compile(r"_\d{6}\Z")
 def original_task_id(task_id: str) -> str:
     """The id a task had before it was updated (`<id>_110325` -> `<id>`): what its versions share."""
     return _VERSION_SUFFIX.sub("", task_id)
+
+
+# Tasks come from the task list or from the result folders, which name the version they ran with its text.
+TASKS = BenchmarkTasks(BENCHMARK, from_task_list=False, named_by_results=True, original_task_id=original_task_id)
 
 
 def host_of(url: str) -> str:

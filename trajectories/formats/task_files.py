@@ -19,15 +19,25 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import mind2web_live, online_mind2web, webarena_verified
+from . import mind2web_live, online_mind2web, webarena_tasks, webarena_verified
 from .webarena_tasks import (
-    READ_AS_LIST, TaskConfig, TaskConfigError, TaskEntries, TaskProblem, _type_name, check_reading, parse_task_configs,
+    READ_AS_LIST, BenchmarkTasks, TaskConfig, TaskConfigError, TaskEntries, TaskProblem, _type_name, check_reading,
+    parse_task_configs,
 )
 from .wording import count_of
 from .text import loads
 
 LITE_SUBSET = "webarena-lite"
 LITE_DESCRIPTION = "WebArena-Lite: the WebArena tasks of the Lite set, by their old_task_id."
+# Where each benchmark's tasks come from, as its task file's reader declares it.
+_BENCHMARK_TASKS = {declared.benchmark: declared for declared in (
+    *webarena_tasks.TASKS, webarena_verified.TASKS, mind2web_live.TASKS, online_mind2web.TASKS)}
+
+
+def benchmark_tasks(benchmark: str) -> BenchmarkTasks:
+    """Where the benchmark's tasks come from: what its reader declares, else (a benchmark without a
+    reader of its task file) from the trajectories that name them until a task file is imported."""
+    return _BENCHMARK_TASKS.get(benchmark) or BenchmarkTasks(benchmark, from_task_list=False)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from trajectories.verdicts import grade_value
+from trajectories.verdict_agreement import grade_value
 
 from .canonical import TrajectoryFormatError
 from .text import CsvFieldTooLong, csv_rows, name_key, storable_text_of

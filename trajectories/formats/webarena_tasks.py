@@ -7,11 +7,32 @@ that still cannot be read is left out and reported, and the file's other entries
 reading (`TaskEntries.checked`) refuses a file with anything reported, as a whole.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .wording import count_of
 
 EVAL_TYPES = ("string_match", "url_match", "program_html")
+
+
+@dataclass(frozen=True)
+class BenchmarkTasks:
+    """Where a benchmark's tasks come from, as the reader of its task file declares it."""
+
+    benchmark: str
+    # Its tasks always come from its published task file (manage.py import_tasks): a trajectory
+    # naming a task id the file does not hold is refused, never makes a task. Any other benchmark's
+    # tasks are made from the trajectories that name them, until a task file of it is imported.
+    from_task_list: bool = True
+    # Its results name the version of the task they ran, with its text: such a task is made even
+    # once the task list is imported.
+    named_by_results: bool = False
+    # The id its versions share, where updated tasks are kept under suffixed ids; None where it keeps no versions.
+    original_task_id: Callable[[str], str] | None = None
+
+
+BENCHMARK, LITE_BENCHMARK = "webarena", "webarena-lite"
+TASKS = (BenchmarkTasks(BENCHMARK), BenchmarkTasks(LITE_BENCHMARK))
 
 
 @dataclass(frozen=True)
@@ -203,7 +224,7 @@ def parse_task_configs(data, source: str, benchmark: str | None = None) -> TaskE
         raise TaskConfigError(source, message=f"expected a list of task objects, got {_type_name(data)}")
     if benchmark is None:
         is_lite = any(isinstance(raw, dict) and "old_task_id" in raw for raw in entries)
-        benchmark = "webarena-lite" if is_lite else "webarena"
+        benchmark = LITE_BENCHMARK if is_lite else BENCHMARK
 
     result = TaskEntries()
 

@@ -14,10 +14,11 @@ evaluator names in file order. `changes_against_webarena` says per task what the
 import json
 from dataclasses import dataclass
 
-from .webarena_tasks import TaskConfig, TaskEntries, _Checker, _is_str_list, _type_name, checked_entries
+from .webarena_tasks import BenchmarkTasks, TaskConfig, TaskEntries, _Checker, _is_str_list, _type_name, checked_entries
 
 BENCHMARK = "webarena-verified"
 BASE_BENCHMARK = "webarena"
+TASKS = BenchmarkTasks(BENCHMARK)
 AGENT_RESPONSE = "AgentResponseEvaluator"
 NETWORK_EVENT = "NetworkEventEvaluator"
 EVALUATORS = (AGENT_RESPONSE, NETWORK_EVENT)

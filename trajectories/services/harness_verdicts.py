@@ -63,9 +63,20 @@ def record_verdicts(run: AgentRun, verdicts: dict[str, bool | None], source: str
         benchmark=benchmark or run.benchmark, task_id__in=list(verdicts)).only("id", "task_id")}
     applied.unknown = [task_id for task_id in verdicts if task_id not in tasks]
     verdicts = {task_id: success for task_id, success in verdicts.items() if task_id in tasks}
+    now = timezone.now()
+    _keep_task_results(run, tasks, verdicts, source, model_outputs, now, applied)
+    _set_on_trajectories(run, tasks, verdicts, source, model_outputs, now, applied)
+    refresh_tallies([run.pk])
+    return applied
+
+
+def _keep_task_results(run: AgentRun, tasks: dict[str, Task], verdicts: dict[str, bool | None], source: str,
+                       model_outputs: dict[str, list[str]], now, applied: VerdictsApplied) -> None:
+    """The verdicts and model outputs as the run's task results: new ones made, held ones changed where the
+    file says something else (a verdict another file gave otherwise is reported as overruled)."""
     held = {row.task_id: row for row in
             TaskResult.objects.select_for_update().filter(run=run, task__in=list(tasks.values()))}
-    now, new, changed = timezone.now(), [], []
+    new, changed = [], []
     for task_id, success in verdicts.items():
         task = tasks[task_id]
         record = held.get(task.pk)
@@ -92,6 +103,11 @@ def record_verdicts(run: AgentRun, verdicts: dict[str, bool | None], source: str
                                    batch_size=500)
     applied.records_changed = bool(new or changed)
 
+
+def _set_on_trajectories(run: AgentRun, tasks: dict[str, Task], verdicts: dict[str, bool | None], source: str,
+                         model_outputs: dict[str, list[str]], now, applied: VerdictsApplied) -> None:
+    """The verdicts mirrored into the run's trajectories of those tasks, and the model outputs given to
+    their steps where they align."""
     trajectories = Trajectory.objects.select_for_update(of=("self",)).select_related("task").filter(
         run=run, task__in=list(tasks.values()))
     rows = {row.task.task_id: row for row in trajectories}
@@ -114,8 +130,6 @@ def record_verdicts(run: AgentRun, verdicts: dict[str, bool | None], source: str
             applied.updated.append(task_id)
     Trajectory.objects.bulk_update(updated_rows, ["success", "success_source", "success_by", "updated_at"],
                                    batch_size=500)
-    refresh_tallies([run.pk])
-    return applied
 
 
 def recorded_verdict(run: AgentRun, task: Task) -> TaskResult | None:

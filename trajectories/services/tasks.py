@@ -1,9 +1,13 @@
-"""Writes of benchmark tasks: import of task files, idempotent by (benchmark, task id).
+"""Writes of benchmark tasks: import of task files, idempotent by (benchmark, task id), and the
+tasks a run's files name, found or made.
 
 A file is one unit: its tasks and the subsets it defines (WebArena-Lite, Online-Mind2Web's levels)
 are stored together or not at all. Entries that cannot be read are left out and listed in the report with what was
 read as meant; `strict` refuses such a file instead. A WebArena-Verified file also reports, per
 task, what changed against the WebArena version of the same task id when that version is stored.
+
+Where a benchmark's tasks come from (its task list only, or also the trajectories that name them)
+is what the reader of its task file declares (`task_files.benchmark_tasks`).
 """
 
 from dataclasses import asdict, dataclass, field
@@ -13,10 +17,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from trajectories.formats import online_mind2web, webarena_verified
-from trajectories.formats.canonical import TASK_ID_MAX_LENGTH
-from trajectories.formats.task_files import TaskFile, read_task_bytes, read_task_file, reported_lines
+from trajectories.formats.canonical import TASK_ID_MAX_LENGTH, TaskRef
+from trajectories.formats.task_files import TaskFile, benchmark_tasks, read_task_bytes, read_task_file, reported_lines
 from trajectories.formats.webarena_tasks import TaskConfig, TaskProblem
 from trajectories.models import RequirementsSource, Task
+from trajectories.services.storable import storable_text
 from trajectories.services.subsets import save_level_subsets, save_subset
 
 _CONFIG_FIELDS = (
@@ -96,6 +101,109 @@ def task_from_file(benchmark: str, task_id: str, intent: str, reference_answer: 
     return Task.objects.get_or_create(benchmark=benchmark, task_id=task_id, defaults={
         "intent": intent, "from_task_list": False,
         "number": int(task_id) if task_id.isdigit() and len(task_id) < 10 else None, **answer})
+
+
+def has_task_list(benchmark: str) -> bool:
+    """Whether the benchmark's tasks come from its task list, so that files naming others cannot create them."""
+    return (benchmark_tasks(benchmark).from_task_list
+            or Task.objects.filter(benchmark=benchmark, from_task_list=True).exists())
+
+
+def only_listed_tasks(benchmark: str) -> bool:
+    """Whether a result naming a task the platform does not hold is refused rather than make it: the
+    benchmark has a task list, and its results do not name the version of the task they ran."""
+    return not benchmark_tasks(benchmark).named_by_results and has_task_list(benchmark)
+
+
+def _same_text(one: str, other: str) -> bool:
+    return " ".join(one.split()) == " ".join(other.split())
+
+
+class RunTasks:
+    """The tasks that the files of one import name: each benchmark's read in one query the first
+    time it is named, made from a file where the benchmark allows it. What a rolled-back file made
+    is never kept: a task made is cached once its transaction commits, and `forget` drops what
+    was read of a benchmark whose rows may have been undone."""
+
+    def __init__(self):
+        self._tasks: dict[str, dict[str, Task]] = {}
+        self._listed: dict[str, bool] = {}
+
+    def _of(self, benchmark: str) -> dict[str, Task]:
+        if benchmark not in self._tasks:
+            self._tasks[benchmark] = {
+                task.task_id: task for task in
+                Task.objects.filter(benchmark=benchmark).only("id", "benchmark", "task_id", "intent")
+            }
+        return self._tasks[benchmark]
+
+    def get(self, ref: TaskRef) -> Task | None:
+        """The task, if the platform holds it."""
+        return self._of(ref.benchmark).get(ref.task_id)
+
+    def forget(self, benchmark: str | None = None) -> None:
+        """Read the benchmark's tasks (every benchmark's, by default) again when next named."""
+        if benchmark is None:
+            self._tasks.clear()
+        else:
+            self._tasks.pop(benchmark, None)
+
+    def version_with_text(self, ref: TaskRef) -> Task | None:
+        """Where a benchmark keeps updated tasks under suffixed ids (Online-Mind2Web), another
+        version of the file's task whose text is the file's."""
+        original_task_id = benchmark_tasks(ref.benchmark).original_task_id
+        if original_task_id is None or not ref.intent.strip():
+            return None
+        original = original_task_id(ref.task_id)
+        return next((task for task in self._of(ref.benchmark).values()
+                     if task.task_id != ref.task_id and original_task_id(task.task_id) == original
+                     and _same_text(task.intent, ref.intent)), None)
+
+    def of_file(self, ref: TaskRef, notes: list[str]) -> Task | None:
+        """The task a trajectory file names: held, another version of it with the file's text, or
+        made from the file; None where the benchmark's tasks come from its task list alone. What
+        differs between the file's text and the task's is said in `notes`."""
+        task = self.get(ref)
+        if task is None:
+            task = self.version_with_text(ref)
+            if task is not None:
+                notes.append(f"task {ref.benchmark}/{ref.task_id} is not imported: "
+                             f"stored as a trajectory of its version {task}, whose text the file has")
+            else:
+                task = self.from_file(ref, notes)
+        if task is None:
+            return None
+        if not task.intent and ref.intent.strip():
+            # A verdict without its episode (a study's results) named the task without its intent.
+            task.intent = storable_text(ref.intent).strip()
+            task.save(update_fields=["intent", "updated_at"])
+        if ref.intent and not _same_text(ref.intent, task.intent):
+            notes.append(f"the file's intent differs from task {task}'s: {ref.intent!r}")
+            version = self.version_with_text(ref)
+            if version is not None:
+                notes.append(f"task {version}, another version of this task, has the file's text: "
+                             "the result may belong to that version")
+        return task
+
+    def from_file(self, ref: TaskRef, notes: list[str] | None = None) -> Task | None:
+        """A task of a benchmark whose task list the platform does not hold (WorkArena, MiniWoB, a
+        live-web benchmark), made from what the file says of it (said in `notes`); None for a
+        listed benchmark, except where the benchmark's list changes under its results
+        (Online-Mind2Web's results name the version of the task they ran, with its text)."""
+        if ref.benchmark not in self._listed:
+            self._listed[ref.benchmark] = has_task_list(ref.benchmark)
+        listed = self._listed[ref.benchmark]
+        named = benchmark_tasks(ref.benchmark).named_by_results and bool(ref.intent.strip())
+        if (listed and not named) or not (ref.task_id.isprintable() and ref.benchmark.isprintable()):
+            return None
+        task, created = task_from_file(ref.benchmark, ref.task_id, storable_text(ref.intent).strip(),
+                                       storable_text(ref.reference_answer).strip())
+        if created and notes is not None:
+            held = "no task of this id" if listed else f"no task list of {ref.benchmark}"
+            notes.append(f"task {task} created from this file: the platform holds {held}")
+        # Cached once the file's transaction commits: a rolled-back file leaves no task behind.
+        transaction.on_commit(lambda: self._tasks.get(ref.benchmark, {}).setdefault(task.task_id, task))
+        return task
 
 
 def _id_order(task_id: str):

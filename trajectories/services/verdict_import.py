@@ -29,13 +29,15 @@ from trajectories.formats.wording import count_of
 from trajectories.models import AgentRun, ResultOrigin, Task, TaskResult, Trajectory, Verdict, VerdictSource
 from trajectories.permissions import can_import_into
 
-from .ingest import TASKS_NAMED_BY_RESULTS, has_task_list, ingest_limits
+from .ingest import ingest_limits
+from .outcomes_and_grades import (
+    GradeImportReport, OutcomeImportReport, import_grades, import_outcomes, summary_rows_line,
+)
 from .record_problems import SAID_PROBLEMS, problem, problem_dict, problems_lines, refuse_if, refusal
 from .runs import get_or_create_run
 from .storable import storable_json, storable_text
 from .tallies import refresh_tallies
-from .tasks import task_from_file, unusable_task_id
-from .verdicts import GradeImportReport, OutcomeImportReport, import_grades, import_outcomes, summary_rows_line
+from .tasks import only_listed_tasks, task_from_file, unusable_task_id
 
 OUTCOMES, GRADES = "outcomes", "grades"
 TABLES = (OUTCOMES, GRADES)
@@ -594,8 +596,7 @@ class _Import:
                 wanted.setdefault(benchmark, set()).add(task_id)
         tasks = {(task.benchmark, task.task_id): task for benchmark, ids in wanted.items()
                  for task in Task.objects.filter(benchmark=benchmark, task_id__in=ids)}
-        listed = {benchmark: benchmark not in TASKS_NAMED_BY_RESULTS and has_task_list(benchmark)
-                  for benchmark in wanted}
+        listed = {benchmark: only_listed_tasks(benchmark) for benchmark in wanted}
         missing = set()
         for target, record, key in keyed:
             why = None if key in tasks else self._not_made(record, target, key, listed)

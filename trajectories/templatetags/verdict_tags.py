@@ -4,7 +4,7 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
-from trajectories.verdicts import GRADE_LABELS, SOURCE_LABELS
+from trajectories.verdict_agreement import GRADE_LABELS, SOURCE_LABELS
 
 register = template.Library()
 

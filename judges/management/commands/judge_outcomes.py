@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from infrastructure.jobs import JobStatus, WorkersUnreachable
 from judges.models import OutcomeJob
-from judges.outcomes import create_outcome_job
+from judges.outcome_judging import create_outcome_job
 from judges.selectors import UnknownJudge
 from judges.services import judge_config_for
 from trajectories.models import AgentRun

@@ -9,7 +9,7 @@ from infrastructure.jobs import WorkersUnreachable
 from judges.selectors import UnknownJudge
 from judges.services import judge_config_for
 from metrics.models import EvaluationJob, GoldPolicy, parse_gold_policy
-from metrics.selectors import job_progress
+from metrics.selectors.jobs_and_scores import job_progress
 from metrics.services.evaluation import create_evaluation, start_evaluation
 from trajectories.models import AgentRun
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from trajectories.formats import webarena_verified
-from trajectories.formats.task_files import parse_subset_ids, parse_task_file, read_task_file
+from trajectories.formats.task_files import benchmark_tasks, parse_subset_ids, parse_task_file, read_task_file
 from trajectories.formats.webarena_tasks import READ_AS_LIST, TaskConfigError
 
 MORE = "more-benchmarks"
@@ -143,3 +143,15 @@ def test_a_single_id_where_a_list_is_expected_is_a_one_item_list():
     assert [(note.field, note.message) for note in read.notes] == [("task_ids", READ_AS_LIST)]
     with pytest.raises(TaskConfigError, match="refused by --strict"):
         parse_subset_ids(b'{"name": "one", "task_ids": "44"}', "one.json", strict=True)
+
+
+def test_each_task_file_reader_says_where_its_benchmarks_tasks_come_from():
+    listed = ("webarena", "webarena-lite", "webarena-verified", "mind2web-live")
+    assert [name for name in listed if benchmark_tasks(name).from_task_list] == list(listed)
+    assert not any(benchmark_tasks(name).named_by_results or benchmark_tasks(name).original_task_id for name in listed)
+    online = benchmark_tasks("online-mind2web")
+    assert (online.from_task_list, online.named_by_results) == (False, True)
+    assert online.original_task_id("5b2c6a1e_110325") == "5b2c6a1e"
+    # A benchmark without a reader of its task file: tasks from its results, no versions.
+    unknown = benchmark_tasks("workarena")
+    assert (unknown.from_task_list, unknown.named_by_results, unknown.original_task_id) == (False, False, None)

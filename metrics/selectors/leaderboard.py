@@ -1,6 +1,6 @@
 """The leaderboard: every run's numbers read from stored aggregates, never recomputed from scores.
 
-Which evaluation speaks for a run: its latest finished evaluation (`metrics.evaluations`).
+Which evaluation speaks for a run: its latest finished evaluation (`metrics.selectors.latest_evaluations`).
 Runs without a finished evaluation are still listed, after the others and without numbers.
 The database ranks, filters, counts and pages the runs (`Ranking`), so a page reads its own
 runs' numbers whatever the number of runs. With a task subset chosen, only runs with
@@ -18,39 +18,27 @@ from django.db.models import Case, CharField, Count, Exists, F, FloatField, JSON
 from django.db.models.functions import Cast, Coalesce, Concat, NullIf, Round
 
 from failures.selectors import TypeCount, failure_type_source, failure_types_of_runs, runs_with_failure_type
-from judges import questions as q
 from judges.calibration import DEFAULT_THRESHOLD, trust
 from judges.models import DecisionKind, JudgeConfig
 from judges.selectors import judge_trust_by_kind
 from judges.services import backend_and_model
 from metrics.aggregation import CHECK_METRIC, METRICS, Summary
-from metrics.evaluations import (
+from metrics.models import Aggregate, EvaluationJob
+from metrics.registry import SCORE_REGISTRY
+from metrics.selectors.latest_evaluations import (
     Evaluation, cache_key, finished_evaluations, latest_evaluation_jobs, latest_evaluations,
 )
-from metrics.models import Aggregate, EvaluationJob
+from metrics.selectors.verdicts_per_task import success_counts
 from metrics.subsets import subset_site_summaries
-from metrics.verdicts import success_counts
 from trajectories.models import (
     AgentRun, Paradigm, RunTally, RunVerdictCount, SubsetTally, SubsetVerdictCount, TaskSubset, VerdictSource,
 )
 from trajectories.services.tallies import refresh_tallies
-from trajectories.verdicts import (
+from trajectories.verdict_agreement import (
     CHECK, COMBINED, HARNESS, NAMED_PREFIX, SOURCE_LABELS, named_source, named_source_id,
 )
 
-METRIC_LABELS = {
-    "step_success": "Step success",
-    "recovery": "Recovery",
-    "repetitiveness": "Repetitiveness",
-    "element_accuracy": "Element accuracy",
-    "partial_success": "Partial success",
-    "grounded": "Grounded",
-    "relevant": "Relevant",
-    "correct": "Correct",
-    "success": "Success (harness, else offline check)",
-    "plan_step_success": "Plan step success",
-    "key_node_completion": "Key-node completion",
-}
+METRIC_LABELS = {field.name: field.label for field in SCORE_REGISTRY if field.aggregated}
 OUTCOMES, LENGTHS = "outcomes", "lengths"
 RUN_FIELDS = ("name", "agent", "model", "paradigm", "benchmark", "created", "trajectories", "scored")
 SORT_KEYS = RUN_FIELDS + METRICS
@@ -68,7 +56,7 @@ class LeaderboardFilters:
     sort: str = "success"
     descending: bool = True
     subset: str = ""
-    success_source: str = COMBINED  # which verdict the success column is (trajectories.verdicts)
+    success_source: str = COMBINED  # which verdict the success column is (trajectories.verdict_agreement)
     failure_source: str = ""  # whose failure types the failure column shows (failures.selectors.PEOPLE or a source id)
     failure_type: str = ""  # only runs with a failure of this type by that source (by some person when none chosen)
 
@@ -311,7 +299,7 @@ class Ranking:
             raise TypeError("a leaderboard is read a slice of runs at a time, without steps")
         self._refresh()
         ids = ranked_run_ids(self._runs, self.filters, index.start or 0, index.stop)
-        runs = {run["pk"]: run for run in AgentRun.objects.filter(pk__in=ids).values(*RUN_COLUMNS)}
+        runs = {run["pk"]: run for run in AgentRun.objects.filter(pk__in=ids).values(*AGENT_RUN_VALUES)}
         # A run deleted since it was ranked (an import that stored nothing removes its run) is left out.
         return _rows([runs[run_id] for run_id in ids if run_id in runs], self.filters, self.subset,
                      self.source_labels)
@@ -327,12 +315,13 @@ def leaderboard(filters: LeaderboardFilters, source_labels: dict[str, str] | Non
     return ranking.board(ranking[:])
 
 
-RUN_COLUMNS = ("pk", "name", "agent", "model", "paradigm", "benchmark", "created_at", "tally__trajectories",
+# What a leaderboard row reads of its AgentRun (and its tally).
+AGENT_RUN_VALUES = ("pk", "name", "agent", "model", "paradigm", "benchmark", "created_at", "tally__trajectories",
                "tally__with_steps")
 
 
 def _rows(runs, filters: LeaderboardFilters, subset: TaskSubset | None, labels: dict[str, str]) -> list[LeaderboardRow]:
-    """The rows of `runs` (their `RUN_COLUMNS`), in their order, in a fixed number of queries whatever the runs
+    """The rows of `runs` (their `AGENT_RUN_VALUES`), in their order, in a fixed number of queries whatever the runs
     hold: their evaluations, the stored aggregates and the stored verdict counts."""
     rows = {
         run["pk"]: LeaderboardRow(
@@ -396,13 +385,8 @@ def _success_by_source(rows: dict[int, LeaderboardRow], evaluations: dict[int, E
                 row.metrics.pop("success", None)
 
 
-# The judge questions a metric's numbers rest on. Element accuracy and success need no judge, nor
-# does repetitiveness but for steps without structure (free text, which no agent's run is made of).
-JUDGED_METRICS = {
-    "step_success": q.STEP_MATCH, "recovery": q.STEP_MATCH, "plan_step_success": q.STEP_MATCH,
-    "partial_success": q.REQUIREMENTS,
-    "grounded": q.GROUNDEDNESS, "relevant": q.GROUNDEDNESS, "correct": q.GROUNDEDNESS,
-}
+# The judge questions a metric's numbers rest on (element accuracy and success need no judge).
+JUDGED_METRICS = {field.name: field.judged for field in SCORE_REGISTRY if field.aggregated and field.judged}
 
 
 def judge_marks(board: Leaderboard) -> dict[int, dict[str, str]]:

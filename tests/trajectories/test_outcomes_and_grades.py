@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 from tests.factories import AgentRunFactory, TaskFactory, TrajectoryFactory, UserFactory
 from trajectories.formats.verdict_files import VerdictFileError, parse_grades, parse_outcomes
 from trajectories.models import AgentRun, OutcomeGrade, TaskResult
-from trajectories.services.verdicts import import_outcomes, record_grade
+from trajectories.services.outcomes_and_grades import import_outcomes, record_grade
 
 
 @pytest.fixture
@@ -165,7 +165,7 @@ def test_outcomes_upload_page(client, webarena_tasks, leaderboard_file):
 
 
 def test_a_grade_of_a_task_not_held_is_left_out_and_one_out_of_range_still_refuses_the_file(webarena_tasks):
-    from trajectories.services.verdicts import import_grades
+    from trajectories.services.outcomes_and_grades import import_grades
     run = AgentRunFactory(name="agentoccam")
     report = import_grades(run, "grades.csv", b"task_id,grader,grade\n1,ann,1\n99999,ann,0\n")
     assert report.grades == 1 and [(item.line, item.value) for item in report.problems] == [(3, "'99999'")]
@@ -181,7 +181,7 @@ def test_a_grade_of_a_task_not_held_is_left_out_and_one_out_of_range_still_refus
 ])
 def test_a_grader_name_differing_only_in_case_width_or_invisible_characters_is_the_same_grader(
         webarena_tasks, account, panel):
-    from trajectories.services.verdicts import import_grades
+    from trajectories.services.outcomes_and_grades import import_grades
     run = AgentRunFactory(name="agentoccam", uploaded_by=UserFactory(username="owner"))
     UserFactory(username="ann")
     with pytest.raises(VerdictFileError, match="is another account's name"):

@@ -1,4 +1,4 @@
-"""Judging whole trajectories for success with the outcome judge (`judges.outcome`), its verdicts
+"""Judging whole trajectories for success with the outcome judge (`judges.outcome_questions`), its verdicts
 stored as one more verdict source beside the published judges and the human graders.
 
 A run is judged in chunks of trajectories: the chunk's key points, then its screenshots, then
@@ -21,11 +21,11 @@ from infrastructure.jobs import JobStatus, check_job_limit, enqueue, heartbeat
 
 from trajectories.models import AgentRun, Step, Trajectory, Verdict, VerdictKind, VerdictSource
 
-from . import outcome, outcome_estimate
+from . import outcome_estimate, outcome_questions
 from .backends.base import EndpointUnreachable
 from .endpoint_checks import check_choosable
-from .outcome import OutcomeOptions
 from .models import JudgeBackend, JudgeConfig, JudgeDecision, OutcomeJob
+from .outcome_questions import OutcomeOptions
 from .services import Judge, get_judge
 
 CHUNK = 10
@@ -59,7 +59,7 @@ def check_outcome_judge(config: JudgeConfig) -> OutcomeOptions:
 
 def outcome_source(config: JudgeConfig, options: OutcomeOptions) -> VerdictSource:
     source, _ = VerdictSource.objects.update_or_create(
-        kind=VerdictKind.LLM_JUDGE, name=outcome.SOURCE_NAME, model=config.model,
+        kind=VerdictKind.LLM_JUDGE, name=outcome_questions.SOURCE_NAME, model=config.model,
         defaults={"threshold": options.threshold},
     )
     return source
@@ -170,18 +170,18 @@ def _planned_chunk(judge: Judge, options: OutcomeOptions,
     """The chunk's trajectories with what the cache decides of them, and those whose screenshots
     cannot be read (a pass fails them before asking anything)."""
     seen = judge.backend.sees_screenshots
-    cases = [_Case(trajectory, [outcome.Shot(step.index, step.screenshot.sha256, "")
+    cases = [_Case(trajectory, [outcome_questions.Shot(step.index, step.screenshot.sha256, "")
                                 for step in _distinct_screenshots(trajectory, seen)])
              for trajectory in _chunk_trajectories(ids)]
     intents = list({case.trajectory.task.intent for case in cases})
-    decided = dict(zip(intents, judge.answered([outcome.key_points_question(intent) for intent in intents])))
+    decided = dict(zip(intents, judge.answered([outcome_questions.key_points_question(intent) for intent in intents])))
     for case in cases:
         decision = decided[case.trajectory.task.intent]
         case.key_points = decision.output["key_points"] if decision else []
     known = [case for case in cases if decided[case.trajectory.task.intent]]
-    asked = {(case.trajectory.task.intent, shot.sha256): outcome.screenshot_question(
+    asked = {(case.trajectory.task.intent, shot.sha256): outcome_questions.screenshot_question(
         case.trajectory.task.intent, case.key_points, shot) for case in known for shot in case.shots}
-    relevance = {key: outcome.relevance_of(decision.effective_score)
+    relevance = {key: outcome_questions.relevance_of(decision.effective_score)
                  for key, decision in zip(asked, judge.answered(list(asked.values()))) if decision}
     for case in known:
         case.scored = [(shot, relevance[(case.trajectory.task.intent, shot.sha256)], "") for shot in case.shots
@@ -264,9 +264,9 @@ class _Case:
     """One trajectory on its way through the three questions."""
 
     trajectory: Trajectory
-    shots: list[outcome.Shot]
+    shots: list[outcome_questions.Shot]
     key_points: list[str] = field(default_factory=list)
-    scored: list[tuple[outcome.Shot, int, str]] = field(default_factory=list)
+    scored: list[tuple[outcome_questions.Shot, int, str]] = field(default_factory=list)
     error: str = ""
 
 
@@ -284,7 +284,7 @@ def _judge_chunk(judge: Judge, run: AgentRun, source: VerdictSource, options: Ou
     used: set[int] = set()
 
     intents = {case.trajectory.task.intent for case in cases if not case.error}
-    asked = {intent: outcome.key_points_question(intent) for intent in intents}
+    asked = {intent: outcome_questions.key_points_question(intent) for intent in intents}
     answered = dict(zip(asked, judge.verdicts(list(asked.values()))))
     used |= {verdict.decision_id for verdict in answered.values()}
     outputs = JudgeDecision.objects.in_bulk([v.decision_id for v in answered.values() if v.score is not None])
@@ -295,14 +295,14 @@ def _judge_chunk(judge: Judge, run: AgentRun, source: VerdictSource, options: Ou
         else:
             case.key_points = outputs[verdict.decision_id].output["key_points"]
 
-    pending = [(case, shot, outcome.screenshot_question(case.trajectory.task.intent, case.key_points, shot))
+    pending = [(case, shot, outcome_questions.screenshot_question(case.trajectory.task.intent, case.key_points, shot))
                for case in _open(cases) for shot in case.shots]
     for (case, shot, _), verdict in zip(pending, judge.verdicts([question for *_, question in pending])):
         used.add(verdict.decision_id)
         if verdict.error:
             case.error = case.error or f"screenshot of step {shot.step}: {verdict.error}"
         else:
-            case.scored.append((shot, outcome.relevance_of(verdict.score), verdict.rationale))
+            case.scored.append((shot, outcome_questions.relevance_of(verdict.score), verdict.rationale))
 
     judged = [(case, _verdict_question(case, options)) for case in _open(cases)]
     verdicts = judge.verdicts([question for _, question in judged])
@@ -352,7 +352,8 @@ def _case(trajectory: Trajectory, seen: bool) -> _Case:
                 data = base64.b64encode(image.read()).decode("ascii")
         except OSError as error:
             return _Case(trajectory, [], error=f"screenshot of step {step.index} could not be read: {error}")
-        shots.append(outcome.Shot(step.index, screenshot.sha256, f"data:{screenshot.content_type};base64,{data}"))
+        shots.append(outcome_questions.Shot(step.index, screenshot.sha256,
+                                            f"data:{screenshot.content_type};base64,{data}"))
     return _Case(trajectory, shots)
 
 
@@ -366,15 +367,16 @@ def _action(step: Step) -> str:
 
 def _verdict_question(case: _Case, options: OutcomeOptions):
     trajectory = case.trajectory
-    shown = outcome.top_screenshots([(shot, relevance) for shot, relevance, _ in case.scored],
+    shown = outcome_questions.top_screenshots([(shot, relevance) for shot, relevance, _ in case.scored],
                                     options.threshold, options.max_screenshots)
     actions = [_action(step) for step in trajectory.steps.all()]
-    return outcome.verdict_question(trajectory.task.intent, case.key_points, trajectory.final_answer, actions, shown)
+    return outcome_questions.verdict_question(trajectory.task.intent, case.key_points, trajectory.final_answer,
+                                              actions, shown)
 
 
 def _explanation(case: _Case, question, verdict, options: OutcomeOptions) -> str:
     """Key points, each screenshot's relevance (marking those shown), then the verdict's reasoning."""
-    lines = ["Key points:", outcome.numbered(case.key_points), ""]
+    lines = ["Key points:", outcome_questions.numbered(case.key_points), ""]
     if case.scored:
         shown = {shot["step"] for shot in question.inputs["screenshots"]}
         lines.append(f"Screenshots, relevance to the key points from 1 to 5 (shown to the judge: "

@@ -2,7 +2,7 @@
 
 import pytest
 
-from trajectories import verdicts as v
+from trajectories import verdict_agreement as v
 
 
 def test_krippendorff_ordinal_matches_the_published_example():

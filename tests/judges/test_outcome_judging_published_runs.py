@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from judges.local_llm import Reply, well_formed_reply
-from judges.outcomes import judge_outcomes
+from judges.outcome_judging import judge_outcomes
 from tests.factories import JudgeConfigFactory, UserFactory
 from tests.trajectories.renders import png
 from trajectories.models import Verdict

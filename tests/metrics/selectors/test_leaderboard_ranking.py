@@ -9,14 +9,14 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from metrics import leaderboard as lb
 from metrics.aggregation import METRICS
-from metrics.leaderboard import LeaderboardFilters
+from metrics.selectors import leaderboard as lb
+from metrics.selectors.leaderboard import LeaderboardFilters
 from tests.factories import AgentRunFactory, JudgeConfigFactory, TaskFactory, UserFactory
 from tests.metrics.reports import evaluate, trajectory, two_evaluated_runs
 from trajectories.models import OutcomeGrade, TaskResult, TaskSubset, Trajectory, Verdict, VerdictSource
 from trajectories.services.tallies import refresh_tallies
-from trajectories.verdicts import SOURCE_LABELS, named_source
+from trajectories.verdict_agreement import SOURCE_LABELS, named_source
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_cache")]
 

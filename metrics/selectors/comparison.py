@@ -1,6 +1,6 @@
 """Two runs compared task by task, and two trajectories of one task side by side.
 
-Each run is represented by its latest finished evaluation (`metrics.leaderboard`). Runs are paired
+Each run is represented by its latest finished evaluation (`metrics.selectors.leaderboard`). Runs are paired
 over the tasks both have scores for (errored scores left out); when an evaluation scored a
 trajectory against several gold trajectories (gold policy "each"), the task's value is the mean
 over them. Statistics come from `aggregation.compare_paired`: differences are candidate minus
@@ -17,8 +17,8 @@ from annotation.permissions import visible_gold
 from metrics import aggregation
 from metrics.aggregation import METRICS, PairedComparison, compare_paired
 from metrics.alignment import GOLD, AgentStepMark, SideAlignment, align, align_side
-from metrics.evaluations import Evaluation, cache_key, latest_evaluations
 from metrics.models import TrajectoryScore
+from metrics.selectors.latest_evaluations import Evaluation, cache_key, latest_evaluations
 from trajectories.models import AgentRun, Step, Task, TaskSubset, Trajectory
 
 # SPSS's default, which the papers used. A CI bound of 812 pairs then lies within about 0.004 of

@@ -2,8 +2,8 @@
 
 The harness's verdict on a task is its trajectory's `success`, else the run's task result
 (results-only runs have nothing else). The offline check's and the judge's come from the run's
-latest finished evaluation (`metrics.evaluations.latest_evaluations`); the human verdict is the
-graders' consensus (`trajectories.verdicts`). A few queries per call, whatever the number of runs.
+latest finished evaluation (`metrics.selectors.latest_evaluations.latest_evaluations`); the human verdict is the
+graders' consensus (`trajectories.verdict_agreement`). A few queries per call, whatever the number of runs.
 """
 
 import itertools
@@ -14,14 +14,14 @@ from django.db.models import Count, Q, Value
 from django.db.models.functions import Coalesce, NullIf
 
 from metrics.aggregation import CHECK_METRIC, Summary, compare_paired, site_group, summarize, summarize_counts
-from metrics.evaluations import Evaluation, latest_evaluations
 from metrics.models import Aggregate, TrajectoryScore
+from metrics.selectors.latest_evaluations import Evaluation, latest_evaluations
 from trajectories.models import (
     AgentRun, OutcomeGrade, RunTally, RunVerdictCount, SubsetVerdictCount, TaskResult, TaskSubset, Trajectory,
     Verdict, VerdictKind, VerdictSource,
 )
 from trajectories.selectors import named_majorities
-from trajectories.verdicts import (
+from trajectories.verdict_agreement import (
     CHECK, COMBINED, HARNESS, SOURCE_LABELS, SOURCES, Verdicts, binary_agreement, consensus,
     consensus_success, krippendorff_alpha_ordinal, named_source, named_source_id, pair_name, pairwise_agreement,
     uniform_counts, uniform_verdicts,
@@ -147,16 +147,34 @@ def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = N
         evaluations = latest_evaluations(run_ids, judge=judge)
     chosen = {run_id: evaluation.job_id for run_id, evaluation in evaluations.items()}
     chosen.update(job_ids or {})
-    tables: dict[int, dict[int, TaskVerdicts]] = defaultdict(dict)
-    task_info: dict[int, tuple] = {}
+    trajectories, results, grades, named = _verdict_rows(run_ids, only)
+    tables = _TaskTables(trajectories, (*results, *grades, *named))
+    for run_id, task_pk, pk, success, source_name, *_ in trajectories:
+        task = tables.entry(run_id, task_pk)
+        task.trajectory_id = pk
+        task.take_harness(success, source_name)
+    for run_id, task_pk, success, source_name, *_ in results:
+        tables.entry(run_id, task_pk).take_harness(success, source_name)
+    for run_id, task_pk, grader, value, *_ in grades:
+        tables.entry(run_id, task_pk).grades[grader] = value
+    for run_id, task_pk, source_id, success, *_ in named:
+        tables.entry(run_id, task_pk).named[named_source(source_id)] = success
+    judge_names = _take_scores(tables.by_run, chosen, run_ids, only)
+    # Trajectories without steps (a final answer and verdicts only) make a results-only run too.
+    with_steps = {row[0] for row in trajectories if row[5]}
+    return {
+        run_id: RunVerdicts(run_id=run_id, evaluation=evaluations.get(run_id), judge_name=judge_names.get(run_id, ""),
+                            tasks=dict(sorted(tables.by_run.get(run_id, {}).items(),
+                                              key=lambda item: (item[1].number is None, item[1].number or 0,
+                                                                item[1].task_id))),
+                            results_only=run_id not in with_steps and bool(tables.by_run.get(run_id)))
+        for run_id in run_ids
+    }
 
-    def entry(run_id: int, task_pk: int) -> TaskVerdicts:
-        table = tables[run_id]
-        if task_pk not in table:
-            task_id, number, sites = task_info[task_pk]
-            table[task_pk] = TaskVerdicts(task_pk, task_id, number, site_group({"sites": sites}))
-        return table[task_pk]
 
+def _verdict_rows(run_ids: list[int], only: dict) -> tuple[list, list, list, list]:
+    """The runs' trajectories, task results, grades and named verdicts, each row ending with its task's
+    (task id, number, sites)."""
     # The harness verdict's own file (a format trace, a log) when the import recorded one, else the trajectory's.
     trajectories = list(Trajectory.objects.filter(run_id__in=run_ids, **only).annotate(
         harness_file=Coalesce(NullIf("success_source", Value("")), "source_name"),
@@ -170,42 +188,46 @@ def run_verdicts(run_ids, *, judge: str = "", job_ids: dict[int, int] | None = N
         "run_id", "task_id", "grader_name", "value", "task__task_id", "task__number", "task__sites"))
     named = list(Verdict.objects.filter(run_id__in=run_ids, success__isnull=False, **only).values_list(
         "run_id", "task_id", "source_id", "success", "task__task_id", "task__number", "task__sites"))
-    for row in trajectories:
-        task_info.setdefault(row[1], row[6:])
-    for row in (*results, *grades, *named):
-        task_info.setdefault(row[1], row[4:])
-    for run_id, task_pk, pk, success, source_name, *_ in trajectories:
-        task = entry(run_id, task_pk)
-        task.trajectory_id = pk
-        task.take_harness(success, source_name)
-    for run_id, task_pk, success, source_name, *_ in results:
-        entry(run_id, task_pk).take_harness(success, source_name)
-    for run_id, task_pk, grader, value, *_ in grades:
-        entry(run_id, task_pk).grades[grader] = value
-    for run_id, task_pk, source_id, success, *_ in named:
-        entry(run_id, task_pk).named[named_source(source_id)] = success
+    return trajectories, results, grades, named
+
+
+class _TaskTables:
+    """{run id: {task pk: TaskVerdicts}}, each task's entry made the first time a row names it."""
+
+    def __init__(self, trajectories: list, others: tuple):
+        self.by_run: dict[int, dict[int, TaskVerdicts]] = defaultdict(dict)
+        self.task_info: dict[int, tuple] = {}
+        for row in trajectories:
+            self.task_info.setdefault(row[1], row[6:])
+        for row in others:
+            self.task_info.setdefault(row[1], row[4:])
+
+    def entry(self, run_id: int, task_pk: int) -> TaskVerdicts:
+        table = self.by_run[run_id]
+        if task_pk not in table:
+            task_id, number, sites = self.task_info[task_pk]
+            table[task_pk] = TaskVerdicts(task_pk, task_id, number, site_group({"sites": sites}))
+        return table[task_pk]
+
+
+def _take_scores(tables: dict[int, dict[int, TaskVerdicts]], chosen: dict[int, int], run_ids: list[int],
+                 only: dict) -> dict[int, str]:
+    """The offline check's and the LLM judge's verdicts from each run's chosen evaluation, onto the tasks
+    already listed; {run id: the name of its LLM judge}, for the runs whose evaluation had one."""
     judge_names = {}
-    if chosen:
-        scores = TrajectoryScore.objects.filter(job_id__in=set(chosen.values()), trajectory__run_id__in=run_ids,
-                                                error="", **{f"trajectory__{key}": value for key, value in only.items()}
-                                                ).values_list(
-            "job_id", "trajectory__run_id", "trajectory__task_id", "check_success", "check_source", "correct",
-            "job__judge_config__name", "job__judge_config__backend")
-        for job_id, run_id, task_pk, check, check_source, correct, judge_name, backend in scores:
-            if chosen.get(run_id) != job_id or task_pk not in tables[run_id]:
-                continue
-            if tables[run_id][task_pk].take_score(check, check_source, correct, backend):
-                judge_names[run_id] = judge_name
-    # Trajectories without steps (a final answer and verdicts only) make a results-only run too.
-    with_steps = {row[0] for row in trajectories if row[5]}
-    return {
-        run_id: RunVerdicts(run_id=run_id, evaluation=evaluations.get(run_id), judge_name=judge_names.get(run_id, ""),
-                            tasks=dict(sorted(tables.get(run_id, {}).items(),
-                                              key=lambda item: (item[1].number is None, item[1].number or 0,
-                                                                item[1].task_id))),
-                            results_only=run_id not in with_steps and bool(tables.get(run_id)))
-        for run_id in run_ids
-    }
+    if not chosen:
+        return judge_names
+    scores = TrajectoryScore.objects.filter(job_id__in=set(chosen.values()), trajectory__run_id__in=run_ids,
+                                            error="", **{f"trajectory__{key}": value for key, value in only.items()}
+                                            ).values_list(
+        "job_id", "trajectory__run_id", "trajectory__task_id", "check_success", "check_source", "correct",
+        "job__judge_config__name", "job__judge_config__backend")
+    for job_id, run_id, task_pk, check, check_source, correct, judge_name, backend in scores:
+        if chosen.get(run_id) != job_id or task_pk not in tables[run_id]:
+            continue
+        if tables[run_id][task_pk].take_score(check, check_source, correct, backend):
+            judge_names[run_id] = judge_name
+    return judge_names
 
 
 def one_run(run: AgentRun, **kwargs) -> RunVerdicts:
@@ -241,7 +263,7 @@ def trajectory_verdicts(trajectory: Trajectory, score: TrajectoryScore | None, *
 class SourceAgreement:
     source: str
     label: str
-    agreement: object  # trajectories.verdicts.BinaryAgreement
+    agreement: object  # trajectories.verdict_agreement.BinaryAgreement
 
 
 @dataclass(frozen=True)

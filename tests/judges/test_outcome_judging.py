@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from judges.local_llm import Reply, well_formed_reply
 from judges.models import JudgeConfig, JudgeDecision, OutcomeJob
-from judges.outcomes import judge_outcomes, run_outcome_job
+from judges.outcome_judging import judge_outcomes, run_outcome_job
 from judges.services import JudgeConfigInUse, delete_judge_config, save_judge_config
 from metrics.services.evaluation import create_evaluation
 from tests.factories import (

@@ -2,7 +2,7 @@
 
 import pytest
 
-from metrics.verdict_sources import benchmark_verdicts, sources_of, verdicts_of
+from metrics.selectors.verdicts_per_source import benchmark_verdicts, sources_of, verdicts_of
 from tests.factories import AgentRunFactory, TaskFactory, TrajectoryFactory
 from tests.metrics.verdict_data import three_voices
 from trajectories.models import Verdict, VerdictSource

@@ -18,12 +18,11 @@ from trajectories.formats.verdict_files import VerdictFileError, parse_grades, p
 from trajectories.formats.wording import count_of
 from trajectories.models import AgentRun, OutcomeGrade, ResultOrigin, Task, TaskResult, Trajectory
 from trajectories.permissions import can_import_into
-from trajectories.services.ingest import has_task_list
 from trajectories.services.record_problems import problem, problem_dict, problems_lines, refuse_if
 from trajectories.services.runs import get_or_create_run
 from trajectories.services.tallies import refresh_tallies
-from trajectories.services.tasks import unusable_task_id
-from trajectories.verdicts import grade_value, uniform_verdicts
+from trajectories.services.tasks import has_task_list, unusable_task_id
+from trajectories.verdict_agreement import grade_value, uniform_verdicts
 
 
 def _held_tasks(benchmark: str, records: list, source: str, strict: bool) -> tuple[dict[str, Task], list, list]:

@@ -6,16 +6,16 @@ from dataclasses import dataclass
 from django.db.models import Count, Exists, F, Min, OuterRef, Prefetch, QuerySet
 from django.utils import timezone
 
-from annotation.permissions import visible_gold
-from judges.models import JudgeDecision, OutcomeJob
-from metrics.alignment import AgentStepMark, align_side
 from annotation.models import GoldStatus, GoldTrajectory
+from annotation.permissions import visible_gold
 from annotation.selectors import AuditItem
+from judges.models import JudgeDecision, OutcomeJob
 from metrics.aggregation import METRICS
+from metrics.alignment import AgentStepMark, align_side
 from metrics.definitions.element_accuracy import MISS_LABELS
-from metrics.leaderboard import METRIC_LABELS
 from metrics.models import Aggregate, EvaluationJob, GoldPolicy, TrajectoryScore
 from metrics.permissions import visible_decisions
+from metrics.selectors.leaderboard import METRIC_LABELS
 from metrics.services.scoring import NULL_REASONS
 from trajectories.models import Task, Trajectory
 

@@ -11,15 +11,15 @@ from dataclasses import dataclass, field
 
 from judges.models import JudgeConfig
 from metrics.definitions.judges_vs_humans import JudgesVsHumans, SourceVerdict as JudgedVerdict, judges_vs_humans
-from metrics.evaluations import Evaluation
-from metrics.verdicts import benchmarks_with_runs, run_verdicts
+from metrics.selectors.latest_evaluations import Evaluation
+from metrics.selectors.verdicts_per_task import benchmarks_with_runs, run_verdicts
 from trajectories.formats.published_verdicts import NOT_EXECUTABLE
 from trajectories.formats.wording import count_of
 from trajectories.models import AgentRun, Task, Verdict, VerdictSource
-from trajectories.services.verdict_sources import (
+from trajectories.services.built_in_sources import (
     CHECK_SOURCE, HARNESS_SOURCE, HUMAN_GRADERS_SOURCE, built_in_sources, judge_source_key,
 )
-from trajectories.verdicts import GRADE_LABELS, consensus_success, named_source
+from trajectories.verdict_agreement import GRADE_LABELS, consensus_success, named_source
 
 
 @dataclass(frozen=True)
