@@ -206,3 +206,9 @@ class TestRecovery:
     def test_window_must_be_a_positive_integer(self, window):
         with pytest.raises(ValueError, match="window"):
             recovery(exact_matrix(["A"], ["A"]), window=window)
+
+
+def test_recovery_matches_a_gold_step_at_tau_itself():
+    # Agent step 1 scores exactly tau against gold step 1: on the path, no deviation.
+    result = recovery(ScoreMatrix([[0.7]], agent_steps=1), tau=0.7)
+    assert (result.value, result.deviations, result.matched) == (1.0, 0, (MatchedPair(1, 1, 0.7),))
