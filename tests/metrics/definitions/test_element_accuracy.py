@@ -248,3 +248,8 @@ def test_no_stated_action_gives_the_whole_empty_result_and_a_count_mismatch_is_n
         element_accuracy(["click [1]", None], ["click [1]"])
     assert str(raised.value) == ("2 planned actions for 1 executed actions; "
                                  "expected one planned action (or None) per step")
+
+
+def test_a_value_has_no_null_reason_and_only_a_forced_stop_has_no_steps():
+    assert element_accuracy(["go_back"], ["go_back"]).null_reason == ""
+    assert element_accuracy([None], ["stop [Early stop: Reach max steps 30]"]).null_reason == "no agent steps"

@@ -223,3 +223,10 @@ def test_recovery_gives_the_whole_result():
                    {"kind": "recovery", "agent_step": 3, "gold_step": 2, "cost": 1}],
         "matched": [{"gold_step": 1, "agent_step": 1, "score": 0.9}, {"gold_step": 2, "agent_step": 3, "score": 0.8}],
         "gold_steps": 2, "agent_steps": 3, "tau": 0.6, "window": 2, "null_reason": ""}
+
+
+def test_step_success_gives_the_whole_result():
+    matrix = ScoreMatrix([[0.9, 0.0], [0.0, 0.5]], agent_steps=2)
+    assert step_success(matrix, tau=0.6).to_dict() == {
+        "value": 0.5, "gold_steps": 2, "agent_steps": 2, "matched": [{"gold_step": 1, "agent_step": 1, "score": 0.9}],
+        "unmatched_gold_steps": [2], "tau": 0.6, "ordered": False, "null_reason": ""}
