@@ -119,14 +119,15 @@ def _verdict(source, label, kind, task, success, run="a"):
 def test_rows_are_ordered_by_kind_then_label_and_say_their_label_and_kind():
     verdicts = [human("a", "t1", True, source="z_panel"), human("a", "t1", True, "ann", source="aa_panel"),
                 human("a", "t2", False, "bob", source="aa_panel"),
-                _verdict("j2", "aa", "llm_judge", "t1", True), _verdict("j1", "a_b", "llm_judge", "t1", False),
-                _verdict("h", "Zed harness", "harness", "t1", True),
-                _verdict("s", "self", "agent_self_report", "t2", True)]
+                _verdict("j1", "aa", "llm_judge", "t1", True), _verdict("j2", "a_b", "llm_judge", "t1", False),
+                _verdict("z_h", "Zed harness", "harness", "t1", True),
+                _verdict("a_s", "self", "agent_self_report", "t2", True)]
     report = judges_vs_humans(verdicts)
-    # Harness before judges before self-reports; "a_b" before "aa" as lower case ("_" < "a"), not upper ("A" < "_").
+    # Harness before judges before self-reports, whatever their keys; within a kind by label, "a_b" before "aa"
+    # as lower case ("_" < "a"), not upper ("A" < "_"), nor by key.
     assert [(row.source, row.label, row.kind) for row in report.sources] == [
-        ("h", "Zed harness", "harness"), ("j1", "a_b", "llm_judge"), ("j2", "aa", "llm_judge"),
-        ("s", "self", "agent_self_report")]
+        ("z_h", "Zed harness", "harness"), ("j2", "a_b", "llm_judge"), ("j1", "aa", "llm_judge"),
+        ("a_s", "self", "agent_self_report")]
     assert (report.ceiling.label, report.ceiling.kind) == ("Human vs human (ceiling)", "human")
     assert [row for row, _cell in report.rows()] == [report.ceiling, *report.sources]
     assert [cell for _row, cell in report.rows()] == [report.ceiling.overall, *(row.overall for row in report.sources)]
