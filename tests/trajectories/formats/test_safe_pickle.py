@@ -514,3 +514,24 @@ def test_gzip_is_read_up_to_its_limit_exactly():
     assert load_file("exp_args.pkl", gzip.compress(pickle.dumps([1], protocol=4)), 100) == [1]
     with pytest.raises(PickleError, match=r"\Anot a readable gzip file: "):
         load_file("step_0.pkl.gz", pickle.dumps([1], protocol=4), 100)
+
+
+def _ints(values, size, signed) -> bytes:
+    return b"".join(value.to_bytes(size, "little", signed=signed) for value in values)
+
+
+@pytest.mark.parametrize("name, data, values", [
+    ("b1", b"\x00\x01", [False, True]),
+    ("i1", b"\xff\x02", [-1, 2]), ("u1", b"\xff\x02", [255, 2]),
+    ("i2", _ints([-2, 3], 2, True), [-2, 3]), ("u2", _ints([-2, 3], 2, True), [65534, 3]),
+    ("i4", _ints([-3, 4], 4, True), [-3, 4]), ("u4", _ints([-3, 4], 4, True), [2**32 - 3, 4]),
+    ("i8", _ints([-4, 5], 8, True), [-4, 5]), ("u8", _ints([-4, 5], 8, True), [2**64 - 4, 5]),
+    # IEEE 754 little-endian: 0.5 and -2.0 in half, single and double precision.
+    ("f2", b"\x00\x38\x00\xc0", [0.5, -2.0]),
+    ("f4", b"\x00\x00\x00\x3f\x00\x00\x00\xc0", [0.5, -2.0]),
+    ("f8", b"\x00" * 6 + b"\xe0\x3f" + b"\x00" * 7 + b"\xc0", [0.5, -2.0]),
+])
+def test_every_numeric_dtype_reads_its_numbers_signed_or_not(name, data, values):
+    array = loads(_state(b"(" + _value(1) + _value((2,)) + _dtype(name, (3, "<", None, None, None, -1, -1, 0))
+                         + _value(False) + _value(data) + b"t"))
+    assert array.values() == values
