@@ -535,3 +535,42 @@ def test_every_numeric_dtype_reads_its_numbers_signed_or_not(name, data, values)
     array = loads(_state(b"(" + _value(1) + _value((2,)) + _dtype(name, (3, "<", None, None, None, -1, -1, 0))
                          + _value(False) + _value(data) + b"t"))
     assert array.values() == values
+
+
+def test_numpy_calls_missing_an_argument_take_the_safe_default():
+    i4 = _dtype("i4", (3, "<", None, None, None, -1, -1, 0))
+    _refused(b"\x80\x03" + _global("numpy.core.multiarray", "scalar") + b"(" + i4 + b"tR.",
+             "a numpy scalar with an unreadable value")
+    frombuffer = _global("numpy._core.numeric", "_frombuffer")
+    array = loads(b"\x80\x03" + frombuffer + b"(" + _value(b"\x07\x00\x00\x00") + i4 + _value((1,)) + b"tR.")
+    assert (array.values(), array.fortran) == ([7], False)  # C order when none is named
+    _refused(b"\x80\x03" + frombuffer + b"(" + _value(b"\x07\x00\x00\x00") + i4 + _value(1) + _value("C") + b"tR.",
+             "a numpy array with an unreadable shape")
+
+
+def test_copyreg_refusal_is_named_in_full():
+    _refused(_copyreg_instance(STEP_INFO, _global("builtins", "set")),
+             "refused: copyreg._reconstructor of a class outside the allow-list", PickleRefused)
+
+
+def test_fixed_size_arguments_may_hold_newline_bytes():
+    run, _ = safe_pickle._opcode_table()
+    assert run.fullmatch(b"K\nK\n") and run.fullmatch(b"\x8c\x01\n\x8c\x02\n\n")
+    assert loads(b"\x80\x04K\n\x8c\x01\n\x86.") == (10, "\n")
+
+
+def test_gzip_means_gzip_and_a_bomb_is_never_held_whole():
+    import tracemalloc
+    import zlib
+
+    with pytest.raises(PickleError, match=r"\Anot a readable gzip file: "):
+        gunzip(zlib.compress(b"x"), 100)  # zlib's own header is not gzip's
+    bomb = gzip.compress(b"\x00" * (32 << 20))
+    tracemalloc.start()
+    try:
+        with pytest.raises(PickleError, match=r"\Amore than 1,048,576 bytes once decompressed\Z"):
+            gunzip(bomb, 1 << 20)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20  # a chunk at a time: a few megabytes, never the 32 the bomb holds
