@@ -574,3 +574,21 @@ def test_gzip_means_gzip_and_a_bomb_is_never_held_whole():
     finally:
         tracemalloc.stop()
     assert peak < 8 << 20  # a chunk at a time: a few megabytes, never the 32 the bomb holds
+
+
+def test_what_the_last_flush_gives_counts_against_the_limit_too():
+    # Cut before its trailer, 100 bytes past the limit are still inside zlib when the input runs out.
+    cut = gzip.compress(b"\x00" * ((1 << 20) + 100))[:-8]
+    with pytest.raises(PickleError) as raised:
+        gunzip(cut, 1 << 20)
+    assert str(raised.value) == "more than 1,048,576 bytes once decompressed"
+
+
+def test_array_refusals_are_named_in_full_and_an_empty_array_reads():
+    _refused(_array(_value("i8"), (7).to_bytes(8, "little")),
+             "refused: a numpy array of a dtype other than plain numbers", PickleRefused)
+    _refused(_array(_dtype("i8", _PLAIN_I8), [1, 2, 3, 4, 5, 6, 7, 8]), "refused: a numpy array of Python objects",
+             PickleRefused)
+    empty = loads(_state(b"(" + _value(1) + _value((0,)) + _dtype("i8", _PLAIN_I8) + _value(False) + _value(b"")
+                         + b"t"))
+    assert (empty.shape, empty.values()) == ((0,), [])
