@@ -592,3 +592,16 @@ def test_array_refusals_are_named_in_full_and_an_empty_array_reads():
     empty = loads(_state(b"(" + _value(1) + _value((0,)) + _dtype("i8", _PLAIN_I8) + _value(False) + _value(b"")
                          + b"t"))
     assert (empty.shape, empty.values()) == ((0,), [])
+
+
+def test_a_malformed_pickles_reason_is_kept_to_200_characters():
+    reason = "invalid literal for int() with base 10: '" + "x" * 159  # 41 + 159 characters
+    _refused(b"\x80\x04L" + b"x" * 300 + b"L\n.", f"not a readable pickle: ValueError: {reason}")
+
+
+def test_dtypes_made_without_a_state_or_a_name_and_a_two_part_state():
+    _refused(b"\x80\x03" + _global("numpy", "dtype") + b")R.", "refused: numpy dtype '' is not a plain numeric type",
+             PickleRefused)
+    bare = loads(b"\x80\x03" + _global("numpy", "dtype") + _value(("i8",)) + b"R.")
+    assert (bare.order, bare.format) == ("<", "<i8")
+    assert loads(b"\x80\x03" + _dtype("i8", (3, ">")) + b".").format == ">i8"
