@@ -605,3 +605,16 @@ def test_dtypes_made_without_a_state_or_a_name_and_a_two_part_state():
     bare = loads(b"\x80\x03" + _global("numpy", "dtype") + _value(("i8",)) + b"R.")
     assert (bare.order, bare.format) == ("<", "<i8")
     assert loads(b"\x80\x03" + _dtype("i8", (3, ">")) + b".").format == ">i8"
+
+
+def test_the_memo_walk_reads_empty_lines_long_lengths_and_indexes_of_put_alone():
+    assert loads(b"\x80\x02V\n.") == ""  # UNICODE of an empty line: its newline right after the opcode
+    assert loads(b"\x80\x02I123456789012\n.") == 123456789012  # an INT's digits are no memo index
+    assert loads(pickle.dumps("a" * 70000, protocol=3)) == "a" * 70000  # BINUNICODE: four length bytes
+
+
+@pytest.mark.parametrize("order", ["|", "="])
+def test_array_values_of_a_dtype_without_or_with_native_order_are_read_little_endian(order):
+    array = loads(_state(b"(" + _value(1) + _value((1,)) + _dtype("i2", (3, order, None, None, None, -1, -1, 0))
+                         + _value(False) + _value(b"\x01\x02") + b"t"))
+    assert array.values() == [0x0201]
