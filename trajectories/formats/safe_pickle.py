@@ -54,10 +54,8 @@ class PickledObject(dict):
     def __setstate__(self, state):
         self.state = state
 
-    def append(self, item):
-        self.__dict__.setdefault("elements", []).append(item)
-
     def extend(self, items):
+        """APPEND and APPENDS alike: the unpickler extends whatever has an `extend`."""
         self.__dict__.setdefault("elements", []).extend(items)
 
     def fields(self) -> dict:

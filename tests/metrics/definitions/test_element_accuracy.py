@@ -233,3 +233,23 @@ def test_a_judge_on_the_points_gives_the_whole_result():
     with pytest.raises(ValueError) as raised:
         element_accuracy([None] * 2, executed, parts, {1: 1.5})
     assert str(raised.value) == "element at the point of step 1: a judge score must be a number in [0, 1], got 1.5"
+
+
+def test_a_stated_plan_is_compared_by_the_grammar_even_when_the_executed_action_is_not_webarenas():
+    result = element_accuracy(["click [3]"], ["click('3')"], [ActionParts(type="click", element_id="3")])
+    assert (result.value, result.misses[0].reason) == (0.0, EXECUTED_ACTION_INVALID)
+
+
+def test_no_stated_action_gives_the_whole_empty_result_and_a_count_mismatch_is_named():
+    assert element_accuracy([None], ["click('20')"], [ActionParts(type="click", element_id="20")]).to_dict() == {
+        "value": None, "steps": 0, "hits": 0, "misses": [], "forced_stop_step": None, "by": "planned_vs_executed",
+        "null_reason": NO_STATED_ACTION}
+    with pytest.raises(ValueError) as raised:
+        element_accuracy(["click [1]", None], ["click [1]"])
+    assert str(raised.value) == ("2 planned actions for 1 executed actions; "
+                                 "expected one planned action (or None) per step")
+
+
+def test_a_value_has_no_null_reason_and_only_a_forced_stop_has_no_steps():
+    assert element_accuracy(["go_back"], ["go_back"]).null_reason == ""
+    assert element_accuracy([None], ["stop [Early stop: Reach max steps 30]"]).null_reason == "no agent steps"

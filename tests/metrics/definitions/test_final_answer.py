@@ -145,3 +145,33 @@ class TestAnswerQuality:
 def test_partial_success_of_fewer_than_two_requirements_says_why():
     assert partial_success(["one"], "one").null_reason == NOT_APPLICABLE
     assert partial_success(["one", "two"], "one two").null_reason == ""
+
+
+def test_partial_success_gives_the_whole_result_with_and_without_an_answer():
+    assert partial_success(["one"], "one", tau=0.6).to_dict() == {
+        "value": None, "applicable": False, "satisfied": 0, "requirements": [], "tau": 0.6,
+        "null_reason": "not applicable: the task has fewer than two requirements"}
+    assert partial_success(["red", "blue"], None, tau=0.6).to_dict() == {
+        "value": 0.0, "applicable": True, "satisfied": 0, "tau": 0.6, "null_reason": "",
+        "requirements": [{"requirement": "red", "satisfied": False, "by": "no_answer", "judge_score": None},
+                         {"requirement": "blue", "satisfied": False, "by": "no_answer", "judge_score": None}]}
+
+
+def test_answer_quality_gives_the_whole_result_and_names_a_bad_score():
+    assert answer_quality(None, tau=0.6).to_dict() == {
+        "grounded": None, "relevant": None, "correct": None, "grounded_score": None, "relevant_score": None,
+        "tau": 0.6, "null_reasons": {"grounded": "no final answer", "relevant": "no final answer",
+                                     "correct": "no final answer"}}
+    assert answer_quality("x", relevant_score=0.6, tau=0.6, observed=False).to_dict() == {
+        "grounded": None, "relevant": True, "correct": None, "grounded_score": None, "relevant_score": 0.6,
+        "tau": 0.6, "null_reasons": {"grounded": NOT_OBSERVED, "correct": NOT_GROUNDED_KNOWN}}
+    assert answer_quality("x", 0.9, 0.5, tau=0.6).to_dict() == {
+        "grounded": True, "relevant": False, "correct": False, "grounded_score": 0.9, "relevant_score": 0.5,
+        "tau": 0.6, "null_reasons": {}}
+    for grounded, relevant, message in [
+            (None, 0.5, "a final answer needs both judge scores: grounded_score and relevant_score"),
+            (0.5, 2, "relevant_score: a judge score must be a number in [0, 1], got 2"),
+            (-1, 0.5, "grounded_score: a judge score must be a number in [0, 1], got -1")]:
+        with pytest.raises(ValueError) as raised:
+            answer_quality("x", grounded, relevant)
+        assert str(raised.value) == message

@@ -2,6 +2,8 @@
 
 import pytest
 
+from judges.calibration import confusion_kappa_interval
+
 from metrics.definitions.judges_vs_humans import HUMAN_CEILING, MIN_ITEMS, SourceVerdict, judges_vs_humans, majority
 
 
@@ -108,3 +110,59 @@ def test_coverage_names_the_tasks_each_side_spoke_on_per_run_and_over_all():
     assert report.coverage("a") == ({"t1", "t2"}, {"t2"})
     assert report.coverage("b") == ({"u1"}, {"u2", "u3"})
     assert report.coverage("c") == (set(), set())
+
+
+def _verdict(source, label, kind, task, success, run="a"):
+    return SourceVerdict(run, task, source, label, kind, success)
+
+
+def test_rows_are_ordered_by_kind_then_label_and_say_their_label_and_kind():
+    verdicts = [human("a", "t1", True, source="z_panel"), human("a", "t1", True, "ann", source="aa_panel"),
+                human("a", "t2", False, "bob", source="aa_panel"),
+                _verdict("j1", "aa", "llm_judge", "t1", True), _verdict("j2", "a_b", "llm_judge", "t1", False),
+                _verdict("z_h", "Zed harness", "harness", "t1", True),
+                _verdict("a_s", "self", "agent_self_report", "t2", True)]
+    report = judges_vs_humans(verdicts)
+    # Harness before judges before self-reports, whatever their keys; within a kind by label, "a_b" before "aa"
+    # as lower case ("_" < "a"), not upper ("A" < "_"), nor by key.
+    assert [(row.source, row.label, row.kind) for row in report.sources] == [
+        ("z_h", "Zed harness", "harness"), ("j2", "a_b", "llm_judge"), ("j1", "aa", "llm_judge"),
+        ("a_s", "self", "agent_self_report")]
+    assert (report.ceiling.label, report.ceiling.kind) == ("Human vs human (ceiling)", "human")
+    assert [row for row, _cell in report.rows()] == [report.ceiling, *report.sources]
+    assert [cell for _row, cell in report.rows()] == [report.ceiling.overall, *(row.overall for row in report.sources)]
+    human_sources = judges_vs_humans([_verdict("k2", "beta", "human", "t1", True),
+                                      _verdict("k1", "a_b", "human", "t1", True),
+                                      _verdict("k3", "aa", "human", "t1", True)]).human_sources
+    assert human_sources == (("k1", "a_b"), ("k3", "aa"), ("k2", "beta"))
+
+
+def test_the_chosen_reference_is_named_and_without_humans_there_is_none_to_choose():
+    verdicts = [human("a", "t1", True, source="experts"), judge("a", "t1", True)]
+    assert judges_vs_humans(verdicts, reference="experts").reference == "experts"
+    with pytest.raises(ValueError) as raised:
+        judges_vs_humans([judge("a", "t1", True)], reference="experts")
+    assert str(raised.value) == "'experts' is not a human source of these runs (choose one of: there are none)"
+
+
+def test_a_cells_counts_and_its_interval_from_the_resamples_and_seed_asked_for():
+    # Two humans and a judge on 12 tasks: the judge says yes on 0-5, both humans on 0-3 and 8-9, Bob also
+    # on 10-11 (a tie there: unsure).
+    verdicts = [verdict for n in range(12) for verdict in (
+        human("a", n, n < 4 or 8 <= n < 10, "ann"), human("a", n, n < 4 or 8 <= n, "bob"), judge("a", n, n < 6))]
+    report = judges_vs_humans(verdicts, resamples=20, seed=5)
+    cell = report.sources[0].runs["a"]
+    counts = cell.to_dict()
+    # Judge yes and humans yes: 0-3 (TP 4); judge yes, humans no: 4-5 (FP 2); judge no, humans yes: 8-9 (FN 2);
+    # both no: 6-7 (TN 2).
+    assert (counts["true_positive"], counts["false_positive"], counts["false_negative"], counts["true_negative"],
+            counts["unsure"], counts["sparse"]) == (4, 2, 2, 2, 2, True)
+    assert set(counts) == {"n", "unsure", "accuracy", "precision", "recall", "f1", "npv", "tnr", "kappa", "kappa_low",
+                           "kappa_high", "true_positive", "false_positive", "false_negative", "true_negative", "sparse"}
+    asked = confusion_kappa_interval(4, 2, 2, 2, resamples=20, seed=5)  # tp, fp, tn, fn
+    assert asked != confusion_kappa_interval(4, 2, 2, 2)  # the defaults draw other resamples
+    assert cell.interval == report.sources[0].overall.interval == asked
+    # Ann against Bob: both yes on 0-3 and 8-9 (6), both no on 4-7 (4), Bob alone yes on 10-11 (2).
+    ceiling = confusion_kappa_interval(6, 0, 4, 2, resamples=20, seed=5)
+    assert ceiling != confusion_kappa_interval(6, 0, 4, 2)
+    assert report.ceiling.runs["a"].interval == report.ceiling.overall.interval == ceiling

@@ -111,3 +111,15 @@ def test_the_rule_and_the_judge_each_decide_their_pairs():
 def test_no_steps_says_why():
     assert repetitiveness([], 0).null_reason == "no agent steps"
     assert repetitiveness([], 1).null_reason == ""
+
+
+def test_the_whole_result_and_what_is_refused():
+    assert repetitiveness([0.7, False], 3, tau=0.7).to_dict() == {
+        "value": 1 - 1 / 3, "agent_steps": 3, "repeated_steps": [2], "tau": 0.7, "judged_steps": [2],
+        "null_reason": ""}
+    with pytest.raises(ValueError) as raised:
+        repetitiveness([], -1)
+    assert str(raised.value) == "agent_steps must be a non-negative integer, got -1"
+    with pytest.raises(ValueError) as raised:
+        repetitiveness([True], 3)
+    assert str(raised.value) == "1 neighbour scores for 3 agent steps, expected 2 (one per step after the first)"

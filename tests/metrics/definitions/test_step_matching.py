@@ -206,3 +206,27 @@ class TestRecovery:
     def test_window_must_be_a_positive_integer(self, window):
         with pytest.raises(ValueError, match="window"):
             recovery(exact_matrix(["A"], ["A"]), window=window)
+
+
+def test_recovery_matches_a_gold_step_at_tau_itself():
+    # Agent step 1 scores exactly tau against gold step 1: on the path, no deviation.
+    result = recovery(ScoreMatrix([[0.7]], agent_steps=1), tau=0.7)
+    assert (result.value, result.deviations, result.matched) == (1.0, 0, (MatchedPair(1, 1, 0.7),))
+
+
+def test_recovery_gives_the_whole_result():
+    # Gold 1 matched by agent step 1; agent step 2 deviates; agent step 3 recovers at gold 2 (cost 1).
+    matrix = ScoreMatrix([[0.9, 0.0, 0.0], [0.0, 0.0, 0.8]], agent_steps=3)
+    assert recovery(matrix, tau=0.6, window=2).to_dict() == {
+        "value": 1.0, "deviations": 1, "recoveries": 1, "mean_recovery_cost": 1.0,
+        "events": [{"kind": "deviation", "agent_step": 2, "gold_step": 2, "cost": None},
+                   {"kind": "recovery", "agent_step": 3, "gold_step": 2, "cost": 1}],
+        "matched": [{"gold_step": 1, "agent_step": 1, "score": 0.9}, {"gold_step": 2, "agent_step": 3, "score": 0.8}],
+        "gold_steps": 2, "agent_steps": 3, "tau": 0.6, "window": 2, "null_reason": ""}
+
+
+def test_step_success_gives_the_whole_result():
+    matrix = ScoreMatrix([[0.9, 0.0], [0.0, 0.5]], agent_steps=2)
+    assert step_success(matrix, tau=0.6).to_dict() == {
+        "value": 0.5, "gold_steps": 2, "agent_steps": 2, "matched": [{"gold_step": 1, "agent_step": 1, "score": 0.9}],
+        "unmatched_gold_steps": [2], "tau": 0.6, "ordered": False, "null_reason": ""}

@@ -339,3 +339,9 @@ class TestWholeResults:
     def test_an_unachievable_task_without_a_note_asks_about_an_empty_reason(self):
         config = {"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": "N/A"}}
         assert task_success_questions(config, final_answer="no") == (AnswerQuestion("unachievable_reason", ""),)
+
+
+def test_an_agent_response_evaluator_named_but_not_given_is_refused():
+    with pytest.raises(ValueError) as raised:
+        task_success({"eval_types": ["AgentResponseEvaluator"], "evaluators": []}, final_answer="x")
+    assert str(raised.value) == "eval.evaluators: no AgentResponseEvaluator entry"

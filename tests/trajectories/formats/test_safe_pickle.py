@@ -514,3 +514,108 @@ def test_gzip_is_read_up_to_its_limit_exactly():
     assert load_file("exp_args.pkl", gzip.compress(pickle.dumps([1], protocol=4)), 100) == [1]
     with pytest.raises(PickleError, match=r"\Anot a readable gzip file: "):
         load_file("step_0.pkl.gz", pickle.dumps([1], protocol=4), 100)
+
+
+def _ints(values, size, signed) -> bytes:
+    return b"".join(value.to_bytes(size, "little", signed=signed) for value in values)
+
+
+@pytest.mark.parametrize("name, data, values", [
+    ("b1", b"\x00\x01", [False, True]),
+    ("i1", b"\xff\x02", [-1, 2]), ("u1", b"\xff\x02", [255, 2]),
+    ("i2", _ints([-2, 3], 2, True), [-2, 3]), ("u2", _ints([-2, 3], 2, True), [65534, 3]),
+    ("i4", _ints([-3, 4], 4, True), [-3, 4]), ("u4", _ints([-3, 4], 4, True), [2**32 - 3, 4]),
+    ("i8", _ints([-4, 5], 8, True), [-4, 5]), ("u8", _ints([-4, 5], 8, True), [2**64 - 4, 5]),
+    # IEEE 754 little-endian: 0.5 and -2.0 in half, single and double precision.
+    ("f2", b"\x00\x38\x00\xc0", [0.5, -2.0]),
+    ("f4", b"\x00\x00\x00\x3f\x00\x00\x00\xc0", [0.5, -2.0]),
+    ("f8", b"\x00" * 6 + b"\xe0\x3f" + b"\x00" * 7 + b"\xc0", [0.5, -2.0]),
+])
+def test_every_numeric_dtype_reads_its_numbers_signed_or_not(name, data, values):
+    array = loads(_state(b"(" + _value(1) + _value((2,)) + _dtype(name, (3, "<", None, None, None, -1, -1, 0))
+                         + _value(False) + _value(data) + b"t"))
+    assert array.values() == values
+
+
+def test_numpy_calls_missing_an_argument_take_the_safe_default():
+    i4 = _dtype("i4", (3, "<", None, None, None, -1, -1, 0))
+    _refused(b"\x80\x03" + _global("numpy.core.multiarray", "scalar") + b"(" + i4 + b"tR.",
+             "a numpy scalar with an unreadable value")
+    frombuffer = _global("numpy._core.numeric", "_frombuffer")
+    array = loads(b"\x80\x03" + frombuffer + b"(" + _value(b"\x07\x00\x00\x00") + i4 + _value((1,)) + b"tR.")
+    assert (array.values(), array.fortran) == ([7], False)  # C order when none is named
+    _refused(b"\x80\x03" + frombuffer + b"(" + _value(b"\x07\x00\x00\x00") + i4 + _value(1) + _value("C") + b"tR.",
+             "a numpy array with an unreadable shape")
+
+
+def test_copyreg_refusal_is_named_in_full():
+    _refused(_copyreg_instance(STEP_INFO, _global("builtins", "set")),
+             "refused: copyreg._reconstructor of a class outside the allow-list", PickleRefused)
+
+
+def test_fixed_size_arguments_may_hold_newline_bytes():
+    run, _ = safe_pickle._opcode_table()
+    assert run.fullmatch(b"K\nK\n") and run.fullmatch(b"\x8c\x01\n\x8c\x02\n\n")
+    assert loads(b"\x80\x04K\n\x8c\x01\n\x86.") == (10, "\n")
+
+
+def test_gzip_means_gzip_and_a_bomb_is_never_held_whole():
+    import tracemalloc
+    import zlib
+
+    with pytest.raises(PickleError, match=r"\Anot a readable gzip file: "):
+        gunzip(zlib.compress(b"x"), 100)  # zlib's own header is not gzip's
+    bomb = gzip.compress(b"\x00" * (32 << 20))
+    tracemalloc.start()
+    try:
+        with pytest.raises(PickleError, match=r"\Amore than 1,048,576 bytes once decompressed\Z"):
+            gunzip(bomb, 1 << 20)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20  # a chunk at a time: a few megabytes, never the 32 the bomb holds
+
+
+def test_what_the_last_flush_gives_counts_against_the_limit_too():
+    # Cut before its trailer, 100 bytes past the limit are still inside zlib when the input runs out.
+    cut = gzip.compress(b"\x00" * ((1 << 20) + 100))[:-8]
+    with pytest.raises(PickleError) as raised:
+        gunzip(cut, 1 << 20)
+    assert str(raised.value) == "more than 1,048,576 bytes once decompressed"
+
+
+def test_array_refusals_are_named_in_full_and_an_empty_array_reads():
+    _refused(_array(_value("i8"), (7).to_bytes(8, "little")),
+             "refused: a numpy array of a dtype other than plain numbers", PickleRefused)
+    _refused(_array(_dtype("i8", _PLAIN_I8), [1, 2, 3, 4, 5, 6, 7, 8]), "refused: a numpy array of Python objects",
+             PickleRefused)
+    empty = loads(_state(b"(" + _value(1) + _value((0,)) + _dtype("i8", _PLAIN_I8) + _value(False) + _value(b"")
+                         + b"t"))
+    assert (empty.shape, empty.values()) == ((0,), [])
+
+
+def test_a_malformed_pickles_reason_is_kept_to_200_characters():
+    reason = "invalid literal for int() with base 10: '" + "x" * 159  # 41 + 159 characters
+    _refused(b"\x80\x04L" + b"x" * 300 + b"L\n.", f"not a readable pickle: ValueError: {reason}")
+
+
+def test_dtypes_made_without_a_state_or_a_name_and_a_two_part_state():
+    _refused(b"\x80\x03" + _global("numpy", "dtype") + b")R.", "refused: numpy dtype '' is not a plain numeric type",
+             PickleRefused)
+    bare = loads(b"\x80\x03" + _global("numpy", "dtype") + _value(("i8",)) + b"R.")
+    assert (bare.order, bare.format) == ("<", "<i8")
+    assert loads(b"\x80\x03" + _dtype("i8", (3, ">")) + b".").format == ">i8"
+
+
+def test_the_memo_walk_reads_empty_lines_long_lengths_and_indexes_of_put_alone():
+    assert loads(b"\x80\x02V\n.") == ""  # UNICODE of an empty line: its newline right after the opcode
+    assert loads(b"\x80\x02I123456789012\n.") == 123456789012  # an INT's digits are no memo index
+    # BINUNICODE: all four length bytes (70000 needs three); X, its own opcode, fills the string.
+    assert loads(pickle.dumps("X" * 70000, protocol=3)) == "X" * 70000
+
+
+@pytest.mark.parametrize("order", ["|", "="])
+def test_array_values_of_a_dtype_without_or_with_native_order_are_read_little_endian(order):
+    array = loads(_state(b"(" + _value(1) + _value((1,)) + _dtype("i2", (3, order, None, None, None, -1, -1, 0))
+                         + _value(False) + _value(b"\x01\x02") + b"t"))
+    assert array.values() == [0x0201]
