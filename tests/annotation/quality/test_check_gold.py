@@ -27,7 +27,7 @@ def test_a_moved_block_and_a_gold_copied_under_a_sibling_are_found(webarena_inte
 
     findings = {(f.gold_pk, f.kind): f for f in check_gold(webarena_intents, golds)}
 
-    assert findings[moved.pk, "other_task"].related_task_pk == 529
+    assert (findings[moved.pk, "other_task"].key, findings[moved.pk, "other_task"].related_task_pk) == ("task:529", 529)
     assert findings[moved.pk, "other_task"].message.startswith("fits task 529 better than its own task 811: word fit")
     assert "‘bluetooth’, ‘speaker’" in findings[moved.pk, "other_task"].message
     # Task 75 names the same three places, but 82 is the sibling whose places the copy types.

@@ -68,3 +68,8 @@ def test_the_rival_is_the_best_scoring_other_task_and_by_words_needs_a_fit_of_si
     assert _fit({1: 3.5, 2: 7.0}, [0.5, 0.3, 0.35, 0.0]).rival(0).by_words is False
     # Without a word of its own intent, any fit of six or more is by words.
     assert _fit({2: 6.0}, [0.5, 0.3, 0.35, 0.0]).rival(0).by_words is True
+
+
+def test_intents_without_a_word_of_the_gold_rank_by_meaning_alone():
+    # Task 3 holds no word of the gold: 0 + 6.5 stays under the own 7.
+    assert _fit({1: 2.0, 2: 6.0}, [0.5, 0.3, 0.65, 0.0]).rank_of_own(0) == 1

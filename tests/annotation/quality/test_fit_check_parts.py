@@ -1,7 +1,7 @@
 """The fit checks' parts that need no sentence model: a template sibling's values, the confidence of a
 flag, the overlap of two golds' words. Expected values by hand."""
 
-from annotation.quality.fit_checks import _agreement, _confidence, check_sibling_values
+from annotation.quality.fit_checks import _agreement, _confidence, _unnamed_values, check_sibling_values
 from annotation.quality.records import GoldRecord, TaskRecord
 
 TASKS = {
@@ -47,3 +47,11 @@ def test_agreement_is_the_jaccard_overlap_of_two_golds_words():
     assert _agreement({}, {}) == 1.0  # two golds naming nothing agree
     assert _agreement({"a": 1}, {}) == 0.0
     assert _agreement({}, {"a": 1}) == 0.0
+
+
+def test_a_worse_versions_unnamed_values_are_at_most_four_in_the_order_typed():
+    steps = tuple(f"Type '{value}'" for value in ("Quincy Market", "Jamaica Pond", "harvard", "Quincy Market",
+                                                  "Arnold Arboretum", "Fenway", "Back Bay"))
+
+    assert _unnamed_values(steps, "Directions from Harvard to MIT") == [
+        "‘Quincy Market’", "‘Jamaica Pond’", "‘Arnold Arboretum’", "‘Fenway’"]
