@@ -28,6 +28,7 @@ with a reason) once the workers have drained; the load average through the run.
 
 import argparse
 import collections
+import contextlib
 import http.client
 import io
 import json
@@ -95,8 +96,9 @@ class Redis:
             time.sleep(0.1)
 
     def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=10)
 
 
 def _tree(pid: int) -> list[int]:
@@ -304,8 +306,9 @@ def _jobs(database_url: str) -> dict:
 
     ends = {}
     with psycopg.connect(database_url) as connection:
-        for kind, table in (("import", "trajectories_importjob"), ("evaluation", "metrics_evaluationjob")):
-            rows = connection.execute(f"SELECT status, error FROM {table}").fetchall()
+        for kind, table, reason in (("import", "trajectories_importjob", "error"),
+                                    ("evaluation", "metrics_evaluationjob", "errors::text <> '[]'")):
+            rows = connection.execute(f"SELECT status, {reason} FROM {table}").fetchall()
             ends[kind] = {"statuses": dict(collections.Counter(status for status, _ in rows)),
                           "failed without a reason": sum(status == "failed" and not error for status, error in rows)}
     return ends
@@ -340,34 +343,38 @@ def main() -> None:
         (scratch / "static").mkdir()
         redis = Redis(args.redis_port, scratch)
         redis.start()
-        broker = f"redis://127.0.0.1:{args.redis_port}/0"
-        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.production",
-               "DATABASE_URL": _postgres_database(args.postgres_url, args.database, True),
-               "SECRET_KEY": secrets.token_urlsafe(64), "METRICS_TOKEN": secrets.token_urlsafe(32),
-               "ALLOWED_HOSTS": HOST, "SECURE_SSL_REDIRECT": "false", "SECURE_HSTS_SECONDS": "0",
-               "LOG_LEVEL": "WARNING", "MEDIA_ROOT": str(scratch / "media"), "STATIC_ROOT": str(scratch / "static"),
-               "CELERY_BROKER_URL": broker, "CACHE_URL": f"redis://127.0.0.1:{args.redis_port}/1",
-               "IMPORT_CHUNK_FILES": str(args.chunk_files), "IMPORT_CHUNK_RETRY_SECONDS": "2",
-               "GUNICORN_CMD_ARGS": "--timeout 300"}
-        env.pop("DEBUG", None)
-        for command in (["migrate", "--noinput"], ["collectstatic", "--noinput"]):
-            subprocess.run([PYTHON, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True)
-        seeded = subprocess.run([PYTHON, "manage.py", "shell", "-c", _seed_code(args.clients)], cwd=ROOT, env=env,
-                                check=True, capture_output=True, text=True).stdout
-        tokens = json.loads(seeded.strip().splitlines()[-1])
-        rng = random.Random(0)
-        tasks = generate_tasks(scratch / "tasks.json", 812)
-        generate_run(scratch / "renders", tasks[:200], 0)
-        shared = {"good zips": _zips(scratch / "renders", args.import_files, 12, rng), "failing zip": _failing_zip()}
+        with contextlib.ExitStack() as cleanup:
+            cleanup.callback(redis.kill)
+            broker = f"redis://127.0.0.1:{args.redis_port}/0"
+            env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.production",
+                   "DATABASE_URL": _postgres_database(args.postgres_url, args.database, True),
+                   "SECRET_KEY": secrets.token_urlsafe(64), "METRICS_TOKEN": secrets.token_urlsafe(32),
+                   "ALLOWED_HOSTS": HOST, "SECURE_SSL_REDIRECT": "false", "SECURE_HSTS_SECONDS": "0",
+                   "LOG_LEVEL": "WARNING", "MEDIA_ROOT": str(scratch / "media"), "STATIC_ROOT": str(scratch / "static"),
+                   "CELERY_BROKER_URL": broker, "CACHE_URL": f"redis://127.0.0.1:{args.redis_port}/1",
+                   "IMPORT_CHUNK_FILES": str(args.chunk_files), "IMPORT_CHUNK_RETRY_SECONDS": "2",
+                   "GUNICORN_CMD_ARGS": "--timeout 300"}
+            env.pop("DEBUG", None)
+            for command in (["migrate", "--noinput"], ["collectstatic", "--noinput"]):
+                subprocess.run([PYTHON, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True)
+            seeded = subprocess.run([PYTHON, "manage.py", "shell", "-c", _seed_code(args.clients)], cwd=ROOT, env=env,
+                                    check=True, capture_output=True, text=True).stdout
+            tokens = json.loads(seeded.strip().splitlines()[-1])
+            rng = random.Random(0)
+            tasks = generate_tasks(scratch / "tasks.json", 812)
+            generate_run(scratch / "renders", tasks[:200], 0)
+            shared = {"good zips": _zips(scratch / "renders", args.import_files, 12, rng), "failing zip": _failing_zip()}
 
-        gunicorn_log = (logs / "gunicorn.log").open("w")
-        server, port = _serve(2, env, log=gunicorn_log)
-        workers = [subprocess.Popen(
-            [PYTHON, "-m", "celery", "-A", "config", "worker", "--concurrency", "1", "-n", f"soak{k}@%h",
-             "-l", "WARNING"], cwd=ROOT, env=env, stdout=(logs / f"worker-{k}.log").open("w"),
-            stderr=subprocess.STDOUT) for k in range(2)]
-        stop, stats = threading.Event(), Stats()
-        try:
+            gunicorn_log = cleanup.enter_context((logs / "gunicorn.log").open("w"))
+            server, port = _serve(2, env, log=gunicorn_log)
+            cleanup.callback(_stop, server)
+            workers = [subprocess.Popen(
+                [PYTHON, "-m", "celery", "-A", "config", "worker", "--concurrency", "1", "-n", f"soak{k}@%h",
+                 "-l", "WARNING"], cwd=ROOT, env=env, stdout=(logs / f"worker-{k}.log").open("w"),
+                stderr=subprocess.STDOUT) for k in range(2)]
+            for worker in workers:
+                cleanup.callback(_stop, worker)
+            stop, stats = threading.Event(), Stats()
             admin = Client(-1, port, tokens["soak-admin"], shared, stats, stop)
             seed = _zips(scratch / "renders", args.seed_files, 1, rng)[0]
             admin._upload("", seed, "soak-seed")
@@ -407,16 +414,14 @@ def main() -> None:
                 time.sleep(5)
             settle_s = time.monotonic() - settled
             loads.append(("jobs ended", os.getloadavg()))
-        finally:
-            stop.set()
-            for process in [*workers, server]:
-                process.terminate()
-                process.wait(timeout=120)
-            redis.kill()
-            gunicorn_log.close()
         _postgres_database(args.postgres_url, args.database, False)
 
     _print_report(args, stats, rss_warm, rss_end, ends, settle_s, loads, (outage_started, outage_ended), logs)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    process.wait(timeout=120)
 
 
 def _wait_for(condition, seconds: float, what: str) -> None:

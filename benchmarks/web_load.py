@@ -172,7 +172,7 @@ def _serve(workers: int, env: dict, log=None) -> tuple[subprocess.Popen, int]:
          "--workers", str(workers), "--worker-class", "sync", "--log-level", "warning"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT if log else None,
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         try:
             connection = http.client.HTTPConnection(HOST, port, timeout=5)
@@ -182,7 +182,7 @@ def _serve(workers: int, env: dict, log=None) -> tuple[subprocess.Popen, int]:
         except OSError:
             time.sleep(0.3)
     server.terminate()
-    raise SystemExit("gunicorn did not answer /healthz within 60 s")
+    raise SystemExit("gunicorn did not answer /healthz within 180 s")
 
 
 class Load:
