@@ -36,7 +36,6 @@ import os
 import random
 import re
 import secrets
-import shutil
 import signal
 import statistics
 import subprocess
