@@ -174,7 +174,11 @@ def measure(workers: int, upload: Path, tasks: Path, args, scratch: Path) -> dic
     finally:
         for process in [*processes, server]:
             process.terminate()
-            process.wait(timeout=120)
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:  # a worker's warm shutdown that hangs must not lose the numbers
+                process.kill()
+                process.wait(timeout=60)
         shutil.rmtree(media, ignore_errors=True)
     spans = [_spans(log) for log in logs]
     return {"workers": workers, "status": job["status"], "error": job["error"],
@@ -210,7 +214,10 @@ def main() -> None:
         shutil.rmtree(scratch / "run")
         print(f"generated {args.files} render files, {size / 1024**2:,.0f} MB, zipped in "
               f"{time.perf_counter() - started:.0f} s; {os.cpu_count()} CPUs", flush=True)
-        results = [measure(workers, upload, tasks, args, scratch) for workers in args.workers]
+        results = []
+        for workers in args.workers:
+            results.append(measure(workers, upload, tasks, args, scratch))
+            print(json.dumps(results[-1]), flush=True)
         _postgres_database(args.postgres_url, args.database, False)
 
     print("| workers | upload (POST to 202) | job (202 to done) | total | imported | chunks per worker "
