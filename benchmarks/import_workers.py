@@ -8,8 +8,11 @@ admin's API token), a fresh media folder, gunicorn (1 sync worker, DEBUG off) an
 fork a parsing pool; as on as many hosts) on a queue of their own on Redis; the zip
 is POSTed to `/api/runs/import/` with `background=true` (curl streams it), and the job is polled through
 `/api/import-jobs/<id>/` until it ends. Reported per number of workers: the upload's time (POST to
-202), the job's (202 to done), both together, the files imported, the chunks and how many each worker
-imported, and the load average before and after.
+202), the job's (202 to done), both together, the files imported, how many chunks each worker
+imported and how long its tasks ran (from its log), how long every worker ran a task at once, each
+worker's CPU time and time runnable but waiting for a CPU (schedstat, its pool included), what the
+database's backends were doing (pg_stat_activity, sampled ten times a second), and the load average
+before and after.
 
     .venv/bin/python benchmarks/import_workers.py [--files 8120] [--workers 1 2] [--chunk-files 500]
         [--postgres-url postgres://postgres@127.0.0.1:5432/postgres] [--database trajscope_bench_import_workers]
