@@ -164,14 +164,15 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _serve(workers: int, env: dict) -> tuple[subprocess.Popen, int]:
+def _serve(workers: int, env: dict, log=None) -> tuple[subprocess.Popen, int]:
+    """gunicorn on a free port, once it answers /healthz; its output (Django's error log) to `log` if given."""
     port = _free_port()
     server = subprocess.Popen(
         [str(ROOT / ".venv" / "bin" / "gunicorn"), "config.wsgi:application", "--bind", f"{HOST}:{port}",
          "--workers", str(workers), "--worker-class", "sync", "--log-level", "warning"],
-        cwd=ROOT, env=env,
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT if log else None,
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         try:
             connection = http.client.HTTPConnection(HOST, port, timeout=5)
@@ -181,7 +182,7 @@ def _serve(workers: int, env: dict) -> tuple[subprocess.Popen, int]:
         except OSError:
             time.sleep(0.3)
     server.terminate()
-    raise SystemExit("gunicorn did not answer /healthz within 60 s")
+    raise SystemExit("gunicorn did not answer /healthz within 180 s")
 
 
 class Load:

@@ -108,12 +108,13 @@ class Workers:
     def __init__(self, env: dict, log_dir: Path):
         self.env, self.log_dir, self.processes = env, log_dir, []
 
-    def start(self, cwd: Path | None = None) -> "subprocess.Popen":
-        """A worker process; `cwd` elsewhere than the project runs it as on another machine."""
+    def start(self, cwd: Path | None = None, app: str = "config") -> "subprocess.Popen":
+        """A worker process; `cwd` elsewhere than the project runs it as on another machine; `app` the
+        Celery app's module (one of the tests' own wraps the project's with faults)."""
         log = (self.log_dir / f"worker-{len(self.processes)}.log").open("w+")
         env = self.env if cwd is None else {**self.env, "PYTHONPATH": str(settings.BASE_DIR)}
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "-Q", self.env["CELERY_TASK_DEFAULT_QUEUE"],
+            [sys.executable, "-m", "celery", "-A", app, "worker", "--pool=solo", "-Q", self.env["CELERY_TASK_DEFAULT_QUEUE"],
              "--without-heartbeat", "--without-gossip", "--without-mingle", "-l", "info"],
             cwd=cwd or settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
         )

@@ -4,6 +4,7 @@ logs after every chunk, a chunk that fails retried alone and, failing for good, 
 import io
 import re
 import zipfile
+from pathlib import Path
 
 import pytest
 from django.core.files.base import ContentFile
@@ -165,9 +166,75 @@ def test_the_chunks_of_one_job_run_on_two_real_workers_each_chunk_once(celery_wo
     assert job.chunks.count() == 8 and not job.chunks.exclude(status="done").exists()
     assert job.report["counts"]["imported"] == 8 and job.report["ok"], job.report
     assert Trajectory.objects.filter(run=job.run, success__isnull=False).count() == 7
+    # The last chunk ends the job before its worker logs the chunk's success.
+    celery_workers.wait_until(lambda: sum(len(CHUNK_DONE.findall(_log(worker))) for worker in workers) >= 7, 30)
     assert sum(len(CHUNK_DONE.findall(_log(worker))) for worker in workers) == 7, celery_workers.output()
 
 
 def _log(worker) -> str:
     worker.log.seek(0)
     return worker.log.read()
+
+
+def _faulty_workers(celery_workers, shared_data, tmp_path, retries: int, failures: int) -> Path:
+    """Two real workers whose import of the chunk holding render_12.html fails its first `failures` times;
+    returns the log of their chunk imports and tallies refreshes."""
+    import_task_file(shared_data / "webarena" / "test.raw.json")
+    log = tmp_path / "faulty-chunks.log"
+    celery_workers.env.update(IMPORT_CHUNK_FILES="2", IMPORT_CHUNK_RETRIES=str(retries),
+                              IMPORT_CHUNK_RETRY_SECONDS="0.5", FAULTY_CHUNK_LOG=str(log),
+                              FAULTY_CHUNK_SOURCE="results.zip/results/render_12.html",
+                              FAULTY_CHUNK_TIMES=str(failures))
+    workers = [celery_workers.start(app="tests.trajectories.faulty_chunks") for _ in range(2)]
+    celery_workers.wait_until(lambda: all("ready." in _log(worker) for worker in workers), 90)
+    return log
+
+
+def _ended(celery_workers, shared_data) -> ImportJob:
+    job = _job(shared_data / "trajectory-samples")
+    enqueue_import_job(job)
+    celery_workers.wait_until(lambda: ImportJob.objects.get(pk=job.pk).status in ("done", "failed"), 180)
+    job.refresh_from_db()
+    return job
+
+
+FAULTY_CHUNK = "import results.zip/results/render_12.html results.zip/results/render_13.html"
+RENDER_CHUNKS = [FAULTY_CHUNK, "import results.zip/results/render_10.html results.zip/results/render_11.html",
+                 "import results.zip/results/render_14.html results.zip/results/render_15.html",
+                 "import results.zip/results/render_16.html"]
+
+
+@pytest.mark.worker
+def test_on_real_workers_a_failing_chunk_is_retried_alone_and_the_tallies_refreshed_once(
+        celery_workers, shared_data, tmp_path):
+    log = _faulty_workers(celery_workers, shared_data, tmp_path, retries=3, failures=2)
+    job = _ended(celery_workers, shared_data)
+
+    assert job.status == "done", job.error
+    assert sorted(job.chunks.values_list("number", "attempts")) == [(0, 1), (1, 1), (2, 3), (3, 1), (4, 1)]
+    lines = log.read_text().splitlines()
+    assert sorted(line for line in lines if line in RENDER_CHUNKS) == sorted([*RENDER_CHUNKS, FAULTY_CHUNK,
+                                                                             FAULTY_CHUNK]), lines
+    assert lines.count(f"refresh [{job.run_id}]") == 1 and lines[-1] == f"refresh [{job.run_id}]", lines
+    assert job.report["counts"]["imported"] == 8 and job.report["ok"], job.report
+    assert Trajectory.objects.filter(run=job.run).count() == 7
+    assert RunTally.objects.get(run=job.run).trajectories == 7
+
+
+@pytest.mark.worker
+def test_on_real_workers_a_chunk_that_keeps_failing_ends_the_job_with_its_reason(
+        celery_workers, shared_data, tmp_path):
+    log = _faulty_workers(celery_workers, shared_data, tmp_path, retries=1, failures=10)
+    job = _ended(celery_workers, shared_data)
+
+    assert job.status == "done", job.error
+    assert job.chunks.get(status="failed").attempts == 2
+    lines = log.read_text().splitlines()
+    assert sorted(line for line in lines if line in RENDER_CHUNKS) == sorted([*RENDER_CHUNKS, FAULTY_CHUNK]), lines
+    assert lines.count(f"refresh [{job.run_id}]") == 1, lines
+    assert job.report["counts"]["imported"] == 6 and job.report["counts"]["failed"] == 2, job.report
+    assert {failure["record"] for failure in job.report["failures"]} == {
+        "results.zip/results/render_12.html", "results.zip/results/render_13.html"}
+    assert all("failed 2 times, last with ConnectionError: the database went away" in failure["reason"]
+               for failure in job.report["failures"])
+    assert RunTally.objects.get(run=job.run).trajectories == 5
