@@ -120,7 +120,8 @@ def test_outcome_and_grade_imports_keep_the_text_but_for_the_replaced_characters
     # Numbered, as the database is kept between examples and a name like one known is read as it.
     agent = _stored(f"agent-{number}:{text}").strip()
     outcomes = [{"t": "6", "m": f"agent-{number}:{text}", "s": 1}, {"t": text, "m": "agent", "s": 0}]
-    for upload in (_file("outcomes.json", outcomes), _file("outcomes.jsonl", b"\n".join(_json(row) for row in outcomes))):
+    lines = b"\n".join(_json(row) for row in outcomes)
+    for upload in (_file("outcomes.json", outcomes), _file("outcomes.jsonl", lines)):
         response = client.post(reverse("api-outcomes-import"), {"file": upload}, format="multipart")
         assert response.status_code == 200, response.content[:500]
         run = next(run for run in response.json()["runs"] if run["run"] == agent)
