@@ -48,7 +48,7 @@ _NON_WORD = re.compile(r"[^\w$%./:@#+-]+")
 
 
 def plain_text(text: str) -> str:
-    """Lower-case, icon glyphs and punctuation dropped, quotes unified, whitespace collapsed."""
+    """Lower-case, icon glyphs and punctuation (quotes, apostrophes) dropped, whitespace collapsed."""
     # Names, values and steps recur in pair after pair; long texts (observations) are not kept.
     return _plain_text_cached(text) if len(text) <= 500 else _plain_text(text)
 
@@ -63,7 +63,7 @@ def _plain_text(text: str) -> str:
         text = _PRIVATE_USE.sub(" ", _ICON_ESCAPE.sub(" ", text))
     text = unicodedata.normalize("NFKC", text).casefold()
     # Every run of whitespace lies within a run of non-word characters: one space is left between words.
-    return _NON_WORD.sub(" ", text.replace("’", "'")).strip(" .:")
+    return _NON_WORD.sub(" ", text).strip(" .:")
 
 
 # --- accessibility tree ----------------------------------------------------------------------

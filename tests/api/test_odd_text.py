@@ -7,6 +7,7 @@ one, so the readers and the API's body parser replace it with U+FFFD at the edge
 
 import itertools
 import json
+import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -14,10 +15,12 @@ from django.urls import reverse
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER
+from annotation.models import GoldTrajectory
+from metrics.models import EvaluationJob
 from tests.api.conftest import client_for, member
 from tests.factories import AgentRunFactory, StepFactory, TaskFactory, TrajectoryFactory
 from trajectories.formats.text import loads as load_json_text
-from trajectories.models import AgentRun, OutcomeGrade, Trajectory
+from trajectories.models import AgentRun, OutcomeGrade, Task, TaskResult, TaskSubset, Trajectory
 from trajectories.services.storable import storable_text
 
 pytestmark = pytest.mark.django_db
@@ -111,49 +114,116 @@ def test_trajectory_uploads_keep_the_text_but_for_the_replaced_characters(world,
 @EXAMPLES
 @given(text=ODD)
 @example(text=EVERY_DATABASE_REFUSES)
-def test_outcome_and_grade_imports(world, text):
-    client = world["client"]
-    outcomes = [{"t": "6", "m": f"agent{text}", "s": 1}, {"t": text, "m": "agent", "s": 0}]
-    _ok(client.post(reverse("api-outcomes-import"), {"file": _file("outcomes.json", outcomes)}, format="multipart"))
-    _ok(client.post(reverse("api-outcomes-import"), {"file": _file("outcomes.jsonl", b"\n".join(
-        _json(row) for row in outcomes))}, format="multipart"))
-    grades = [{"task_id": "6", "grader": f"panel{text}", "grade": 1, "note": text},
+def test_outcome_and_grade_imports_keep_the_text_but_for_the_replaced_characters(world, text):
+    """Names and notes are read trimmed; a row whose task id names no task is reported, the other kept."""
+    client, number, stored = world["client"], next(RUN_NUMBERS), _stored(text)
+    # Numbered, as the database is kept between examples and a name like one known is read as it.
+    agent = _stored(f"agent-{number}:{text}").strip()
+    outcomes = [{"t": "6", "m": f"agent-{number}:{text}", "s": 1}, {"t": text, "m": "agent", "s": 0}]
+    lines = b"\n".join(_json(row) for row in outcomes)
+    for upload in (_file("outcomes.json", outcomes), _file("outcomes.jsonl", lines)):
+        response = client.post(reverse("api-outcomes-import"), {"file": upload}, format="multipart")
+        assert response.status_code == 200, response.content[:500]
+        run = next(run for run in response.json()["runs"] if run["run"] == agent)
+        assert (run["tasks"], run["passed"]) == (1, 1)
+        assert TaskResult.objects.get(run__name=agent, task__task_id="6").success is True
+
+    grader = _stored(f"panel-{number}:{text}").strip()
+    grades = [{"task_id": "6", "grader": f"panel-{number}:{text}", "grade": 1, "note": text},
               {"task_id": text, "grader": "panel", "grade": 0}]
-    _ok(client.post(reverse("api-run-grades-import", args=[world["run"].pk]),
-                    {"file": _file("grades.json", grades)}, format="multipart"))
-    for name, note in OutcomeGrade.objects.values_list("grader_name", "note"):
-        name.encode(), note.encode()  # storable, shown and exported as UTF-8
+    response = client.post(reverse("api-run-grades-import", args=[world["run"].pk]),
+                           {"file": _file("grades.json", grades)}, format="multipart")
+    assert response.status_code == 200, response.content[:500]
+    assert response.json()["graders"][grader] == 1
+    grade = OutcomeGrade.objects.get(run=world["run"], task__task_id="6", grader_name=grader)
+    assert (grade.value, grade.note) == (1.0, stored.strip())
+
+
+def _gold_texts() -> list:
+    return [(gold.pk, gold.final_answer, [step.text for step in gold.steps.all()])
+            for gold in GoldTrajectory.objects.order_by("pk").prefetch_related("steps")]
 
 
 @EXAMPLES
 @given(text=ODD)
 @example(text=EVERY_DATABASE_REFUSES)
-def test_gold_writes(world, text):
-    client = world["client"]
+@example(text=" \x85\x1f")  # blank once trimmed: every gold write refuses it
+def test_gold_writes_keep_the_text_trimmed_or_refuse_a_blank_step(world, text):
+    client, stored = world["client"], _stored(text)
+    trimmed = stored.strip()
     gold_file = {"schema": "gold/v1", "gold": [{"task_id": "6", "steps": [{"text": text}], "final_answer": text}]}
-    _ok(client.post(reverse("api-gold-import"), {"file": _file("gold.json", gold_file), "annotator": "alice"},
-                    format="multipart"))
-    _ok(_post_json(client, reverse("api-gold-list"), {"task_id": "6", "steps": [{"text": text}], "final_answer": text}))
-    _ok(_post_json(client, reverse("api-gold-list"), {"task_id": text, "steps": [{"text": "x"}]}))
-    _ok(client.put(reverse("api-requirements", args=["webarena", "6"]),
-                   _json({"requirements": [text], "expected": [text]}), content_type="application/json"))
+    before = _gold_texts()
+    imported = client.post(reverse("api-gold-import"), {"file": _file("gold.json", gold_file), "annotator": "alice"},
+                           format="multipart")
+    # A task of its own, as the database is kept between examples and one annotator has one gold per task.
+    task_id = TaskFactory().task_id
+    written = _post_json(client, reverse("api-gold-list"),
+                         {"task_id": task_id, "steps": [{"text": text}], "final_answer": text})
+    if trimmed:
+        assert (imported.status_code, written.status_code) == (201, 201), (imported.content[:500], written.content)
+        for gold_id in (imported.json()["gold"][0]["gold_id"], written.json()["id"]):
+            gold = GoldTrajectory.objects.get(pk=gold_id)
+            assert (gold.final_answer, [step.text for step in gold.steps.all()]) == (trimmed, [trimmed])
+    else:
+        assert imported.status_code == 400 and "gold[0].steps[0].text" in imported.json()["detail"]
+        assert written.status_code == 400 and "steps[0].text" in written.json()["errors"]
+        assert _gold_texts() == before
+
+    before = _gold_texts()
+    odd_task = _post_json(client, reverse("api-gold-list"), {"task_id": text, "steps": [{"text": "x"}]})
+    if Task.objects.filter(task_id=trimmed).exists():  # made, or refused as the second gold of one annotator
+        assert odd_task.status_code in (201, 409), odd_task.content[:500]
+    else:
+        assert odd_task.status_code in (400, 404) and odd_task.json()["detail"], odd_task.content[:500]
+        assert _gold_texts() == before
+
+    loaded = Task.objects.get(pk=world["task"].pk).requirements
+    response = client.put(reverse("api-requirements", args=["webarena", "6"]),
+                          _json({"requirements": [text], "expected": loaded}), content_type="application/json")
+    assert response.status_code == 200, response.content[:500]
+    phrase = " ".join(stored.split())  # trimmed, its whitespace runs made one space, a blank one dropped
+    assert Task.objects.get(pk=world["task"].pk).requirements == ([phrase] if phrase else [])
 
 
 @EXAMPLES
 @given(text=ODD)
 @example(text=EVERY_DATABASE_REFUSES)
-def test_grading_evaluating_and_task_files(world, text):
-    client = world["client"]
-    grades = reverse("api-trajectory-grades", args=[world["trajectory"].pk])
-    _ok(_post_json(client, grades, {"grade": "1", "note": text}))
-    _ok(_post_json(client, reverse("api-evaluations"), {"runs": [text], "gold_policy": text, "judge": text}))
-    _ok(_post_json(client, reverse("api-evaluations"), {"runs": ["graded"], "gold_policy": f"annotator={text}",
-                                                        "parameters": {text: text}}))
+@example(text=" \x85\x1f")
+def test_grading_evaluating_and_task_files_keep_the_text_or_refuse_it(world, text):
+    client, admin, stored = world["client"], world["admin"], _stored(text)
+    trajectory = world["trajectory"]
+    response = _post_json(client, reverse("api-trajectory-grades", args=[trajectory.pk]), {"grade": "1", "note": text})
+    assert response.status_code == 200, response.content[:500]
+    grade = OutcomeGrade.objects.get(trajectory=trajectory, grader=world["owner"])
+    assert (grade.value, grade.note) == (1.0, stored.strip())
+
+    # No run, judge or annotator is named by the text, and no evaluation parameter is called by it.
+    for body in ({"runs": [text], "gold_policy": text, "judge": text},
+                 {"runs": ["graded"], "gold_policy": f"annotator={text}", "parameters": {text: text}}):
+        refused = _post_json(client, reverse("api-evaluations"), body)
+        assert refused.status_code == 400 and refused.json()["detail"], refused.content[:500]
+    assert not EvaluationJob.objects.exists()
+
+    task_file = Task.objects.filter(task_id="900")
+    before = list(task_file.values())
     tasks = [{"task_id": 900, "intent": text, "sites": ["shopping"], "start_url": text,
               "eval": {"eval_types": ["string_match"], "reference_answers": {"exact_match": text}}}]
-    _ok(world["admin"].post(reverse("api-task-import"), {"file": _file("tasks.json", tasks)}, format="multipart"))
-    _ok(world["admin"].post(reverse("api-task-import"), {"file": _file("ids.json", [text, "6"]), "subset": "odd"},
-                            format="multipart"))
+    response = admin.post(reverse("api-task-import"), {"file": _file("tasks.json", tasks)}, format="multipart")
+    if stored.strip():
+        assert response.status_code == 200 and response.json()["total"] == 1, response.content[:500]
+        task = task_file.get()
+        assert (task.intent, task.start_url) == (stored.strip(), stored)
+        assert task.eval_config["reference_answers"] == {"exact_match": stored}
+    else:
+        assert response.status_code == 400 and "field 'intent': empty" in response.json()["detail"]
+        assert list(task_file.values()) == before
+
+    response = admin.post(reverse("api-task-import"), {"file": _file("ids.json", [text, "6"]), "subset": "odd"},
+                          format="multipart")
+    assert response.status_code == 200, response.content[:500]
+    an_id = re.fullmatch(r"[A-Za-z0-9_.:-]+", stored) is not None
+    assert [problem["task_id"] for problem in response.json()["skipped"]] == ([] if an_id else [stored])
+    assert TaskSubset.objects.get(name="odd").task_ids == list(dict.fromkeys([stored, "6"] if an_id else ["6"]))
 
 
 def _replaced(response) -> int:

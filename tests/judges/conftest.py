@@ -8,11 +8,20 @@ import redis
 from django.core.management import call_command
 
 from judges.local_llm import LocalLLMServer
+from judges.parsing import _plain_text_cached, parsed
 from tests.factories import JudgeConfigFactory
 from trajectories.models import AgentRun
 
 FAST_RETRIES = {"backoff_base": 0.001, "backoff_cap": 0.01, "timeout": 0.5, "max_retries": 3,
                 "requests_per_minute": 0, "concurrency": 4}
+
+
+@pytest.fixture(autouse=True)
+def fresh_step_caches():
+    """Every test reads its steps anew: a result cached by an earlier test (or, under `bin/mutation`, by the
+    process the mutant's is forked from) would hide what the code does now."""
+    _plain_text_cached.cache_clear()
+    parsed.cache_clear()
 
 
 @pytest.fixture

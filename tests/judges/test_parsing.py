@@ -3,7 +3,8 @@ import re
 import openpyxl
 import pytest
 
-from judges.parsing import StepParts, parse_gold_text, plain_text, resolve_element, same_step, step_parts
+from judges.parsing import (StepParts, _plain_text_cached, parse_gold_text, parse_node, plain_text, resolve_element,
+                            same_step, step_parts)
 from judges.steps import JudgeStep
 
 
@@ -32,6 +33,25 @@ from judges.steps import JudgeStep
         ('Type " 404" into the "Title" textbox.', StepParts("type", "textbox", "Title", " 404")),
         ("Type in '12/31/2022' into the 'To' textbox.", StepParts("type", "textbox", "To", "12/31/2022")),
         ("Let's click on the 'Go' button", StepParts()),
+        # No direction, no key, no field, no role word: the defaults.
+        ("Scroll up", StepParts("scroll", value="up")),
+        ("Scroll the page", StepParts("scroll", value="down")),
+        ("Press the 'Submit' button", StepParts("click", "button", "Submit")),
+        ("Click 'Go'", StepParts("click", "", "Go")),
+        ("Type 'hello'", StepParts("type", "textbox", "", "hello")),
+        ("Type 'abc' in 'Search'", StepParts("type", "textbox", "Search", "abc")),
+        ("Type 'abc' Into The 'Search' field", StepParts("type", "textbox", "Search", "abc")),
+        ("Type 'shoes' into the 'Category' combobox", StepParts("type", "combobox", "Category", "shoes")),
+        ("Select the 'Size' menu and pick 'Large'", StepParts("select", "menuitem", "Size", "Large")),
+        ("Choose 'Size', then 'Medium', then 'Large'", StepParts("select", "combobox", "Size", "Large")),
+        # Actions without a target; "open" and "go to" with no address are clicks on what they name.
+        ("Go back", StepParts("go_back")),
+        ("Go forward", StepParts("go_forward")),
+        ("Open a new tab", StepParts("new_tab")),
+        ("Close the current tab", StepParts("close_tab")),
+        ("Go to http://localhost:7770/XBOX.", StepParts("goto", value="http://localhost:7770/XBOX")),
+        ("Open the 'Orders' page", StepParts("click", "", "Orders")),
+        ("Open settings", StepParts()),
     ],
 )
 def test_free_text_gold_steps(text, parts):
@@ -71,6 +91,21 @@ def test_agent_step_parts_prefer_the_tree_then_the_where_label(dashboard_tree):
 def test_structure_given_with_a_gold_step_wins_over_its_text():
     step = JudgeStep("Pick the yearly report", action_type="select", element_name="Period", value="Year")
     assert step_parts(step) == StepParts("select", "", "Period", "Year")
+    assert step_parts(JudgeStep("Click the 'Go' button")) == StepParts("click", "button", "Go")
+
+
+def test_an_element_name_given_with_an_agent_step_wins_over_its_tree():
+    assert step_parts(JudgeStep("click [5]", element_name="Go")) == StepParts("click", "", "Go")
+
+
+def test_describe_writes_a_structured_step_in_words():
+    assert StepParts("go_back").describe() == "go back"
+    assert StepParts("type", "textbox", "From", "01/01/2022").describe() == "type textbox 'From' '01/01/2022'"
+
+
+def test_a_tree_node_without_a_role_is_its_quoted_name():
+    assert parse_node("'Home'") == ("", "Home")
+    assert parse_node("link 'Home' url: http://x") == ("link", "Home")
 
 
 def test_plain_text_drops_icons_marks_punctuation_and_case():
@@ -79,6 +114,13 @@ def test_plain_text_drops_icons_marks_punctuation_and_case():
     assert plain_text("Order\ue60a\u00a0#12,\u3000\tdelivered\n\n- Ｎ/A …") == "order #12 delivered - n/a"
     long_text = "\t[1] link 'Home' \\ue60a\n" * 40 + "  Total:\u2003$1,699.50 ..."
     assert plain_text(long_text) == "1 link home " * 40 + "total: $1 699.50"
+    assert plain_text("What’s on your mind?") == plain_text("What's on your mind") == "what s on your mind"
+
+
+def test_plain_text_keeps_short_texts_only():
+    _plain_text_cached.cache_clear()
+    assert (plain_text("x" * 500), plain_text("y" * 501)) == ("x" * 500, "y" * 501)
+    assert _plain_text_cached.cache_info().currsize == 1
 
 
 def test_same_step_compares_webarena_targets_or_normalised_text():
