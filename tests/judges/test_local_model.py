@@ -1,8 +1,8 @@
 """The openai judge against a model that really generates: SmolLM2-135M-Instruct served by
 llama.cpp's OpenAI-compatible server on loopback (`judges.llama_server`). With structured output
 every answer parses at the first try; without it, what does not parse is stored as an error,
-never as a verdict or a score. Needs .venv-llm (bin/setup-local-model, which bin/test runs): without
-it these tests fail, they are not skipped."""
+never as a verdict or a score. Needs .venv-llm (bin/setup-local-model, which .ci/run calls before the
+suite): without it these tests fail, they are not skipped."""
 
 import pytest
 from django.conf import settings
