@@ -46,6 +46,10 @@ from trajectories.services.runs import get_or_create_run  # noqa: E402
 
 OM2W = Path(os.environ.get("SHARED_DATA_DIR", ROOT.parent / "shared" / "data")) / "agent-outputs" / "online-mind2web"
 OPTIONS = {"concurrency": 1, "timeout": 600, "max_retries": 1, "screenshots": False}
+# Jobs start only on a configuration whose endpoint test passed; under `none` the model may fail that test,
+# and what its answers become in an evaluation is what is measured, so the configurations count as tested.
+PASSED_TEST = {"ok": True, "tested_at": "2026-11-28T00:00:00+00:00", "backend": "openai", "error": "",
+               "questions": []}
 
 
 def evaluate(runs, config) -> int:
@@ -92,7 +96,8 @@ def main():
         for mode in args.modes:
             config = JudgeConfig.objects.create(name=f"smollm2-{mode}", backend="openai", model=MODEL_NAME,
                                                 base_url=server.base_url,
-                                                options={**OPTIONS, "structured_output": mode})
+                                                options={**OPTIONS, "structured_output": mode},
+                                                last_test=PASSED_TEST)
             for workload, work in (("demo runs, evaluation", lambda: evaluate(demo, config)),
                                    ("Online-Mind2Web, outcome judge", lambda: judge_outcomes(abp, config).total)):
                 JudgeDecision.objects.all().delete()

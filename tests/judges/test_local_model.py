@@ -38,8 +38,10 @@ def local_model(tmp_path_factory):
 
 
 def _config(server, name: str, mode: str):
+    """Marked as having passed its endpoint test (`judges.endpoint_checks`, tested on its own): under `none`
+    a small model's test may fail, and what its failed answers become is what is tested here."""
     return JudgeConfigFactory(name=name, backend="openai", model=MODEL_NAME, base_url=server.base_url,
-                              options={**OPTIONS, "structured_output": mode})
+                              options={**OPTIONS, "structured_output": mode}, tested=True)
 
 
 def _evaluate_demo_runs(config, capture, capsys) -> list[EvaluationJob]:
