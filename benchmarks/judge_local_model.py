@@ -8,7 +8,8 @@ two demo runs of 3 trajectories, their gold), then for each mode, with no decisi
 evaluation of each demo run and the outcome judge over the 15 Online-Mind2Web trajectories of the
 shared sample (`abp_run`). Per workload and mode: requests per trajectory (retries and repair
 requests included), the share of the model's answers parsed at the first try, the share that
-failed (stored as errors), and seconds per trajectory. The server answers one request at a time.
+failed (stored as errors), and seconds per trajectory, with the 1-minute load average at the start and
+the end of each workload (a shared machine's other work slows it). The server answers one request at a time.
 """
 
 import argparse
@@ -45,6 +46,10 @@ from trajectories.services.runs import get_or_create_run  # noqa: E402
 
 OM2W = Path(os.environ.get("SHARED_DATA_DIR", ROOT.parent / "shared" / "data")) / "agent-outputs" / "online-mind2web"
 OPTIONS = {"concurrency": 1, "timeout": 600, "max_retries": 1, "screenshots": False}
+# Jobs start only on a configuration whose endpoint test passed; under `none` the model may fail that test,
+# and what its answers become in an evaluation is what is measured, so the configurations count as tested.
+PASSED_TEST = {"ok": True, "tested_at": "2026-11-28T00:00:00+00:00", "backend": "openai", "error": "",
+               "questions": []}
 
 
 def evaluate(runs, config) -> int:
@@ -91,20 +96,23 @@ def main():
         for mode in args.modes:
             config = JudgeConfig.objects.create(name=f"smollm2-{mode}", backend="openai", model=MODEL_NAME,
                                                 base_url=server.base_url,
-                                                options={**OPTIONS, "structured_output": mode})
+                                                options={**OPTIONS, "structured_output": mode},
+                                                last_test=PASSED_TEST)
             for workload, work in (("demo runs, evaluation", lambda: evaluate(demo, config)),
                                    ("Online-Mind2Web, outcome judge", lambda: judge_outcomes(abp, config).total)):
                 JudgeDecision.objects.all().delete()
-                started = time.perf_counter()
+                load, started = os.getloadavg()[0], time.perf_counter()
                 trajectories = work()
-                rows.append((workload, mode, tally(trajectories, time.perf_counter() - started)))
+                row = tally(trajectories, time.perf_counter() - started)
+                rows.append((workload, mode, {**row, "load": (load, os.getloadavg()[0])}))
+                print(workload, mode, row, flush=True)
     print(f"SmolLM2-135M-Instruct (Q4_1) on llama-cpp-python's server, {args.threads} threads, one request at a time")
     print(f"{'workload':<32} {'structured output':<18} {'traj.':>5} {'requests/traj.':>15} {'first try':>10} "
-          f"{'failed':>7} {'s/traj.':>8}")
+          f"{'failed':>7} {'s/traj.':>8} {'load avg.':>10}")
     for workload, mode, row in rows:
         n = row["trajectories"]
         print(f"{workload:<32} {mode:<18} {n:>5} {row['requests'] / n:>15.2f} {row['first_try']:>10.0%} "
-              f"{row['failed']:>7.0%} {row['seconds'] / n:>8.1f}")
+              f"{row['failed']:>7.0%} {row['seconds'] / n:>8.1f} {row['load'][0]:>4.1f}-{row['load'][1]:.1f}")
 
 
 if __name__ == "__main__":

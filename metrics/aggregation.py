@@ -104,10 +104,12 @@ class OutcomeRow:
 
 @dataclass(frozen=True)
 class OutcomeTable:
-    """Every category is listed, zeros included, so that tables of two runs line up."""
+    """Every category is listed, zeros included, so that tables of two runs line up. `partly_scored`:
+    of the `total` scored trajectories, those some of whose judge questions failed."""
 
     total: int
     rows: tuple[OutcomeRow, ...]
+    partly_scored: int = 0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -117,12 +119,14 @@ def outcome_table(rows: Iterable[Mapping]) -> OutcomeTable:
     """How trajectories ended (the paper's Table 7), with how many of each were successful."""
     counts = dict.fromkeys(OUTCOME_CATEGORIES, 0)
     successes = dict.fromkeys(OUTCOME_CATEGORIES, 0)
+    partly_scored = 0
     for row in rows:
         key = (row.get("outcome_status"), row.get("outcome_reason") or "")
         if key not in counts:
             raise ValueError(f"outcome_status {key[0]!r} with outcome_reason {key[1]!r} is not an outcome category")
         counts[key] += 1
         successes[key] += row.get("success") is True
+        partly_scored += bool(row.get("failed_questions"))
     total = sum(counts.values())
     return OutcomeTable(
         total=total,
@@ -131,6 +135,7 @@ def outcome_table(rows: Iterable[Mapping]) -> OutcomeTable:
                        successes[status, reason])
             for status, reason in OUTCOME_CATEGORIES
         ),
+        partly_scored=partly_scored,
     )
 
 

@@ -45,10 +45,13 @@ class LeaderboardRowSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     trajectories = serializers.IntegerField()
     scored = serializers.IntegerField(allow_null=True, help_text="Scored trajectories in the scope.")
+    partly_scored = serializers.IntegerField(
+        allow_null=True, help_text="Of those scored, trajectories some of whose judge questions failed (the metrics "
+                                   "needing them are null).")
     evaluation = EvaluationRefSerializer(allow_null=True, help_text="The run's latest finished evaluation.")
     metrics = serializers.DictField(child=SummarySerializer(), help_text="Every metric of METRICS.md by name.")
-    outcomes = serializers.JSONField(allow_null=True, help_text="{total, rows: [{status, reason, count, share, "
-                                                                "successes}]}, the paper's Table 7.")
+    outcomes = serializers.JSONField(allow_null=True, help_text="{total, partly_scored, rows: [{status, reason, "
+                                                                "count, share, successes}]}, the paper's Table 7.")
     lengths = serializers.JSONField(allow_null=True, help_text="Agent vs gold steps, the paper's Table 6.")
     success_sources = serializers.DictField(
         child=SummarySerializer(), help_text="Success rate by each verdict source: combined (METRICS.md: the "

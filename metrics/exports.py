@@ -148,6 +148,8 @@ LEADERBOARD_COLUMNS = RUN_IDENTITY_COLUMNS + (
     Column("scope", "string", "'run', or the site group or task subset the numbers are restricted to"),
     Column("trajectories", "Int64", "Trajectories in the run"),
     Column("scored", "Int64", "Trajectories scored in the scope (errored scores excluded)"),
+    Column("partly_scored", "Int64", "Of those scored, trajectories some of whose judge questions failed (the "
+                                     "metrics needing them are null)"),
 ) + tuple(
     column
     for metric in METRICS
@@ -660,7 +662,7 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
         record = {
             "run": row.name, "agent": row.agent, "model": row.model, "paradigm": row.paradigm,
             "benchmark": row.benchmark, "created_at": _iso(row.created_at), "trajectories": row.trajectories,
-            "scored": row.scored, "scope": scope,
+            "scored": row.scored, "partly_scored": row.partly_scored, "scope": scope,
         }
         if row.evaluation:
             record.update(evaluation=row.evaluation.job_id, judge=row.evaluation.judge,

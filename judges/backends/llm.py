@@ -234,7 +234,11 @@ class OpenAIBackend(Backend):
         return self.options["screenshots"] is not False
 
     def version(self, kind: str) -> str:
-        return load_prompt(kind).version
+        """The prompt's version, and the structured-output mode when one is given: an answer asked
+        without a schema is not served to a judge that asks with one, nor the other way round.
+        `auto` keeps the prompt's version alone (what it finds is recorded on each decision)."""
+        mode = self.options["structured_output"]
+        return load_prompt(kind).version + ("" if mode == "auto" else f"+{mode}")
 
     def answer(self, questions: list[q.Question]) -> list[Answer]:
         """Answer the questions in parallel requests (up to `concurrency` at once), in order; under

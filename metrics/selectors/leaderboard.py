@@ -120,6 +120,12 @@ class LeaderboardRow:
         """Scored trajectories in the scope (errored scores are not in aggregates)."""
         return self.outcomes["total"] if self.outcomes else None
 
+    @property
+    def partly_scored(self) -> int | None:
+        """Of those scored, the trajectories some of whose judge questions failed (None: not counted, as in
+        aggregates stored before partly scored trajectories were counted)."""
+        return self.outcomes.get("partly_scored") if self.outcomes else None
+
     def metric(self, name: str) -> Summary | None:
         return self.metrics.get(name)
 

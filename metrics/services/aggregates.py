@@ -10,7 +10,8 @@ from metrics.models import Aggregate, EvaluationJob, TrajectoryScore
 from trajectories.models import TaskSubset
 
 LENGTH_METRICS = ("agent_steps", "gold_steps")
-ROW_FIELDS = aggregation.METRICS + LENGTH_METRICS + (aggregation.CHECK_METRIC, "outcome_status", "outcome_reason")
+ROW_FIELDS = aggregation.METRICS + LENGTH_METRICS + (
+    aggregation.CHECK_METRIC, "outcome_status", "outcome_reason", "failed_questions")
 
 
 def score_rows(job: EvaluationJob, run_id: int) -> list[dict]:

@@ -230,6 +230,9 @@ def leaderboard_row(row, rows: LeaderboardRows):
     uniform = (f'<span class="tj-warning rp-uniform" role="note">every verdict {"PASS" if row.uniform else "FAIL"}: '
                "check the file was read right</span>" if row.uniform is not None else "")
     scored = DASH if row.scored is None else int(row.scored)
+    if row.partly_scored:
+        scored = (f'{scored} <span class="rp-n rp-partly" title="Some of their judge questions failed: the metrics '
+                  f'needing them are null">{int(row.partly_scored)} partly</span>')
     failure_types = "" if row.failure_types is None else (
         '<td data-col="failure-types">'
         + (" · ".join(f'<a data-type="{escape(item.key)}" href="{rows.run_url(row.run_id)}?failure_source='

@@ -1,8 +1,8 @@
 """The openai judge against a model that really generates: SmolLM2-135M-Instruct served by
 llama.cpp's OpenAI-compatible server on loopback (`judges.llama_server`). With structured output
 every answer parses at the first try; without it, what does not parse is stored as an error,
-never as a verdict or a score. Needs .venv-llm (bin/setup-local-model, which bin/test runs): without
-it these tests fail, they are not skipped."""
+never as a verdict or a score. Needs .venv-llm (bin/setup-local-model, which .ci/run calls before the
+suite): without it these tests fail, they are not skipped."""
 
 import pytest
 from django.conf import settings
@@ -38,8 +38,10 @@ def local_model(tmp_path_factory):
 
 
 def _config(server, name: str, mode: str):
+    """Marked as having passed its endpoint test (`judges.endpoint_checks`, tested on its own): under `none`
+    a small model's test may fail, and what its failed answers become is what is tested here."""
     return JudgeConfigFactory(name=name, backend="openai", model=MODEL_NAME, base_url=server.base_url,
-                              options={**OPTIONS, "structured_output": mode})
+                              options={**OPTIONS, "structured_output": mode}, tested=True)
 
 
 def _evaluate_demo_runs(config, capture, capsys) -> list[EvaluationJob]:

@@ -298,3 +298,17 @@ def test_an_answer_read_leniently_records_what_was_coerced(openai_config, llm_se
     verdict = get_judge(openai_config).step_equivalent(GOLD, AGENT)
     decision = JudgeDecision.objects.get(pk=verdict.decision_id)
     assert (decision.score, decision.repairs, decision.coerced) == (1.0, 0, ["score: '1' read as 1"])
+
+
+@pytest.mark.parametrize("first, then", [("none", "json_schema"), ("json_schema", "none"), ("auto", "none")])
+def test_an_answer_asked_in_one_structured_output_mode_is_not_served_to_another(llm_server, first, then):
+    configs = [JudgeConfigFactory(name=mode, backend="openai", model="m", base_url=llm_server.base_url,
+                                  options={**FAST_RETRIES, "structured_output": mode}) for mode in (first, then)]
+    verdicts = [get_judge(config).step_equivalent(GOLD, AGENT) for config in configs]
+    assert [structured_output_mode(r) for r in llm_server.requests] == [
+        "json_schema" if first == "auto" else first, then]
+    decisions = JudgeDecision.objects.filter(pk__in=[verdict.decision_id for verdict in verdicts])
+    assert sorted(decisions.values_list("structured_output", flat=True)) == sorted(
+        {"auto": "json_schema"}.get(mode, mode) for mode in (first, then))
+    assert get_judge(configs[0]).step_equivalent(GOLD, AGENT).decision_id == verdicts[0].decision_id
+    assert len(llm_server.requests) == 2  # each mode's answer is served again to its own mode

@@ -95,6 +95,11 @@ class TestOutcomeTable:
         assert by_category["na", ""].successes == 0
         assert by_category["crashed", ""].count == 0
 
+    def test_counts_the_trajectories_some_of_whose_questions_failed(self):
+        rows = [{**ROWS[0], "failed_questions": 2}, {**ROWS[1], "failed_questions": 0}, ROWS[2]]
+        assert (outcome_table(rows).total, outcome_table(rows).partly_scored) == (3, 1)
+        assert outcome_table(rows).to_dict()["partly_scored"] == 1
+
     def test_every_category_is_listed(self):
         assert [(row.status, row.reason) for row in outcome_table([]).rows] == [
             ("answered", ""),

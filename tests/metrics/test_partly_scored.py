@@ -4,7 +4,7 @@ error, the others are stored, and a re-run asks only the failed question again."
 import pytest
 
 from judges.local_llm import LocalLLMServer, Reply, well_formed_reply
-from metrics import exports
+from metrics import exports, leaderboard
 from metrics.models import TrajectoryScore
 from metrics.selectors.jobs_and_scores import job_progress
 from metrics.services import evaluation
@@ -107,3 +107,19 @@ def test_the_trajectory_page_says_it_is_partly_scored(run, llm, client, django_c
     trajectory = run.trajectories.get()
     page = client.get(f"/trajectories/{trajectory.pk}/").content.decode()
     assert "Partly scored (1 question failed)" in page
+
+
+def test_the_leaderboard_its_export_and_api_count_the_partly_scored(run, llm, client, admin_user,
+                                                                    django_capture_on_commit_callbacks):
+    config = JudgeConfigFactory(name="local", backend="openai", tested=True, model="m", base_url=llm.base_url,
+                                options=FAST_RETRIES)
+    _evaluate(run, config, django_capture_on_commit_callbacks)
+    [row] = leaderboard.leaderboard(leaderboard.LeaderboardFilters()).rows
+    assert (row.scored, row.partly_scored) == (1, 1)
+    client.force_login(admin_user)
+    page = client.get("/leaderboard/").content.decode()
+    assert '<td class="num" data-col="scored">1 <span class="rp-n rp-partly"' in page and "1 partly</span>" in page
+    [exported] = exports.leaderboard_frame(leaderboard.leaderboard(leaderboard.LeaderboardFilters())).to_dict("records")
+    assert (exported["scored"], exported["partly_scored"]) == (1, 1)
+    [listed] = client.get("/api/leaderboard/").json()["results"]
+    assert (listed["scored"], listed["partly_scored"], listed["outcomes"]["partly_scored"]) == (1, 1, 1)
