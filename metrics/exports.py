@@ -149,7 +149,8 @@ LEADERBOARD_COLUMNS = RUN_IDENTITY_COLUMNS + (
     Column("trajectories", "Int64", "Trajectories in the run"),
     Column("scored", "Int64", "Trajectories scored in the scope (errored scores excluded)"),
     Column("partly_scored", "Int64", "Of those scored, trajectories some of whose judge questions failed (the "
-                                     "metrics needing them are null)"),
+                                     "metrics needing them are empty); empty for an evaluation whose numbers were "
+                                     "stored before partly scored trajectories were counted"),
 ) + tuple(
     column
     for metric in METRICS

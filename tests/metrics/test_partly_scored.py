@@ -4,7 +4,8 @@ error, the others are stored, and a re-run asks only the failed question again."
 import pytest
 
 from judges.local_llm import LocalLLMServer, Reply, well_formed_reply
-from metrics import exports, leaderboard
+from metrics import exports
+from metrics.selectors import leaderboard
 from metrics.models import TrajectoryScore
 from metrics.selectors.jobs_and_scores import job_progress
 from metrics.services import evaluation
