@@ -157,6 +157,18 @@ def test_poor_fit_needs_two_hundred_intents_fitting_better_a_word_fit_under_one_
     assert check_poor_fit(_poor(gold, own_similarity=0.2), skip=set()) == []  # 2 under 3.75 too
 
 
+def test_golds_passed_over_for_their_word_fit_similarity_or_rank_leave_the_next_gold_checked():
+    golds = [GoldRecord(1, 1, TWO_STEPS), GoldRecord(2, 1, TWO_STEPS), GoldRecord(3, 1, TWO_STEPS),
+             GoldRecord(4, 1, TWO_STEPS)]
+    spread = {2: 0.5} | {pk: 0.375 for pk in range(3, 202)}  # 200 tasks over the own 1
+    # Gold 1 has a word fit of 1 with its own intent, gold 2 a similarity of 0.25 (2.5, still under 200
+    # others), gold 3 only task 2 fitting it better; gold 4 is the one fitting poorly.
+    fit = _fit(_numbered(250), golds, [{1: 1.0}, {}, {}, {}],
+               [{1: 0.1} | spread, {1: 0.25} | spread, {1: 0.1, 2: 0.5}, {1: 0.1} | spread])
+
+    assert [finding.gold_pk for finding in check_poor_fit(fit, skip=set())] == [4]
+
+
 def test_a_poor_fits_confidence_grows_with_the_share_of_intents_past_two_hundred():
     [finding] = check_poor_fit(_poor([GoldRecord(1, 1, TWO_STEPS)], better=225), skip=set())
     # 25 of 250 past: 0.1 in units of 0.25 = 0.4; 1 - 0.5 x e^-0.4 = 0.66484.
@@ -217,12 +229,13 @@ def test_a_worse_version_needs_four_worse_and_less_than_half_its_words_shared():
 
 def test_the_better_version_is_the_best_of_the_tasks_other_golds_with_steps_that_can_be_completed():
     golds = [GoldRecord(10, 1, TWO_STEPS), GoldRecord(11, 1, TWO_STEPS, cannot_complete=True),
-             GoldRecord(12, 1, ()), GoldRecord(13, 1, TWO_STEPS), GoldRecord(14, 1, TWO_STEPS),
+             GoldRecord(12, 1, ()), GoldRecord(14, 1, TWO_STEPS), GoldRecord(13, 1, TWO_STEPS),
              GoldRecord(15, 2, TWO_STEPS), GoldRecord(16, 3, TWO_STEPS), GoldRecord(17, 3, ())]
-    # Task 1: gold 10 at 0, 13 at 5 (5 ahead: flagged), 14 at 8 (the best, 8 ahead of 10, 3 of 13);
-    # golds 11 and 12, fitting best, cannot count. Task 2 has one gold; task 3 one with steps.
-    fits = [{}, {1: 20.0}, {1: 20.0}, {1: 5.0}, {1: 8.0}, {}, {}, {3: 20.0}]
-    signals = [{"a": (1.0, "a")}, {}, {}, {"b": (1.0, "b")}, {"c": (1.0, "c")}, {}, {}, {"d": (1.0, "d")}]
+    # Task 1: gold 10 at 0, 14 at 8 (the best, 8 ahead of 10, 3 of 13), 13 at 5 (5 ahead of 10, and
+    # the last of its golds); golds 11 and 12, fitting best, cannot count. Task 2 has one gold; task 3
+    # one with steps.
+    fits = [{}, {1: 20.0}, {1: 20.0}, {1: 8.0}, {1: 5.0}, {}, {}, {3: 20.0}]
+    signals = [{"a": (1.0, "a")}, {}, {}, {"c": (1.0, "c")}, {"b": (1.0, "b")}, {}, {}, {"d": (1.0, "d")}]
     fit = _fit(INTENTS, golds, fits, [{}] * len(golds), signals)
 
     found = {finding.gold_pk: (finding.related_gold_pk, finding.confidence)
@@ -232,5 +245,5 @@ def test_the_better_version_is_the_best_of_the_tasks_other_golds_with_steps_that
     assert found == {10: (14, 0.816)}
     # Gold 10 skipped: gold 13, after it, is still checked (3 behind: not flagged), and nothing is found.
     assert check_worse_version(fit, skip={10}) == []
-    moved = _fit(INTENTS, golds, [{}, {1: 20.0}, {1: 20.0}, {}, {1: 8.0}, {}, {}, {}], [{}] * len(golds), signals)
+    moved = _fit(INTENTS, golds, [{}, {1: 20.0}, {1: 20.0}, {1: 8.0}, {}, {}, {}, {}], [{}] * len(golds), signals)
     assert [finding.gold_pk for finding in check_worse_version(moved, skip={10})] == [13]
