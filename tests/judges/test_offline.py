@@ -4,12 +4,19 @@ from judges import embeddings
 from judges import questions as q
 from judges.backends import BackendSpec, make_backend
 from judges.backends.offline import (
+    _contained,
+    _numbers,
+    _roles_compatible,
     answer_facts,
     compare_parts,
     contains_phrase,
+    different_identifiers,
     embedded_texts,
+    grounded,
     identifiers,
     name_similarity,
+    relevant,
+    url_similarity,
     value_similarity,
 )
 from judges.parsing import StepParts
@@ -232,3 +239,144 @@ def test_embeddings_are_kept_for_the_most_recently_used_texts(monkeypatch):
     encoder.encode(["Customers"])
     assert list(encoder._vectors) == ["Orders", "Customers"]  # "Reports" was the least recently used
     assert (encoder.encode(["Orders"])[0] == first[0]).all()
+
+
+# Expected similarities below are worked out by hand: rapidfuzz's ratio of two texts is
+# 1 - (characters to delete and insert) / (their lengths together).
+
+
+def test_numbers_that_are_no_number_as_written_are_read_part_by_part():
+    assert _numbers("version 1.2.3 costs 1,699.50") == [1.0, 2.0, 3.0, 1699.5]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("31/01/2030", ("d2030-01-31",)),  # 31 cannot be a month: day first
+    ("13/13/2030", ("13", "13", "2030")),  # no calendar date: kept as written
+    ("2030-02-03", ("d2030-02-03",)),
+    ("3rd March 2030", ("d2030-03-03",)),
+    ("Mar. 5, 2030", ("d2030-03-05",)),
+    ("01/02/1850", ("01", "02", "1850")),  # no year from 1900 to 2099: no date looked for
+    ("1.50 and 2.0 and 10.00 and 007", ("1.5", "2", "10", "007")),
+    ("1,000 or 1,5", ("1000", "1,5")),
+])
+def test_identifiers_of_dates_and_amounts(text, expected):
+    assert identifiers(text) == expected
+
+
+@pytest.mark.parametrize("first, second, expected", [
+    ("Order 5", "Order 05", True),  # an id is compared digit by digit
+    ("Order", "Order 5", False),  # one side names no number
+    ("x 5", "y 5", False),  # the same numbers, written alike
+    ("$1,699.50", "$1699.5", False),  # written otherwise, the same amount
+])
+def test_different_identifiers(first, second, expected):
+    assert different_identifiers(first, second) is expected
+
+
+def test_name_similarity_by_containment_and_by_ratio():
+    assert name_similarity("Issues", "Issues 40") == pytest.approx(0.55 + 0.45 * 6 / 9)
+    assert name_similarity("", "x") is None and name_similarity("x", "") is None
+    # "abcd" / "abce": 3 of 4 characters kept, ratio 0.75, rescaled from [0.5, 1]: 0.5.
+    assert name_similarity("abcd", "abce") == pytest.approx(0.5)
+    # "ab 1" / "ab 2": ratio 0.75, rescaled 0.5: from 0.5 up, the numbers are checked, and differ.
+    assert name_similarity("ab 1", "ab 2") == 0.0
+    # "abcdefg 1" / "abcdxyz 2": "abcd " kept of 9 each, ratio 10/18, rescaled 1/9: below 0.5, not checked.
+    assert name_similarity("abcdefg 1", "abcdxyz 2") == pytest.approx(1 / 9)
+
+
+def test_value_similarity_with_the_same_numbers_compares_the_words():
+    assert value_similarity("Order 12 shipped", "order 12 shipped.") == 1.0
+    assert value_similarity("Due: 2030-01-05", "due 01/05/2030") == 1.0
+    assert value_similarity("x", "") is None
+    assert value_similarity("abcd", "abce") == pytest.approx(0.5)  # no numbers: as names
+    # The same number, other words: the names' similarity ("abcd 7" in "abcd 7 x": 0.55 + 0.45 * 6 / 8).
+    assert value_similarity("abcd 7", "abcd 7 x") == pytest.approx(0.55 + 0.45 * 6 / 8)
+
+
+def test_url_similarity():
+    assert url_similarity("https://www.Example.com/", " example.com") == 1.0
+    assert url_similarity("http://a.com/x", "a.com/x/") == 1.0
+    # 15 of 16 characters kept: ratio 30/32, rescaled from [0.6, 1]: 0.84375.
+    assert url_similarity("example.com/abcd", "https://example.com/abce") == pytest.approx(0.84375)
+    assert url_similarity("a.com/http://x", "a.com/x") < 1.0  # a scheme only at the start is dropped
+
+
+@pytest.mark.parametrize("first, second, expected", [
+    ("", "link", True), ("link", "", True), ("LINK", "link", True), ("textbox", "SearchBox", True),
+    ("link", "textbox", False), ("checkbox", "listbox", False),
+])
+def test_roles_compatible(first, second, expected):
+    assert _roles_compatible(first, second) is expected
+
+
+def test_contained_settles_found_texts_and_missing_numbers():
+    assert _contained("Quest Band", "It is the quest band.") == (1.0, "'Quest Band' is in the answer.")
+    assert _contained("Ball 55 and 7 more", "Ball 65") == (0.0, "The answer lacks 55, 7.")
+    assert _contained("Ball 65", "  ") == (0.0, "No answer.")
+    assert _contained("Quest Band", "The yoga band") == (None, "")
+
+
+def test_requirement_and_fuzzy_answer_without_embeddings(offline_without_embeddings):
+    requirement, fuzzy = offline_without_embeddings.answer([
+        q.requirement("intent", "xyz abce", "abcd"),
+        q.fuzzy_answer("intent", "abce", "abcd"),
+    ])
+    # Best window "abce" against "abcd": 0.75, rescaled from [0.6, 0.95]: 0.15 / 0.35.
+    assert requirement.score == pytest.approx(0.15 / 0.35)
+    assert requirement.rationale == "Similarity of the requirement to the answer 0.43."
+    # No word in common: the sorted texts' ratio 0.75, rescaled from [0.5, 0.95]: 0.25 / 0.45.
+    assert fuzzy.score == pytest.approx(0.25 / 0.45)
+    assert fuzzy.rationale == "Similarity to the reference 0.56."
+
+
+def test_requirement_and_fuzzy_answer_take_the_embeddings_when_higher(offline):
+    similarity = embeddings.sentence_encoder().similarity("abcd", "xyz abce")
+    expected = max(0.15 / 0.35, min(1.0, max(0.0, (similarity - 0.3) / 0.5)))
+    [requirement] = offline.answer([q.requirement("intent", "xyz abce", "abcd")])
+    assert requirement.score == pytest.approx(expected)
+    similarity = embeddings.sentence_encoder().similarity("Quest Lumaflex Band", "The yoga band")
+    assert similarity > 0.4  # above the fuzzy score (0 here): the embeddings decide
+    [fuzzy] = offline.answer([q.fuzzy_answer("intent", "The yoga band", "Quest Lumaflex Band")])
+    assert fuzzy.score == pytest.approx(min(1.0, max(0.0, (similarity - 0.3) / 0.5)))
+
+
+def test_text_similarity(offline, offline_without_embeddings):
+    assert offline_without_embeddings.text_similarity("A, b!", "a b") == 1.0
+    # No word in common: the sorted texts' ratio 0.75, rescaled from [0.4, 0.9]: 0.7.
+    assert offline_without_embeddings.text_similarity("abcd", "abce") == pytest.approx(0.7)
+    similarity = embeddings.sentence_encoder().similarity("Read the order status", "Write a shoe review")
+    assert offline.text_similarity("Read the order status", "Write a shoe review") == pytest.approx(
+        min(1.0, max(0.0, (similarity - 0.3) / 0.5)))
+
+
+def test_answer_facts_of_quotes_short_lists_and_long_texts():
+    assert answer_facts('The "Blue Bag" and \'Red Hat\'') == ["Blue Bag", "Red Hat", 'The "Blue Bag"', "\'Red Hat\'"]
+    twelve = "one two three four five six seven eight nine ten eleven Twelve"
+    assert answer_facts(twelve) == [twelve]  # twelve words: a list of one item
+    long = "It was shipped by Al to New York City on Monday with a box of 12 items, 12 in all"
+    assert answer_facts(long) == ["12", "New York City", "Monday"]  # "It" and "Al": two letters, no name
+
+
+def test_grounded_facts_with_numbers_phrases_and_words():
+    observed = "alpha xxxxxxxxxxxxxxxxxx bravo yyyyyyyyyyyyyyyy charlie zzzzzzzzzzzzzzzzz delta 7 qqqqqqqqqqq"
+    assert grounded("7 items", observed) == (1.0, "All 1 facts of the answer were observed.")
+    assert grounded("8 items", observed) == (0.0, "Not observed: 8 items.")
+    # Four of five words (0.8) found: observed; three of five: not; stop words do not count.
+    assert grounded("alpha bravo charlie delta echo", observed)[0] == 1.0
+    assert grounded("alpha bravo charlie echo foxtrot", observed)[0] == 0.0
+    assert grounded("the alpha of the bravo", observed)[0] == 1.0
+    assert grounded("yyyyyyyyyyyyyyyy charlie zzzzzzzzzzzzzzzzx", observed)[0] == 1.0  # nearly verbatim
+    assert grounded("", observed) == (0.0, "The answer states nothing that could be found in the observations.")
+    assert grounded("alpha, echo", observed) == (0.5, "Not observed: echo.")
+
+
+@pytest.mark.parametrize("intent, answer, expected", [
+    ("Name it", "N/A", (0.0, "The answer declines to answer.")),
+    ("Name it", "I cannot find it", (0.0, "The answer declines to answer.")),
+    ("How many orders?", "several", (0.0, "The task asks for a number and the answer has none.")),
+    ("List the top-3 products", "A and B", (2 / 3, "The task asks for 3 items and the answer gives 2.")),
+    ("List the top 3 products", "A; B\nC", (1.0, "The answer is of the kind the task asks for.")),
+    ("Name the top-1 product", "A", (1.0, "The answer is of the kind the task asks for.")),
+])
+def test_relevant(intent, answer, expected):
+    assert relevant(intent, answer) == expected
