@@ -380,3 +380,76 @@ def test_grounded_facts_with_numbers_phrases_and_words():
 ])
 def test_relevant(intent, answer, expected):
     assert relevant(intent, answer) == expected
+
+
+NOTE, READ = "Note the price of the latest order", "Read the price of the newest order"
+
+
+def test_embedded_texts_of_repetitions_fuzzy_answers_and_groundedness():
+    assert embedded_texts(q.repetition(JudgeStep("scroll [down]"), JudgeStep("scroll [down]"))) == []  # same step
+    # Each free-text side is compared with the other side's steps: both orders.
+    assert embedded_texts(q.repetition(JudgeStep(NOTE), JudgeStep(READ))) == [NOTE, READ, READ, NOTE]
+    assert embedded_texts(q.step_match(JudgeStep(NOTE), JudgeStep("scroll [down]"))) == [NOTE, "scroll 'down'"]
+    assert embedded_texts(q.fuzzy_answer("intent", "The yoga band", "Quest Lumaflex Band")) == [
+        "Quest Lumaflex Band", "The yoga band"]
+    assert embedded_texts(q.fuzzy_answer("intent", "It is the Quest Lumaflex Band", "Quest Lumaflex Band")) == []
+    assert embedded_texts(q.groundedness("grounded", "intent", "The yoga band", ["The yoga band"])) == []
+
+
+def test_the_texts_compared_by_embeddings_are_encoded_in_one_batch_first(offline, offline_without_embeddings,
+                                                                        monkeypatch):
+    encoder = embeddings.sentence_encoder()
+    batches = []
+    encode = encoder.encode
+    monkeypatch.setattr(encoder, "encode", lambda texts: batches.append(list(texts)) or encode(texts))
+    offline.answer([q.step_match(JudgeStep(NOTE), JudgeStep(READ)),
+                    q.step_match(JudgeStep("scroll [down]"), JudgeStep("scroll [up]"))])
+    assert batches[0] == [NOTE, READ, READ, NOTE]
+    batches.clear()
+    offline.answer([q.step_match(JudgeStep("scroll [down]"), JudgeStep("scroll [up]"))])
+    assert batches == []  # nothing to encode: the encoder is not called
+    offline_without_embeddings.answer([q.step_match(JudgeStep(NOTE), JudgeStep(READ))])
+    assert batches == []
+
+
+def test_backend_model_and_rules_version():
+    assert make_backend(BackendSpec("offline", model="rules-x")).model == "rules-x"
+    assert make_backend(BackendSpec("offline", options={"embeddings": True})).use_embeddings is True
+    assert make_backend(BackendSpec("offline")).version(q.STEP_MATCH) == "offline-2"
+
+
+def test_an_unknown_question_kind_is_refused(offline):
+    with pytest.raises(ValueError, match="unknown question kind 'element_at_point'"):
+        offline.answer([q.Question(q.ELEMENT_AT_POINT, {})])
+
+
+def test_step_rationales(offline, offline_without_embeddings):
+    gold = "Click on the 'View Order' link for order ID 000000148"
+    [answer] = offline.answer([q.step_match(JudgeStep(gold), JudgeStep(gold.replace("148", "178")))])
+    assert answer.rationale == "Different numbers: 000000148 vs 000000178."
+    [answer] = offline_without_embeddings.answer([q.step_match(JudgeStep("abcd"), JudgeStep("abce"))])
+    assert (answer.score, answer.rationale) == (pytest.approx(0.7), "Text similarity 0.70 (no structure on one side).")
+
+
+def test_repetition_of_free_text_steps_is_their_similarity(offline_without_embeddings):
+    same, similar = offline_without_embeddings.answer([
+        q.repetition(JudgeStep("click [4] where [4] is button 'Go'"), JudgeStep("click [4]")),
+        q.repetition(JudgeStep("abcd"), JudgeStep("abce")),
+    ])
+    assert (same.score, same.rationale) == (1.0, "Same action on the same target.")
+    assert similar.score == pytest.approx(0.7)
+
+
+def test_trajectory_notes_the_pairs_from_half_up(offline):
+    gold = [JudgeStep("Scroll down"), JudgeStep("click [4]")]
+    agent = [JudgeStep("click [5] where [5] is button 'Go'"), JudgeStep("scroll [down]")]
+    [answer] = offline.answer([q.trajectory_match(gold, agent)])
+    # The unnamed element of gold step 2 scores UNKNOWN_TARGET, 0.5: noted.
+    assert answer.output["matrix"] == [[0.0, 1.0], [0.5, 0.0]]
+    assert answer.score == 0.75
+    assert answer.rationale == ("gold 1 ~ agent 2: Same scroll down.\n"
+                                "gold 2 ~ agent 1: One side's element could not be named.")
+    [empty] = offline.answer([q.trajectory_match([], agent)])
+    assert (empty.score, empty.rationale, empty.output) == (0.0, "No agent step resembles a gold step.", {"matrix": []})
+    [none] = offline.answer([q.trajectory_match(gold, [])])
+    assert (none.score, none.output) == (0.0, {"matrix": [[], []]})
