@@ -225,7 +225,9 @@ def test_only_the_texts_compared_by_embeddings_are_encoded():
 @pytest.mark.parametrize(
     "phrase, text, expected",
     [("band", "quest band", True), ("band", "bands", False), ("ball 65", "ball 65 cm", True),
-     ("5", "65", False), ("go", "go-to", True), ("é", "café", False), ("x", "", False)],
+     ("5", "65", False), ("go", "go-to", True), ("é", "café", False), ("x", "", False),
+     ("band", "band_2", False), ("band", "my_band", False), ("ab", "abab ab", True), ("ab", "ab", True),
+     ("ab", "ab abab", True), ("ab", "abab ab abab", True), ("--", "a---", True)],
 )
 def test_contains_phrase_needs_word_boundaries(phrase, text, expected):
     assert contains_phrase(phrase, text) is expected
@@ -251,6 +253,8 @@ def test_numbers_that_are_no_number_as_written_are_read_part_by_part():
 
 @pytest.mark.parametrize("text, expected", [
     ("31/01/2030", ("d2030-01-31",)),  # 31 cannot be a month: day first
+    ("13/05/2030", ("d2030-05-13",)),
+    ("01/32/2030", ("01", "32", "2030")),  # no 32nd day
     ("13/13/2030", ("13", "13", "2030")),  # no calendar date: kept as written
     ("2030-02-03", ("d2030-02-03",)),
     ("3rd March 2030", ("d2030-03-03",)),
@@ -266,6 +270,7 @@ def test_identifiers_of_dates_and_amounts(text, expected):
 @pytest.mark.parametrize("first, second, expected", [
     ("Order 5", "Order 05", True),  # an id is compared digit by digit
     ("Order", "Order 5", False),  # one side names no number
+    ("Order 5", "Order", False),
     ("x 5", "y 5", False),  # the same numbers, written alike
     ("$1,699.50", "$1699.5", False),  # written otherwise, the same amount
 ])
@@ -282,12 +287,20 @@ def test_name_similarity_by_containment_and_by_ratio():
     assert name_similarity("ab 1", "ab 2") == 0.0
     # "abcdefg 1" / "abcdxyz 2": "abcd " kept of 9 each, ratio 10/18, rescaled 1/9: below 0.5, not checked.
     assert name_similarity("abcdefg 1", "abcdxyz 2") == pytest.approx(1 / 9)
+    assert name_similarity("b", "a b") == pytest.approx(0.55 + 0.45 * 1 / 3)  # the shorter is looked for
+    assert name_similarity("red big", "big red") == 1.0  # the words sorted: the same
+    # "b a" / "b c": as written "b " kept of 3 each, ratio 4/6; sorted ("a b", "b c") only "b", ratio 2/6.
+    assert name_similarity("b a", "b c") == pytest.approx((4 / 6 - 0.5) / 0.5)
 
 
 def test_value_similarity_with_the_same_numbers_compares_the_words():
     assert value_similarity("Order 12 shipped", "order 12 shipped.") == 1.0
     assert value_similarity("Due: 2030-01-05", "due 01/05/2030") == 1.0
-    assert value_similarity("x", "") is None
+    assert value_similarity("x", "") is None and value_similarity("", "5") is None
+    assert value_similarity("Order 5", "Order") == 0.0  # a number on one side only
+    assert value_similarity("5.0 apples", "apples 5") == 1.0  # where the number stands does not count
+    assert value_similarity("2030-01-05 due", "due January 5, 2030") == 1.0
+    assert value_similarity("pack 5-day", "pack 5 day") == 1.0  # separators left by the numbers are spaces
     assert value_similarity("abcd", "abce") == pytest.approx(0.5)  # no numbers: as names
     # The same number, other words: the names' similarity ("abcd 7" in "abcd 7 x": 0.55 + 0.45 * 6 / 8).
     assert value_similarity("abcd 7", "abcd 7 x") == pytest.approx(0.55 + 0.45 * 6 / 8)
@@ -344,6 +357,7 @@ def test_text_similarity(offline, offline_without_embeddings):
     assert offline_without_embeddings.text_similarity("A, b!", "a b") == 1.0
     # No word in common: the sorted texts' ratio 0.75, rescaled from [0.4, 0.9]: 0.7.
     assert offline_without_embeddings.text_similarity("abcd", "abce") == pytest.approx(0.7)
+    assert offline_without_embeddings.text_similarity("red shoes", "shoes red") == 1.0  # 1.2 rescaled, at most 1
     similarity = embeddings.sentence_encoder().similarity("Read the order status", "Write a shoe review")
     assert offline.text_similarity("Read the order status", "Write a shoe review") == pytest.approx(
         min(1.0, max(0.0, (similarity - 0.3) / 0.5)))
@@ -355,6 +369,10 @@ def test_answer_facts_of_quotes_short_lists_and_long_texts():
     assert answer_facts(twelve) == [twelve]  # twelve words: a list of one item
     long = "It was shipped by Al to New York City on Monday with a box of 12 items, 12 in all"
     assert answer_facts(long) == ["12", "New York City", "Monday"]  # "It" and "Al": two letters, no name
+    thirteen = twelve + " Thirteen"
+    assert answer_facts(thirteen) == ["Twelve Thirteen"]  # thirteen words: facts, not a list
+    long = 'Bob sent the "blue bag" to a shop in the city of Rome on the second day of the month'
+    assert answer_facts(long) == ["blue bag", "Bob", "Rome"]
 
 
 def test_grounded_facts_with_numbers_phrases_and_words():
@@ -368,6 +386,14 @@ def test_grounded_facts_with_numbers_phrases_and_words():
     assert grounded("yyyyyyyyyyyyyyyy charlie zzzzzzzzzzzzzzzzx", observed)[0] == 1.0  # nearly verbatim
     assert grounded("", observed) == (0.0, "The answer states nothing that could be found in the observations.")
     assert grounded("alpha, echo", observed) == (0.5, "Not observed: echo.")
+    assert grounded("echo, foxtrot", observed) == (0.0, "Not observed: echo; foxtrot.")
+    # Nine of ten characters in a window of ten: partial ratio 90, observed.
+    assert grounded("abcdefghij", "zz abcdefghix zz")[0] == 1.0
+
+
+def test_groundedness_reads_the_observations_as_one_text(offline):
+    [answer] = offline.answer([q.groundedness("grounded", "intent", "alpha bravo", ["alpha", "bravo"])])
+    assert answer.score == 1.0
 
 
 @pytest.mark.parametrize("intent, answer, expected", [
@@ -377,6 +403,7 @@ def test_grounded_facts_with_numbers_phrases_and_words():
     ("List the top-3 products", "A and B", (2 / 3, "The task asks for 3 items and the answer gives 2.")),
     ("List the top 3 products", "A; B\nC", (1.0, "The answer is of the kind the task asks for.")),
     ("Name the top-1 product", "A", (1.0, "The answer is of the kind the task asks for.")),
+    ("Name the top-1 product", "and", (1.0, "The answer is of the kind the task asks for.")),  # one: no count
 ])
 def test_relevant(intent, answer, expected):
     assert relevant(intent, answer) == expected
@@ -453,3 +480,34 @@ def test_trajectory_notes_the_pairs_from_half_up(offline):
     assert (empty.score, empty.rationale, empty.output) == (0.0, "No agent step resembles a gold step.", {"matrix": []})
     [none] = offline.answer([q.trajectory_match(gold, [])])
     assert (none.score, none.output) == (0.0, {"matrix": [[], []]})
+
+
+def test_step_rationales_of_numbers_and_of_one_free_side(offline_without_embeddings):
+    [answer] = offline_without_embeddings.answer([
+        q.step_match(JudgeStep("Open order 148 on page 2"), JudgeStep("Open order 178 on page 3"))])
+    assert (answer.score, answer.rationale) == (0.0, "Different numbers: 148, 2 vs 178, 3.")
+    [answer] = offline_without_embeddings.answer([q.step_match(JudgeStep(NOTE), JudgeStep("scroll [down]"))])
+    assert answer.rationale.endswith("(no structure on one side).")
+
+
+def test_a_grammar_step_keeps_its_score_whatever_numbers_the_other_sentence_names(offline):
+    assert score(offline, "click [2012] where [2012] is button 'Go'", "Click the 'Go' button in row 3") == 1.0
+    assert score(offline, "Click the 'Go' button in row 3", "click [2012] where [2012] is button 'Go'") == 1.0
+
+
+def test_steps_given_with_their_structure(offline):
+    go = JudgeStep(text="Go", action_type="click", element_role="button", element_name="Go")
+    bose = JudgeStep(text="Search for bose", action_type="type", element_role="searchbox", element_name="Search",
+                     value="bose")
+    answers = offline.answer([
+        q.step_match(go, JudgeStep("click [4] where [4] is button 'Go'")),
+        q.step_match(bose, JudgeStep("type [3] [bose] [1] where [3] is searchbox 'Search'")),
+    ])
+    assert [a.score for a in answers] == [1.0, 1.0]
+
+
+def test_trajectory_scores_are_rounded_to_four_places(offline):
+    gold = [JudgeStep("click [1] where [1] is link 'Issues'")]
+    agent = [JudgeStep("click [2] where [2] is link 'Issues 4000'")]
+    [answer] = offline.answer([q.trajectory_match(gold, agent)])
+    assert answer.output["matrix"] == [[0.7955]]  # 0.55 + 0.45 * 6 / 11 = 0.795454...
