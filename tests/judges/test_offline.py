@@ -511,3 +511,9 @@ def test_trajectory_scores_are_rounded_to_four_places(offline):
     agent = [JudgeStep("click [2] where [2] is link 'Issues 4000'")]
     [answer] = offline.answer([q.trajectory_match(gold, agent)])
     assert answer.output["matrix"] == [[0.7955]]  # 0.55 + 0.45 * 6 / 11 = 0.795454...
+
+
+def test_sentences_scoring_half_are_checked_for_numbers(offline):
+    # Names "abcd" / "abce": similarity 0.5 (see above), links both: 0.5; from 0.5 up numbers are checked.
+    assert score(offline, "Click on the 'abcd' link", "Click on the 'abce' link") == pytest.approx(0.5)
+    assert score(offline, "Click on the 'abcd' link for order ID 148", "Click on the 'abce' link for order ID 178") == 0.0
