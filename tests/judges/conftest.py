@@ -7,6 +7,7 @@ import pytest
 import redis
 from django.core.management import call_command
 
+from judges.backends.offline import _parts, compare_parts, identifiers
 from judges.local_llm import LocalLLMServer
 from judges.parsing import _plain_text_cached, parsed
 from tests.factories import JudgeConfigFactory
@@ -20,8 +21,8 @@ FAST_RETRIES = {"backoff_base": 0.001, "backoff_cap": 0.01, "timeout": 0.5, "max
 def fresh_step_caches():
     """Every test reads its steps anew: a result cached by an earlier test (or, under `bin/mutation`, by the
     process the mutant's is forked from) would hide what the code does now."""
-    _plain_text_cached.cache_clear()
-    parsed.cache_clear()
+    for cached in (_plain_text_cached, parsed, _parts, compare_parts, identifiers):
+        cached.cache_clear()
 
 
 @pytest.fixture
