@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.db import transaction
-from django.db.models import Prefetch, Sum
+from django.db.models import Prefetch
 from django.utils import timezone
 from PIL import Image, UnidentifiedImageError
 
@@ -26,6 +26,7 @@ from .backends.base import EndpointUnreachable
 from .endpoint_checks import check_choosable
 from .models import JudgeBackend, JudgeConfig, JudgeDecision, OutcomeJob
 from .outcome_questions import OutcomeOptions
+from .selectors import DecisionUsage, require_openai_backend
 from .services import Judge, get_judge
 
 CHUNK = 10
@@ -34,26 +35,16 @@ ACTION_CHARS = 500
 
 
 @dataclass
-class OutcomeReport:
+class OutcomeReport(DecisionUsage):
     total: int = 0
     judged: int = 0
     passed: int = 0
     errors: list[dict] = field(default_factory=list)  # {"task": task id, "error": why it has no verdict}
-    calls: int = 0
-    cost: Decimal = Decimal(0)
-
-    def add_usage(self, decision_ids: set[int]) -> None:
-        """What the decisions behind this pass's verdicts cost when they were made (cached ones included)."""
-        usage = JudgeDecision.objects.filter(pk__in=decision_ids).aggregate(calls=Sum("calls"), cost=Sum("cost"))
-        self.calls += usage["calls"] or 0
-        self.cost += usage["cost"] or Decimal(0)
 
 
 def check_outcome_judge(config: JudgeConfig) -> OutcomeOptions:
     """The options of a config fit to judge outcomes; ValueError saying why not."""
-    if config.backend != JudgeBackend.OPENAI:
-        raise ValueError(f"judge {config.name!r} uses the {config.backend} backend; the outcome judge needs an "
-                         "OpenAI-compatible one (backend openai)")
+    require_openai_backend(config, "the outcome judge")
     return OutcomeOptions.of(config.options or {})
 
 

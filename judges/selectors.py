@@ -3,14 +3,16 @@
 import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, replace
+from decimal import Decimal
 
 from django.conf import settings
 from django.db import DatabaseError
+from django.db.models import Sum
 
 from . import questions as q
 from .backends import BACKENDS
 from .calibration import DEFAULT_THRESHOLD, Trust, trust
-from .models import JudgeConfig, JudgeDecision
+from .models import JudgeBackend, JudgeConfig, JudgeDecision
 from .parsing import parse_node, resolved_element
 from .steps import JudgeStep
 
@@ -168,3 +170,24 @@ def judge_trust_by_kind(tau: float = DEFAULT_THRESHOLD) -> dict[tuple[str, str, 
         for pair in pairs:
             grouped[(backend, model, pair.kind)].append((pair.score, pair.human_score))
     return {key: trust(pairs, tau) for key, pairs in grouped.items()}
+
+
+@dataclass
+class DecisionUsage:
+    """Requests and cost of the decisions behind a pass's answers, as they were when made (cached ones
+    included): what a job over many trajectories reports having spent."""
+
+    calls: int = 0
+    cost: Decimal = Decimal(0)
+
+    def add_usage(self, decision_ids: set[int]) -> None:
+        usage = JudgeDecision.objects.filter(pk__in=decision_ids).aggregate(calls=Sum("calls"), cost=Sum("cost"))
+        self.calls += usage["calls"] or 0
+        self.cost += usage["cost"] or Decimal(0)
+
+
+def require_openai_backend(config: JudgeConfig, purpose: str) -> None:
+    """ValueError unless the config asks an OpenAI-compatible endpoint, which `purpose` needs."""
+    if config.backend != JudgeBackend.OPENAI:
+        raise ValueError(f"judge {config.name!r} uses the {config.backend} backend; {purpose} needs an "
+                         "OpenAI-compatible one (backend openai)")

@@ -12,17 +12,16 @@ decisive is left without one.
 
 import json
 from dataclasses import dataclass, field
-from decimal import Decimal
 
 from django.db import transaction
-from django.db.models import Sum
 from django.utils import timezone
 
 from infrastructure.jobs import JobStatus, check_job_limit, enqueue, heartbeat
 from judges import attribution
 from judges.backends.base import EndpointUnreachable
 from judges.endpoint_checks import check_choosable
-from judges.models import JudgeBackend, JudgeConfig, JudgeDecision
+from judges.models import JudgeConfig, JudgeDecision
+from judges.selectors import DecisionUsage, require_openai_backend
 from judges.services import Judge, get_judge
 from trajectories.models import AgentRun, ResultOrigin, Step, Trajectory
 
@@ -34,18 +33,10 @@ CHUNK = 10
 
 
 @dataclass
-class AttributionReport:
+class AttributionReport(DecisionUsage):
     total: int = 0
     attributed: int = 0
     errors: list[dict] = field(default_factory=list)  # {"trajectory", "task", "error"}
-    calls: int = 0
-    cost: Decimal = Decimal(0)
-
-    def add_usage(self, decision_ids: set[int]) -> None:
-        """What the decisions behind this pass's answers cost when they were made (cached ones included)."""
-        usage = JudgeDecision.objects.filter(pk__in=decision_ids).aggregate(calls=Sum("calls"), cost=Sum("cost"))
-        self.calls += usage["calls"] or 0
-        self.cost += usage["cost"] or Decimal(0)
 
 
 def check_method(method: str) -> None:
@@ -55,9 +46,7 @@ def check_method(method: str) -> None:
 
 def check_attribution_judge(config: JudgeConfig) -> None:
     """ValueError saying why the config cannot attribute failures."""
-    if config.backend != JudgeBackend.OPENAI:
-        raise ValueError(f"judge {config.name!r} uses the {config.backend} backend; attributing failures needs an "
-                         "OpenAI-compatible one (backend openai)")
+    require_openai_backend(config, "attributing failures")
 
 
 def llm_source(method: str, config: JudgeConfig) -> AttributionSource:
