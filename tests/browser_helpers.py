@@ -29,6 +29,15 @@ def sized_page(browser, width):
     context.close()
 
 
+def submit_import(page) -> None:
+    """Press Import and wait for the next page.
+
+    Jobs run inside the request in these tests: the import and the search index of its steps (the
+    embedding model's first load included) come before the next page, so the click waits longer.
+    """
+    page.get_by_role("button", name="Import").click(timeout=120_000)
+
+
 def page_width(page) -> int:
     """How wide the document is: wider than the window means a sideways scrollbar."""
     return page.evaluate("document.documentElement.scrollWidth")

@@ -23,6 +23,7 @@ from judges.services import default_judge_config
 from metrics import exports
 from metrics.models import EvaluationJob, TrajectoryScore
 from metrics.services import evaluation
+from tests.browser_helpers import submit_import
 from tests.factories import UserFactory
 from trajectories.models import AgentRun
 from trajectories.services.ingest import import_paths
@@ -110,7 +111,7 @@ def test_upload_evaluate_leaderboard_compare_and_download(researcher_page, live_
     page.fill("#id_model", "gpt-4-turbo / llama3-8b")
     page.set_input_files("#id_files", [str(path) for path in samples])
     shot(page, "upload")
-    page.get_by_role("button", name="Import").click()
+    submit_import(page)
     page.wait_for_selector("#import-job[data-status='done']")
     run = AgentRun.objects.get(name="sample-agent")
     assert run.trajectories.count() == 3

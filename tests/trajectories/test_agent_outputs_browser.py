@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser_helpers import log_in
+from tests.browser_helpers import log_in, submit_import
 from tests.factories import UserFactory
 from tests.trajectories.verdict_samples import write_verdict_run
 from trajectories.models import Trajectory
@@ -58,7 +58,7 @@ def test_a_run_folder_uploaded_on_the_page(page, live_server, shared_data, tmp_p
     expect(page.locator("#run-sources")).to_contain_text("browser-use")
     page.fill("#id_run", name)
     page.set_input_files("#id_files", [str(_zipped(sample.folder(shared_data, tmp_path), tmp_path))])
-    page.get_by_role("button", name="Import").click()
+    submit_import(page)
     page.wait_for_selector("#import-job[data-status='done']")
     for words in sample.counts:
         expect(page.locator(".tj-count", has_text=words)).to_have_text(words)

@@ -6,7 +6,7 @@ import zipfile
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser_helpers import log_in, page_width, sized_page, width  # noqa: F401 - fixtures
+from tests.browser_helpers import log_in, page_width, sized_page, submit_import, width  # noqa: F401 - fixtures
 from tests.factories import UserFactory
 from trajectories.models import AgentRun, Trajectory
 
@@ -25,7 +25,7 @@ def test_an_agentlab_study_through_the_upload_page(sized_page, live_server, shar
     page.goto(live_server.url + "/runs/import/")
     page.fill("#id_run", "agentlab-study")
     page.set_input_files("#id_files", [str(archive)])
-    page.get_by_role("button", name="Import").click()
+    submit_import(page)
     page.wait_for_selector("#import-job[data-status='done']")
     expect(page.locator("#job-failures")).to_have_text("nothing failed")
     expect(page.locator("main")).to_contain_text("part of a BrowserGym episode folder: read with its summary_info.json")

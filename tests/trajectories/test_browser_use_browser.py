@@ -6,7 +6,7 @@ import zipfile
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser_helpers import log_in, page_width, sized_page, width  # noqa: F401 - fixtures
+from tests.browser_helpers import log_in, page_width, sized_page, submit_import, width  # noqa: F401 - fixtures
 from tests.factories import UserFactory
 from trajectories.models import ImportJob
 
@@ -30,7 +30,7 @@ def test_the_samples_upload_and_read_like_webarenas(sized_page, live_server, sha
     page.goto(live_server.url + "/runs/import/")
     page.fill("#id_run", "other-tools")
     page.set_input_files("#id_files", [str(_zip(shared_data, tmp_path))])
-    page.get_by_role("button", name="Import").click()
+    submit_import(page)
     page.wait_for_selector("#import-job[data-status='done']")
     expect(page.locator("#job-failures")).to_have_text("nothing failed")
     report = page.locator(".tj-report")

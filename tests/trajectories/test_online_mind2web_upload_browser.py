@@ -5,7 +5,7 @@ import zipfile
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser_helpers import log_in, page_width, sized_page, width  # noqa: F401 - fixtures
+from tests.browser_helpers import log_in, page_width, sized_page, submit_import, width  # noqa: F401 - fixtures
 from tests.factories import UserFactory
 from trajectories.models import AgentRun
 
@@ -31,7 +31,7 @@ def test_a_folder_zipped_through_the_upload_page(sized_page, live_server, shared
     page.goto(live_server.url + "/runs/import/")
     page.fill("#id_run", run)
     page.set_input_files("#id_files", [str(_zip(shared_data / "agent-outputs" / folder, tmp_path / f"{folder}.zip"))])
-    page.get_by_role("button", name="Import").click()
+    submit_import(page)
     page.wait_for_selector("#import-job[data-status='done']")
     expect(page.locator("#job-failures")).to_have_text("nothing failed")
     for count in counts:

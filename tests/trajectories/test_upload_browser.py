@@ -6,7 +6,7 @@ import zipfile
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser_helpers import log_in, page_width, sized_page, width  # noqa: F401 - fixtures
+from tests.browser_helpers import log_in, page_width, sized_page, submit_import, width  # noqa: F401 - fixtures
 from tests.factories import UserFactory
 from trajectories.models import AgentRun, ImportJob
 
@@ -33,7 +33,7 @@ def test_an_upload_that_imports_nothing(sized_page, live_server, tmp_path, width
     page.goto(live_server.url + "/runs/import/")
     page.fill("#id_run", "empty-upload")
     page.set_input_files("#id_files", [str(make(tmp_path))])
-    page.get_by_role("button", name="Import").click()
+    submit_import(page)
     page.wait_for_selector("#import-job[data-status='done']")
     notice = page.locator("#nothing-imported")
     expect(notice).to_contain_text("Nothing was imported:")
