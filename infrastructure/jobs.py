@@ -12,6 +12,7 @@ name (`BackgroundJob.dispatch_task`), so services and tasks do not import each o
 
 import logging
 import threading
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from celery import current_app
@@ -193,6 +194,44 @@ def record_finished(job: BackgroundJob) -> None:
 
 def heartbeat(model: type[BackgroundJob], pk: int) -> None:
     model.objects.filter(pk=pk).update(heartbeat_at=timezone.now())
+
+
+def run_job(model: type[BackgroundJob], job_id: int, work: Callable, *, progress_fields: Sequence[str],
+            result_fields: Sequence[str], related: Sequence[str] = (),
+            self_explaining: tuple[type[Exception], ...] = ()) -> BackgroundJob:
+    """Run a pending or interrupted job of one pass (a message sent twice finds it finished and does nothing).
+
+    `work(job, progress)` does the job and returns its report, calling `progress(report)` as it goes: the
+    report's `progress_fields` are then written with a heartbeat, so the job's page follows it. Done, the
+    job takes the report's `result_fields`; failed, it keeps the progress written so far and says what
+    stopped it, in the error's own words for the `self_explaining` errors (an endpoint that does not
+    answer), else with the error's type.
+    """
+    rows = model.objects.select_related(*related) if related else model.objects
+    job = rows.get(pk=job_id)
+    if not job.is_unfinished:
+        return job
+    model.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, started_at=timezone.now())
+
+    def progress(report) -> None:
+        model.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now(),
+                                               **{name: getattr(report, name) for name in progress_fields})
+
+    fields = ["status", "error", "finished_at"]
+    try:
+        report = work(job, progress)
+    except self_explaining as error:
+        job.status, job.error = JobStatus.FAILED, str(error)
+    except Exception as error:  # noqa: BLE001 - whatever stopped the job is shown on it; its progress stays
+        job.status, job.error = JobStatus.FAILED, f"{type(error).__name__}: {error}"
+    else:
+        job.status = JobStatus.DONE
+        for name in result_fields:
+            setattr(job, name, getattr(report, name))
+        fields += result_fields
+    job.finished_at = timezone.now()
+    job.save(update_fields=fields)
+    return job
 
 
 def job_models() -> list[type[BackgroundJob]]:

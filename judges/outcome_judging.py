@@ -14,10 +14,9 @@ from decimal import Decimal
 
 from django.db import transaction
 from django.db.models import Prefetch
-from django.utils import timezone
 from PIL import Image, UnidentifiedImageError
 
-from infrastructure.jobs import JobStatus, check_job_limit, enqueue, heartbeat
+from infrastructure.jobs import check_job_limit, enqueue, run_job
 
 from trajectories.models import AgentRun, Step, Trajectory, Verdict, VerdictKind, VerdictSource
 
@@ -223,31 +222,12 @@ def _size(image) -> tuple[int, int] | None:
 
 
 def run_outcome_job(job_id: int) -> OutcomeJob:
-    """Run a pending or interrupted job (a message sent twice finds it finished and does nothing)."""
-    job = OutcomeJob.objects.select_related("run", "judge_config").get(pk=job_id)
-    if not job.is_unfinished:
-        return job
-    OutcomeJob.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, started_at=timezone.now())
-
-    def progress(report: OutcomeReport) -> None:
-        OutcomeJob.objects.filter(pk=job.pk).update(judged=report.judged, passed=report.passed, errors=report.errors)
-        heartbeat(OutcomeJob, job.pk)
-
-    fields = ["status", "error", "finished_at"]
-    try:
-        report = judge_outcomes(job.run, job.judge_config, progress=progress)
-    except EndpointUnreachable as error:  # its own message says all
-        job.status, job.error = JobStatus.FAILED, str(error)
-    except Exception as error:  # noqa: BLE001 - whatever stopped the job is shown on it; its progress stays
-        job.status, job.error = JobStatus.FAILED, f"{type(error).__name__}: {error}"
-    else:
-        job.status = JobStatus.DONE
-        job.total, job.judged, job.passed = report.total, report.judged, report.passed
-        job.errors, job.calls, job.cost = report.errors, report.calls, report.cost
-        fields += ["total", "judged", "passed", "errors", "calls", "cost"]
-    job.finished_at = timezone.now()
-    job.save(update_fields=fields)
-    return job
+    """Run a pending or interrupted job (`infrastructure.jobs.run_job`)."""
+    return run_job(OutcomeJob, job_id,
+                   lambda job, progress: judge_outcomes(job.run, job.judge_config, progress=progress),
+                   progress_fields=("judged", "passed", "errors"),
+                   result_fields=("total", "judged", "passed", "errors", "calls", "cost"),
+                   related=("run", "judge_config"), self_explaining=(EndpointUnreachable,))
 
 
 @dataclass

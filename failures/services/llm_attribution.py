@@ -14,9 +14,8 @@ import json
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.utils import timezone
 
-from infrastructure.jobs import JobStatus, check_job_limit, enqueue, heartbeat
+from infrastructure.jobs import check_job_limit, enqueue, run_job
 from judges import attribution
 from judges.backends.base import EndpointUnreachable
 from judges.endpoint_checks import check_choosable
@@ -170,28 +169,9 @@ def start_attribution_job(run: AgentRun, config: JudgeConfig, method: str, *, us
 
 
 def run_attribution_job(job_id: int) -> AttributionJob:
-    """Run a pending or interrupted job (a message sent twice finds it finished and does nothing)."""
-    job = AttributionJob.objects.select_related("run", "judge_config").get(pk=job_id)
-    if not job.is_unfinished:
-        return job
-    AttributionJob.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, started_at=timezone.now())
-
-    def progress(report: AttributionReport) -> None:
-        AttributionJob.objects.filter(pk=job.pk).update(attributed=report.attributed, errors=report.errors)
-        heartbeat(AttributionJob, job.pk)
-
-    fields = ["status", "error", "finished_at"]
-    try:
-        report = attribute_by_llm(job.run, job.judge_config, job.method, progress=progress)
-    except EndpointUnreachable as error:  # its own message says all
-        job.status, job.error = JobStatus.FAILED, str(error)
-    except Exception as error:  # noqa: BLE001 - whatever stopped the job is shown on it; its progress stays
-        job.status, job.error = JobStatus.FAILED, f"{type(error).__name__}: {error}"
-    else:
-        job.status = JobStatus.DONE
-        job.total, job.attributed, job.errors = report.total, report.attributed, report.errors
-        job.calls, job.cost = report.calls, report.cost
-        fields += ["total", "attributed", "errors", "calls", "cost"]
-    job.finished_at = timezone.now()
-    job.save(update_fields=fields)
-    return job
+    """Run a pending or interrupted job (`infrastructure.jobs.run_job`)."""
+    return run_job(AttributionJob, job_id,
+                   lambda job, progress: attribute_by_llm(job.run, job.judge_config, job.method, progress=progress),
+                   progress_fields=("attributed", "errors"),
+                   result_fields=("total", "attributed", "errors", "calls", "cost"),
+                   related=("run", "judge_config"), self_explaining=(EndpointUnreachable,))

@@ -1,10 +1,8 @@
 """Attribute a run's failures with the offline rules or an LLM method, and print every source against the people."""
 
-import time
+from django.core.management.base import CommandError
 
-from django.core.management.base import BaseCommand, CommandError
-
-from infrastructure.jobs import JobStatus, WorkersUnreachable
+from infrastructure.job_commands import JobCommand
 from judges.selectors import UnknownJudge
 from judges.services import judge_config_for
 from trajectories.models import AgentRun
@@ -20,7 +18,7 @@ COLUMNS = (("agent", "agent"), ("exact", "exact step"), ("within_1", "within ±1
            ("failure_type", "type"))
 
 
-class Command(BaseCommand):
+class Command(JobCommand):
     help = ("Name the decisive step of each failed trajectory of a run, by the offline rules (a baseline without "
             "gold or model, at once) or by one of the LLM methods of Who&When (all_at_once, step_by_step, "
             "binary_search; a background job with an OpenAI-compatible judge), then print each attribution source "
@@ -44,38 +42,21 @@ class Command(BaseCommand):
             count = attribute_by_rules(agent_run)
             self.stdout.write(f"offline rules: {count} failed trajector{'y' if count == 1 else 'ies'} attributed")
         else:
-            job = self._start(agent_run, method, judge)
+            job = self._start(agent_run, method, judge, wait)
             if not wait:
                 return
-            self._wait(job)
+            self.wait_for(job, _outcome)
         self._table(agent_run)
 
-    def _start(self, run: AgentRun, method: str, judge: str | None) -> AttributionJob:
+    def _start(self, run: AgentRun, method: str, judge: str | None, wait: bool) -> AttributionJob:
         try:
             config = judge_config_for(judge)
         except UnknownJudge as exc:
             raise CommandError(f"--judge: {exc}") from None
-        try:
-            job = create_attribution_job(run, config, method)
-        except ValueError as exc:
-            raise CommandError(f"--judge: {exc}") from None
-        except WorkersUnreachable as exc:
-            self.stderr.write(str(exc))
-            job = exc.job
+        job = self.start_job(lambda: create_attribution_job(run, config, method), option="--judge", wait=wait)
         self.stdout.write(f"failure attribution #{job.pk}: {job.total} failed trajectories of run {run.name}, "
                           f"{METHODS[method]}, judge {config.name}")
         return job
-
-    def _wait(self, job: AttributionJob) -> None:
-        while job.is_unfinished:
-            time.sleep(0.5)
-            job.refresh_from_db()
-        self.stdout.write(f"failure attribution #{job.pk} {job.status}: {job.attributed} attributed, "
-                          f"{len(job.errors)} without a decisive step; {job.calls} requests, ${job.cost}")
-        for item in job.errors:
-            self.stdout.write(f"- task {item['task']}: {item['error']}")
-        if job.status != JobStatus.DONE:
-            raise CommandError(f"failure attribution #{job.pk} failed: {job.error}")
 
     def _table(self, run: AgentRun) -> None:
         self.stdout.write("\t".join(["source", "n", *(label for _, label in COLUMNS)]))
@@ -83,3 +64,7 @@ class Command(BaseCommand):
             figures = [getattr(row.result, name).value for name, _ in COLUMNS]
             self.stdout.write("\t".join([row.label, str(row.result.pairs),
                                          *("-" if value is None else f"{value:.3f}" for value in figures)]))
+
+
+def _outcome(job: AttributionJob) -> str:
+    return f"{job.attributed} attributed, {len(job.errors)} without a decisive step; {job.calls} requests, ${job.cost}"

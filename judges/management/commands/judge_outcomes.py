@@ -1,10 +1,8 @@
 """Judge whether each trajectory of a run accomplished its task, with the outcome judge."""
 
-import time
+from django.core.management.base import CommandError
 
-from django.core.management.base import BaseCommand, CommandError
-
-from infrastructure.jobs import JobStatus, WorkersUnreachable
+from infrastructure.job_commands import JobCommand
 from judges.models import OutcomeJob
 from judges.outcome_judging import create_outcome_job
 from judges.selectors import UnknownJudge
@@ -12,7 +10,7 @@ from judges.services import judge_config_for
 from trajectories.models import AgentRun
 
 
-class Command(BaseCommand):
+class Command(JobCommand):
     help = (
         "Judge each trajectory of a run for success (key points, screenshot relevance, verdict) with an "
         "OpenAI-compatible judge, as a background job; the verdicts are the source 'Trajscope outcome judge'."
@@ -32,26 +30,12 @@ class Command(BaseCommand):
             config = judge_config_for(judge)
         except UnknownJudge as exc:
             raise CommandError(f"--judge: {exc}") from None
-        try:
-            job = create_outcome_job(agent_run, config)
-        except ValueError as exc:
-            raise CommandError(f"--judge: {exc}") from None
-        except WorkersUnreachable as exc:
-            if not wait:
-                raise CommandError(str(exc)) from None
-            self.stderr.write(str(exc))
-            job = exc.job
+        job = self.start_job(lambda: create_outcome_job(agent_run, config), option="--judge", wait=wait)
         self.stdout.write(f"outcome judging #{job.pk}: {job.total} trajectories of run {run}, judge {config.name}")
         if wait:
-            self._wait(job)
+            self.wait_for(job, _outcome)
 
-    def _wait(self, job: OutcomeJob) -> None:
-        while job.is_unfinished:
-            time.sleep(0.5)
-            job.refresh_from_db()
-        self.stdout.write(f"outcome judging #{job.pk} {job.status}: {job.judged} judged, {job.passed} successful, "
-                          f"{len(job.errors)} without a verdict; {job.calls} requests, ${job.cost}")
-        for item in job.errors:
-            self.stdout.write(f"- task {item['task']}: {item['error']}")
-        if job.status != JobStatus.DONE:
-            raise CommandError(f"outcome judging #{job.pk} failed: {job.error}")
+
+def _outcome(job: OutcomeJob) -> str:
+    return (f"{job.judged} judged, {job.passed} successful, {len(job.errors)} without a verdict; "
+            f"{job.calls} requests, ${job.cost}")
