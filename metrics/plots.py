@@ -22,6 +22,7 @@ from infrastructure import jobs
 from metrics import aggregation, charts
 from metrics.aggregation import METRICS
 from metrics.models import PlotJob, TrajectoryScore
+from metrics.registry import RATE, SCORE_REGISTRY
 from metrics.selectors.latest_evaluations import cache_key
 from metrics.selectors.leaderboard import (
     METRIC_LABELS,
@@ -38,9 +39,9 @@ DISTRIBUTION = "distribution"
 SITES = "sites"
 SUCCESS_RECOVERY = "success-recovery"
 PLOTS = (DISTRIBUTION, SITES, SUCCESS_RECOVERY)
-# Box plots of a yes/no metric say nothing; these are the metrics with a spread of values.
-DISTRIBUTION_METRICS = ("step_success", "recovery", "repetitiveness", "element_accuracy", "partial_success",
-                        "plan_step_success")
+# Box plots of a yes/no metric say nothing; the rates summarized have a spread of values.
+DISTRIBUTION_METRICS = tuple(metric.name for metric in SCORE_REGISTRY
+                             if metric.aggregated and metric.summarized and metric.type == RATE)
 MAX_RUNS = 12
 CACHE_SECONDS = 24 * 3600
 

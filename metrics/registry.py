@@ -2,8 +2,10 @@
 
 The other lists derive from this one, so a new metric is declared here alone: the aggregated
 metrics (`aggregation.METRICS`), the fields a scoring fills (`scoring.SCORE_FIELDS`), the labels the
-pages show and the judge question each metric rests on (`leaderboard`), and the scores export's
-columns (`exports`), from which docs/exports.md is written (`manage.py write_exports_doc`).
+pages show and the judge question each metric rests on (`leaderboard`), the metrics of an evaluation's
+summary (`views`), of the distribution plots (`plots`) and the leaderboard's columns hidden until asked for
+(`report_views`), and the scores export's columns (`exports`), from which docs/exports.md is written
+(`manage.py write_exports_doc`).
 """
 
 from dataclasses import dataclass
@@ -18,13 +20,17 @@ DTYPES = {RATE: "Float64", NUMBER: "Float64", VERDICT: "boolean", COUNT: "Int64"
 @dataclass(frozen=True)
 class ScoreField:
     """`label` is given to the metrics aggregated per run (the leaderboard's columns) and to them alone;
-    `judged` is the judge question kind a metric's value rests on (none: the metric needs no judge)."""
+    `judged` is the judge question kind a metric's value rests on (none: the metric needs no judge).
+    Of the aggregated metrics, the `summarized` ones are shown in an evaluation's summary and, the rates,
+    drawn in the distribution plots; those `hidden_by_default` are leaderboard columns a reader must ask for."""
 
     name: str
     type: str
     description: str
     label: str = ""
     judged: str = ""
+    summarized: bool = True
+    hidden_by_default: bool = False
 
     @property
     def aggregated(self) -> bool:
@@ -50,11 +56,11 @@ SCORE_REGISTRY = (
     ScoreField("partial_success", RATE, "Partial Success: satisfied requirements / requirements (METRICS.md 5)",
                label="Partial success", judged=q.REQUIREMENTS),
     ScoreField("grounded", VERDICT, "Final answer supported by the observations (METRICS.md 6)",
-               label="Grounded", judged=q.GROUNDEDNESS),
+               label="Grounded", judged=q.GROUNDEDNESS, hidden_by_default=True),
     ScoreField("relevant", VERDICT, "Final answer satisfies the task's constraints (METRICS.md 6)",
-               label="Relevant", judged=q.GROUNDEDNESS),
+               label="Relevant", judged=q.GROUNDEDNESS, hidden_by_default=True),
     ScoreField("correct", VERDICT, "Grounded and relevant (METRICS.md 6)",
-               label="Correct", judged=q.GROUNDEDNESS),
+               label="Correct", judged=q.GROUNDEDNESS, hidden_by_default=True),
     ScoreField("success", VERDICT, "Task success, the harness's verdict else the offline check's (METRICS.md 7)",
                label="Success (harness, else offline check)"),
     ScoreField("success_source", TEXT, "Where success came from: harness, string_match, url_match, agent_response "
@@ -64,10 +70,10 @@ SCORE_REGISTRY = (
     ScoreField("check_source", TEXT,
                "Which evaluator decided the offline check: string_match, url_match, agent_response, ..."),
     ScoreField("plan_step_success", RATE, "Step Success of the stated plan (full-plan agents)",
-               label="Plan step success", judged=q.STEP_MATCH),
+               label="Plan step success", judged=q.STEP_MATCH, hidden_by_default=True),
     ScoreField("key_node_completion", RATE, "Key-node Completion: key nodes reached / key nodes (Mind2Web-Live; "
                                               "empty for tasks without key nodes)",
-               label="Key-node completion"),
+               label="Key-node completion", summarized=False, hidden_by_default=True),
     ScoreField("outcome_status", TEXT, "answered, na, early_stop, no_stop or crashed"),
     ScoreField("outcome_reason", TEXT, "Early stops: repeated_action, invalid_actions, max_steps or other"),
     ScoreField("agent_steps", COUNT, "n, agent steps"),

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET
 from metrics import charts, exports, plots
 from metrics.aggregation import METRICS, OUTCOME_CATEGORIES
 from metrics.models import PlotJob
+from metrics.registry import SCORE_REGISTRY
 from metrics.report_forms import CompareForm, LeaderboardForm, PlotForm
 from metrics.selectors import comparison, leaderboard, verdicts_per_task
 from metrics.selectors.jobs_and_scores import stale_scores
@@ -36,8 +37,8 @@ LEADERBOARD_ORDER = ("success",) + tuple(metric for metric in METRICS if metric 
 INFO_COLUMNS = (("paradigm", "Paradigm"), ("benchmark", "Benchmark"), ("created", "Date"),
                 ("trajectories", "Trajectories"), ("scored", "Scored"), ("evaluation", "Evaluation"),
                 ("downloads", "Downloads"))
-HIDDEN_BY_DEFAULT = ("paradigm", "benchmark", "trajectories", "downloads", "grounded", "relevant", "correct",
-                     "plan_step_success", "key_node_completion")
+HIDDEN_BY_DEFAULT = ("paradigm", "benchmark", "trajectories", "downloads",
+                     *(metric.name for metric in SCORE_REGISTRY if metric.aggregated and metric.hidden_by_default))
 
 
 def public_when_enabled(view):

@@ -10,14 +10,14 @@ from judges.services import judge_config_for
 from metrics.forms import EvaluationForm
 from metrics.models import Aggregate, EvaluationJob, GoldPolicy
 from metrics.permissions import can_change_evaluation, can_evaluate
+from metrics.registry import SCORE_REGISTRY
 from metrics.run_views import run_page
 from metrics.selectors.jobs_and_scores import job_progress, null_notes, scores_off_reference, tasks_without_reference
 from metrics.selectors.leaderboard import METRIC_LABELS
 from metrics.services import evaluation
 from trajectories.selectors import runs_overview
 
-SUMMARY_METRICS = ("step_success", "recovery", "repetitiveness", "element_accuracy", "partial_success",
-                   "grounded", "relevant", "correct", "success", "plan_step_success")
+SUMMARY_METRICS = tuple(metric.name for metric in SCORE_REGISTRY if metric.aggregated and metric.summarized)
 
 
 @login_required

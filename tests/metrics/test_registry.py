@@ -39,3 +39,9 @@ def test_only_aggregated_metrics_are_judged_and_by_a_known_question():
     }
     assert all(field.aggregated for field in SCORE_REGISTRY if field.judged)
     assert set(judged.values()) <= set(q.KINDS)
+
+
+def test_only_aggregated_metrics_are_left_out_of_summaries_or_hidden():
+    """The two flags choose among the aggregated metrics: set on another field, they would do nothing."""
+    flagged = [field for field in SCORE_REGISTRY if not field.summarized or field.hidden_by_default]
+    assert flagged and all(field.aggregated for field in flagged)

@@ -24,14 +24,15 @@ from .canonical import TrajectoryFormatError
 from .text import CsvFieldTooLong, csv_rows, name_key, storable_text_of
 from .values import load_json
 
-TASK_COLUMNS = ("task_id", "task id", "task", "t", "id")
-RUN_COLUMNS = ("run", "m", "agent", "model", "run_name")
-SUCCESS_COLUMNS = ("success", "s", "pass", "passed", "result", "score", "reward", "verdict")
-GRADER_COLUMNS = ("grader", "annotator", "rater")
-GRADE_COLUMNS = ("grade", "value", "mark", "score")
-NOTE_COLUMNS = ("note", "comment")
-# Columns of a wide grades file that summarise the graders rather than being one.
-SUMMARY_COLUMNS = ("average", "mean", "avg", "consensus", "total", "sum")
+# The headers a verdict file's columns are known by (any case), the first one found winning.
+TASK_HEADERS = ("task_id", "task id", "task", "t", "id")
+RUN_HEADERS = ("run", "m", "agent", "model", "run_name")
+SUCCESS_HEADERS = ("success", "s", "pass", "passed", "result", "score", "reward", "verdict")
+GRADER_HEADERS = ("grader", "annotator", "rater")
+GRADE_HEADERS = ("grade", "value", "mark", "score")
+NOTE_HEADERS = ("note", "comment")
+# Headers of the columns of a wide grades file that summarise the graders rather than being one.
+SUMMARY_HEADERS = ("average", "mean", "avg", "consensus", "total", "sum")
 # Task cells of summary rows (any case); an empty task cell marks one too.
 SUMMARY_LABELS = ("win rate", "success rate", "average", "avg", "mean", "all", "total", "overall", "sum")
 TRUE_WORDS = {"1", "1.0", "true", "pass", "passed", "yes", "success", "y", "t"}
@@ -219,9 +220,9 @@ def parse_outcomes(source: str, data: bytes, *, run: str = "", run_column: str =
     """Per-task verdicts, one record per row. With a run column, `run` keeps only that run's rows;
     without one, `run` names the run of every row (and is then required)."""
     columns, rows = read_rows(source, data)
-    run_key = _find(columns, run_column, RUN_COLUMNS, "run", source, required=bool(run_column) or not run)
-    task_key = _find(columns, task_column, TASK_COLUMNS, "task", source)
-    success_key = _find(columns, success_column, SUCCESS_COLUMNS, "success", source)
+    run_key = _find(columns, run_column, RUN_HEADERS, "run", source, required=bool(run_column) or not run)
+    task_key = _find(columns, task_column, TASK_HEADERS, "task", source)
+    success_key = _find(columns, success_column, SUCCESS_HEADERS, "success", source)
     rows, summaries = _without_summaries(rows, task_key)
     records, seen = [], {}
     for line, row in rows:
@@ -251,13 +252,13 @@ def _grader_name(header: str) -> str:
 
 
 def _is_note(header: str) -> bool:
-    return any(header.strip().lower().endswith(word) for word in NOTE_COLUMNS + ("notes", "comments"))
+    return any(header.strip().lower().endswith(word) for word in NOTE_HEADERS + ("notes", "comments"))
 
 
 def _wide_grades(source, columns, rows, task_key) -> list[GradeRecord]:
     graders: list[tuple[str, str, str | None]] = []  # (name, grade column, note column)
     for index, column in enumerate(columns):
-        if column == task_key or _is_note(column) or column.strip().lower() in SUMMARY_COLUMNS:
+        if column == task_key or _is_note(column) or column.strip().lower() in SUMMARY_HEADERS:
             continue
         following = columns[index + 1] if index + 1 < len(columns) else None
         note = following if following is not None and _is_note(following) else None
@@ -284,8 +285,8 @@ def _wide_grades(source, columns, rows, task_key) -> list[GradeRecord]:
 
 
 def _long_grades(source, columns, rows, task_key, grader_key) -> list[GradeRecord]:
-    grade_key = _find(columns, None, GRADE_COLUMNS, "grade", source)
-    note_key = _find(columns, None, NOTE_COLUMNS, "note", source, required=False)
+    grade_key = _find(columns, None, GRADE_HEADERS, "grade", source)
+    note_key = _find(columns, None, NOTE_HEADERS, "note", source, required=False)
     records = []
     for line, row in rows:
         task_id = _task_id(row.get(task_key), source, line, task_key)
@@ -316,8 +317,8 @@ def _one_spelling_per_grader(source, records: list[GradeRecord]) -> list[GradeRe
 def parse_grades(source: str, data: bytes) -> VerdictRows:
     """Graders' marks per task, from a wide or a long file (a `grader` column makes it long)."""
     columns, rows = read_rows(source, data)
-    task_key = _find(columns, None, TASK_COLUMNS, "task", source)
-    grader_key = _find(columns, None, GRADER_COLUMNS, "grader", source, required=False)
+    task_key = _find(columns, None, TASK_HEADERS, "task", source)
+    grader_key = _find(columns, None, GRADER_HEADERS, "grader", source, required=False)
     rows, summaries = _without_summaries(rows, task_key)
     records = (_long_grades(source, columns, rows, task_key, grader_key) if grader_key
                else _wide_grades(source, columns, rows, task_key))

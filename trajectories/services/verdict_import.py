@@ -24,7 +24,7 @@ from trajectories.formats.published_verdicts import (
     HUMAN_LABEL_SUFFIX, RecordProblem, VerdictFile, VerdictRecord, agent_reward_bench_judge_files, read_verdict_file,
 )
 from trajectories.formats.sources import ImportRefused, archive_members, is_archive
-from trajectories.formats.verdict_files import GRADER_COLUMNS, SUCCESS_COLUMNS, VerdictFileError, place, read_rows
+from trajectories.formats.verdict_files import GRADER_HEADERS, SUCCESS_HEADERS, VerdictFileError, place, read_rows
 from trajectories.formats.wording import count_of
 from trajectories.models import AgentRun, ResultOrigin, Task, TaskResult, Trajectory, Verdict, VerdictSource
 from trajectories.permissions import can_import_into
@@ -333,7 +333,7 @@ def import_files(reads: list[VerdictFileRead], mappings: list[dict], *, benchmar
 def _table_kind(source: str, data: bytes) -> str:
     """Grades when the table names graders or has no verdict column (a column per grader), else outcomes."""
     columns = {column.strip().lower() for column in read_rows(source, data)[0]}
-    return OUTCOMES if columns & set(SUCCESS_COLUMNS) and not columns & set(GRADER_COLUMNS) else GRADES
+    return OUTCOMES if columns & set(SUCCESS_HEADERS) and not columns & set(GRADER_HEADERS) else GRADES
 
 
 def _import_table(source, data, table, *, run, benchmark, strict, user, origin, **options) -> VerdictImportReport:
