@@ -205,13 +205,14 @@ def run_job(model: type[BackgroundJob], job_id: int, work: Callable, *, progress
     report's `progress_fields` are then written with a heartbeat, so the job's page follows it. Done, the
     job takes the report's `result_fields`; failed, it keeps the progress written so far and says what
     stopped it, in the error's own words for the `self_explaining` errors (an endpoint that does not
-    answer), else with the error's type.
+    answer), else with the error's type. Either way it is counted among the finished jobs (`/metrics`).
     """
     rows = model.objects.select_related(*related) if related else model.objects
     job = rows.get(pk=job_id)
     if not job.is_unfinished:
         return job
-    model.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, started_at=timezone.now())
+    job.started_at = timezone.now()
+    model.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, started_at=job.started_at)
 
     def progress(report) -> None:
         model.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now(),
@@ -231,6 +232,7 @@ def run_job(model: type[BackgroundJob], job_id: int, work: Callable, *, progress
         fields += result_fields
     job.finished_at = timezone.now()
     job.save(update_fields=fields)
+    record_finished(job)
     return job
 
 

@@ -8,11 +8,13 @@ from django.test import Client
 from django.utils import timezone
 
 from config import monitoring
-from judges.models import JudgeDecision
+from judges.models import JudgeDecision, OutcomeJob
+from judges.outcome_judging import run_outcome_job
 from metrics.models import EvaluationJob, TrajectoryScore
 from metrics.services import evaluation
 from tests.conftest import use_broker
-from tests.factories import EvaluationJobFactory, ImportJobFactory, JudgeConfigFactory, run_with_one_step_gold
+from tests.factories import (AgentRunFactory, EvaluationJobFactory, ImportJobFactory, JudgeConfigFactory,
+                             run_with_one_step_gold)
 from trajectories.models import ImportJob
 from trajectories.services.import_jobs import run_import_job
 
@@ -142,3 +144,17 @@ def test_several_web_processes_share_their_metrics_through_a_folder(client, monk
     text = client.get("/metrics").content.decode()
     assert 'trajscope_job_rows{kind="evaluation",status="done"} 1.0' in text
     assert "python_gc_objects_collected_total" not in text  # per-process collectors are not mixed in
+
+
+def test_an_outcome_job_that_fails_is_counted_among_the_finished_jobs(client, django_capture_on_commit_callbacks):
+    # A configuration the outcome judge cannot use (stored before it was refused at the start) fails the job.
+    job = OutcomeJob.objects.create(run=AgentRunFactory(), judge_config=JudgeConfigFactory(backend="exact"), total=0)
+    OutcomeJob.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(seconds=30))
+    with django_capture_on_commit_callbacks(execute=True):
+        job = run_outcome_job(job.pk)
+    assert job.status == "failed"
+    text = _scrape(client)
+    assert 'trajscope_jobs_finished_total{kind="outcome judging",status="failed"} 1.0' in text
+    wait = float(text.split('trajscope_job_queue_wait_seconds_sum{kind="outcome judging"} ')[1].split()[0])
+    assert 30 <= wait < 60
+    assert 'trajscope_job_run_seconds_count{kind="outcome judging"} 1.0' in text
