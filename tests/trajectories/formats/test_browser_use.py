@@ -537,6 +537,10 @@ def test_the_harness_result_is_looked_for_in_result_json_then_results_json():
     assert (trajectory.outcome.status, trajectory.outcome.success, trajectory.outcome.message,
             trajectory.outcome.source) == ("crashed", False, "Not archived.", "WebArena-Infinity verifier")
     assert trajectory.duration == 61.25
+    trajectory, notes = browser_use.parse_history({"history": []}, "task_1/history.json",
+                                                  _beside({"results.json": result}))
+    assert (trajectory.task.task_id, notes) == (
+        "task_m4", ["harness verdict from results.json (WebArena-Infinity verifier)"])
     # A result without a task id: the history's folder names the task.
     trajectory, _ = browser_use.parse_history({"history": []}, "task_1/history.json",
                                               _beside({"result.json": {**result, "task_id": ""}}))
@@ -571,7 +575,8 @@ def test_the_history_beside_a_result_is_any_of_its_names_in_order():
 
 def test_what_is_taken_for_a_history_or_a_result():
     assert browser_use.looks_like_history({"history": []})
-    assert browser_use.looks_like_history({"history": [{"model_output": None, "state": {}, "result": []}]})
+    assert browser_use.looks_like_history({"history": [{"model_output": None, "state": {}}]})
+    assert browser_use.looks_like_history({"history": [{"model_output": None, "state": {}, "result": []}, "step"]})
     assert not browser_use.looks_like_history({"history": [{"model_output": {}}]})
     assert not browser_use.looks_like_history({"history": [{"state": {}}]})
     assert not browser_use.looks_like_history({"history": ["step"]})
@@ -600,6 +605,9 @@ def test_a_result_alone_without_the_agents_answer_or_finish_has_no_answer():
     na = browser_use.parse_infinity_result({**result, "is_done": True, "final_result": "N/A"})
     assert (na.outcome.status, na.final_answer) == ("na", "N/A")
     unanswered = browser_use.parse_infinity_result({**result, "is_done": True, "final_result": None})
+    assert (unanswered.outcome.status, unanswered.final_answer) == ("no_stop", None)
+    # An answer that is not text is none.
+    unanswered = browser_use.parse_infinity_result({**result, "is_done": True, "final_result": 5})
     assert (unanswered.outcome.status, unanswered.final_answer) == ("no_stop", None)
 
 
@@ -753,8 +761,11 @@ def test_a_history_items_elements_results_time_and_tokens_go_to_its_actions():
     assert (first.url, second.url) == ("http://shop.test/", "http://shop.test/")
     assert (first.duration, first.tokens_in, first.tokens_out) == (2.123457, 1200, None)
     assert actions == [("click", {"index": 2}), ("click", {"index": 3})]
-    # A step that ends before it starts has no duration.
-    item["metadata"] = {"step_start_time": 12.5, "step_end_time": 10.0, "input_tokens": -1}
+    # The action as the model wrote it, its text unescaped.
+    [typed], _ = browser_use._steps(_item([{"input_text": {"index": 3, "text": "Müller ☆"}}]), 0, _nothing_beside, [])
+    assert typed.action == '{"input_text": {"index": 3, "text": "Müller ☆"}}'
+    # A step that ends before it starts has no duration; a count of tokens is whole.
+    item["metadata"] = {"step_start_time": 12.5, "step_end_time": 10.0, "input_tokens": 7.5}
     [first, _], _ = browser_use._steps(item, 0, _nothing_beside, [])
     assert (first.duration, first.tokens_in) == (None, None)
 
@@ -821,13 +832,14 @@ def test_how_a_history_ended_and_who_said_whether_it_succeeded():
 
 
 def test_the_task_text_is_the_historys_own_before_the_prompts():
-    prompt = _item([], state_message="<agent_state>\n<user_request>\n  Buy socks.\n</user_request>\n</agent_state>")
+    prompt = _item([], state_message="<agent_state>\n<user_request>\n  Buy socks.\nBlue ones.\n</user_request>\n"
+                                     "</agent_state>")
     trajectory, _ = browser_use.parse_history({"history": [prompt], "task": " Buy shoes. "}, "t/history.json",
                                               _nothing_beside)
     assert trajectory.task.intent == "Buy shoes."
     trajectory, _ = browser_use.parse_history({"history": [_item([]), prompt, _item([], state_message="x")]},
                                               "t/history.json", _nothing_beside)
-    assert trajectory.task.intent == "Buy socks."
+    assert trajectory.task.intent == "Buy socks.\nBlue ones."
     assert trajectory.steps[1].observation == prompt["state_message"]
 
 
@@ -835,6 +847,10 @@ def test_the_runs_usage_is_its_tokens_and_cost():
     usage = {"total_prompt_tokens": 1500, "total_completion_tokens": "90", "total_cost": 0.0125}
     trajectory, _ = browser_use.parse_history({"history": [], "usage": usage}, "t/history.json", _nothing_beside)
     assert (trajectory.tokens_in, trajectory.tokens_out, trajectory.cost) == (1500, 90, 0.0125)
+    # Counts of tokens are whole.
+    fractions = {**usage, "total_prompt_tokens": 1500.5, "total_completion_tokens": "90.5"}
+    trajectory, _ = browser_use.parse_history({"history": [], "usage": fractions}, "t/history.json", _nothing_beside)
+    assert (trajectory.tokens_in, trajectory.tokens_out, trajectory.cost) == (None, None, 0.0125)
     trajectory, _ = browser_use.parse_history({"history": [], "usage": [usage]}, "t/history.json", _nothing_beside)
     assert (trajectory.tokens_in, trajectory.tokens_out, trajectory.cost) == (None, None, None)
 
@@ -861,6 +877,13 @@ def test_a_screenshot_is_looked_for_in_the_screenshots_folder_then_beside_the_hi
     assert browser_use._screenshot({"screenshot": "", "screenshot_path": " "}, _nothing_beside, notes, 0) is None
     assert browser_use._screenshot({"screenshot": 5, "screenshot_path": 5}, _nothing_beside, notes, 0) is None
     assert len(notes) == 1
+    # A parent folder is never looked in; a path of separators only names no file: nothing is looked for.
+    asked.clear()
+    assert browser_use._screenshot({"screenshot_path": "/run/../step_3.png"}, beside_only, notes, 1) == "step_3.png"
+    assert asked == ["step_3.png"]
+    asked.clear()
+    assert browser_use._screenshot({"screenshot_path": "//"}, beside_only, notes, 1) is None
+    assert asked == [] and notes[-1].startswith("history[1]: screenshot '' is not in the upload")
 
 
 def test_the_run_summary_marks_a_tasks_folder_by_its_history_or_result():
@@ -871,5 +894,8 @@ def test_the_run_summary_marks_a_tasks_folder_by_its_history_or_result():
     assert (summary.format, summary.run.agent, summary.run.model, summary.problems) == (
         "webarena_infinity_summary", "browser-use", "gemini", [])
     [found] = summary.entries
+    # An entry that is not an object is quoted in its problem, cut at 80 characters.
+    summary = browser_use.parse_infinity_summary({"total": 2, "passed": 1, "tasks": [entry, "x" * 100]})
+    assert summary.problems == [f'tasks[1]: expected a task object, got "{"x" * 79}']
     assert (found.task.task_id, found.task.benchmark, found.task.intent, found.folder, found.success, found.line) == (
         "task_e1", "webarena-infinity", "Star it.", "task_e1", True, "tasks[0]")
