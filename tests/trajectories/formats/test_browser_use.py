@@ -764,6 +764,13 @@ def test_a_history_items_elements_results_time_and_tokens_go_to_its_actions():
     # The action as the model wrote it, its text unescaped.
     [typed], _ = browser_use._steps(_item([{"input_text": {"index": 3, "text": "Müller ☆"}}]), 0, _nothing_beside, [])
     assert typed.action == '{"input_text": {"index": 3, "text": "Müller ☆"}}'
+    # A screenshot not in the upload is named with the place of its item.
+    notes = []
+    [step], _ = browser_use._steps(_item([], state={"screenshot_path": "/tmp/shots/step_7.png"}), 6, _nothing_beside,
+                                   notes)
+    assert (step.index, step.screenshot) == (7, None)
+    assert notes == ["history[6]: screenshot 'step_7.png' is not in the upload (looked for beside the history and in "
+                     "its screenshots folder)"]
     # A step that ends before it starts has no duration; a count of tokens is whole.
     item["metadata"] = {"step_start_time": 12.5, "step_end_time": 10.0, "input_tokens": 7.5}
     [first, _], _ = browser_use._steps(item, 0, _nothing_beside, [])
