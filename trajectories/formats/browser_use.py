@@ -193,12 +193,12 @@ def _parts(name: str, params: dict, element, result: dict | None, legacy_labels:
     if name in ("navigate", "go_to_url", "open_tab"):
         return ActionParts(type="goto", value=lenient_text(params.get("url")).strip())
     if name in ("search", "search_google"):
-        engine = lenient_text(params.get("engine")).strip().lower() or "google"
+        engine = lenient_text(params.get("engine")).strip().lower()
         query = params.get("query") if isinstance(params.get("query"), str) else ""
         return ActionParts(type="goto", value=_SEARCH_URLS.get(engine, _SEARCH_URLS["google"])
                            + urllib.parse.quote(query))
     if name in ("scroll", "scroll_down", "scroll_up"):
-        down = name == "scroll_down" or (name == "scroll" and params.get("down", True) is not False)
+        down = name == "scroll_down" or (name == "scroll" and params.get("down") is not False)
         amount = lenient_number(params.get("amount"))  # pixels, in the early layout; else pages, of unknown height
         delta = None if amount is None else amount if down else -amount
         return ActionParts(type="scroll", value="down" if down else "up", delta_x=None if delta is None else 0.0,
@@ -323,10 +323,10 @@ def _judge(results: list[dict]) -> Verdict | None:
     return None
 
 
-def _intent_from_state(history: list) -> str:
+def _intent_from_state(history: list[dict]) -> str:
     """The task as the agent was given it, from the first prompt that shows it (recent layout)."""
     for item in history:
-        message = item.get("state_message") if isinstance(item, dict) else None
+        message = item.get("state_message")
         if isinstance(message, str):
             match = re.search(r"<user_request>\s*(.*?)\s*</user_request>", message, re.S)
             if match:
