@@ -11,7 +11,7 @@ import numpy as np
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 from django.db import connection
-from django.db.models import Count, F, Func, Max, OuterRef, Q, QuerySet, Subquery, TextField, Value
+from django.db.models import F, Func, OuterRef, Q, QuerySet, Subquery, TextField, Value
 from django.db.models.functions import Substr
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -21,7 +21,7 @@ from judges.embeddings import sentence_encoder
 from trajectories.models import AgentRun, Step, Task, Trajectory
 
 from .selectors import failure_type_choices
-from .models import AttributionSource, FailureAttribution, SourceKind, StepDocument, StepVector
+from .models import AttributionSource, FailureAttribution, SourceKind, StepDocument, StepVector, StepVectorsVersion
 from .step_search import Snippet, dequantize, fuse, matched_terms, nearest, query_terms, snippet
 
 LIMIT = 50
@@ -93,9 +93,10 @@ def _is_everything(filters: SearchFilters) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _all_vectors(count: int, last: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every stored vector, kept in memory as float32 while the set of vectors stays the same (its count and
-    last): converting them for each query cost more than the search (1.5 KB a step, 150 MB at 100,000)."""
+def _all_vectors(version: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every stored vector, kept in memory as float32 while the vectors' version (`StepVectorsVersion`, read before
+    them) stays the same: converting them for each query cost more than the search (1.5 KB a step, 150 MB at
+    100,000)."""
     return _vectors(StepVector.objects.all())
 
 
@@ -112,10 +113,9 @@ def _vectors(rows: QuerySet[StepVector]) -> tuple[np.ndarray, np.ndarray, np.nda
 
 def meaning_ranking(query: str, scope: QuerySet[Trajectory], everything: bool) -> dict[int, float]:
     """Step id → cosine, for the LIMIT steps in scope nearest the query, nearest first."""
-    stored = StepVector.objects.aggregate(count=Count("pk"), last=Max("step_id"))
-    if not stored["count"]:
+    steps, trajectories, matrix = _all_vectors(StepVectorsVersion.objects.values_list("stamp", flat=True).first())
+    if not len(steps):
         return {}
-    steps, trajectories, matrix = _all_vectors(stored["count"], stored["last"])
     if not everything:
         inside = np.isin(trajectories, np.fromiter(scope.values_list("pk", flat=True), dtype=np.int64))
         steps, matrix = steps[inside], matrix[inside]
