@@ -11,7 +11,7 @@ import numpy as np
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 from django.db import connection
-from django.db.models import F, Func, OuterRef, Q, QuerySet, Subquery, TextField, Value
+from django.db.models import F, Func, OuterRef, Q, QuerySet, Subquery, TextField, Value, prefetch_related_objects
 from django.db.models.functions import Substr
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -153,20 +153,26 @@ def full_text_matches(terms: tuple[str, ...], scope: QuerySet[Trajectory], user,
              in documents.filter(words=any_word).annotate(rank=SearchRank(F("words"), any_word))
              .order_by("-rank", "step_id").values_list("trajectory_id", "index", "rank")[:KEYWORD_CANDIDATES]}
     on_pages, room = documents.exclude(words=any_word), KEYWORD_CANDIDATES - len(found)
-    for tier in (on_pages.filter(page__words=every_word), on_pages.filter(page__words=any_word)):
+    # With one word, holding any is holding every: the second tier would only repeat the first.
+    for tier in (on_pages.filter(page__words=every_word), on_pages.filter(page__words=any_word))[:len(terms)]:
+        if len(found) == KEYWORD_CANDIDATES:
+            break
         for key in tier.values_list("trajectory_id", "index")[:room]:
             if len(found) == KEYWORD_CANDIDATES:
                 break
             found.setdefault(key, 0.0)
     yield from ((trajectory_id, index, rank) for (trajectory_id, index), rank in found.items())
+    # Final answers, then notes, in one statement.
     answer = SearchVector(_markup_as_words("final_answer"), config=SEARCH_CONFIG)
-    yield from (scope.annotate(answer=answer).filter(answer=any_word)
-                .annotate(rank=SearchRank(answer, any_word), last=_last_index())
-                .values_list("pk", "last", "rank")[:KEYWORD_CANDIDATES])
     note = SearchVector(_markup_as_words("note"), config=SEARCH_CONFIG)
-    yield from (visible_attributions(user).filter(trajectory__in=scope, step_index__isnull=False)
-                .annotate(words=note).filter(words=any_word).annotate(rank=SearchRank(note, any_word))
-                .values_list("trajectory_id", "step_index", "rank")[:KEYWORD_CANDIDATES])
+    answers = (scope.annotate(answer=answer).filter(answer=any_word)
+               .annotate(rank=SearchRank(answer, any_word), last=_last_index(), part=Value(1))
+               .values_list("pk", "last", "rank", "part")[:KEYWORD_CANDIDATES])
+    notes = (visible_attributions(user).filter(trajectory__in=scope, step_index__isnull=False)
+             .annotate(words=note).filter(words=any_word).annotate(rank=SearchRank(note, any_word), part=Value(2))
+             .values_list("trajectory_id", "step_index", "rank", "part")[:KEYWORD_CANDIDATES])
+    yield from ((trajectory_id, index, rank) for trajectory_id, index, rank, _
+                in answers.union(notes, all=True).order_by("part"))
 
 
 def _last_index() -> Subquery:
@@ -210,6 +216,8 @@ def search_steps(user, query: str, filters: SearchFilters = SearchFilters()) -> 
     query = query.strip()
     if not query:
         return []
+    if user.is_authenticated:  # the role is asked for the notes searched and again for those shown: read once
+        prefetch_related_objects([user], "groups")
     scope = scoped_trajectories(user, filters)
     terms = query_terms(query)
     everything = _is_everything(filters)
