@@ -117,7 +117,7 @@ def meaning_ranking(query: str, scope: QuerySet[Trajectory], everything: bool) -
     if not len(steps):
         return {}
     if not everything:
-        inside = np.isin(trajectories, np.fromiter(scope.values_list("pk", flat=True), dtype=np.int64))
+        inside = np.isin(trajectories, np.fromiter(scope.order_by().values_list("pk", flat=True), dtype=np.int64))
         steps, matrix = steps[inside], matrix[inside]
     query_vector = sentence_encoder().encode([query])[0]
     return {int(steps[row]): cosine for row, cosine in nearest(query_vector, matrix, LIMIT)}
@@ -223,8 +223,9 @@ def search_steps(user, query: str, filters: SearchFilters = SearchFilters()) -> 
     everything = _is_everything(filters)
     by_words = keyword_ranking(terms, scope, user, everything)
     by_meaning = meaning_ranking(query, scope, everything)
+    # Read into dicts and sets, unordered: a step's default order joins its trajectory's run and task.
     keys = {pk: (trajectory_id, index) for pk, trajectory_id, index
-            in Step.objects.filter(pk__in=by_meaning).values_list("pk", "trajectory_id", "index")}
+            in Step.objects.filter(pk__in=by_meaning).order_by().values_list("pk", "trajectory_id", "index")}
     similarity = {keys[pk]: cosine for pk, cosine in by_meaning.items() if pk in keys}
     ranked = fuse(list(by_words), sorted(similarity, key=lambda key: -similarity[key]))[:LIMIT]
     return _hits(query, ranked, terms, by_words, similarity, user)
@@ -233,18 +234,20 @@ def search_steps(user, query: str, filters: SearchFilters = SearchFilters()) -> 
 def _hits(query, ranked, terms, by_words, similarity, user) -> list[StepHit]:
     if not ranked:
         return []
-    wanted = Q()
+    indexes: dict[int, list[int]] = {}
     for trajectory_id, index in ranked:
-        wanted |= Q(trajectory_id=trajectory_id, index=index)
+        indexes.setdefault(trajectory_id, []).append(index)
+    wanted = reduce(operator.or_, (Q(trajectory_id=trajectory_id, index__in=chosen)
+                                   for trajectory_id, chosen in indexes.items()))
     heads = {f"{field}_head": Substr(field, 1, TEXT_HEAD) for field in STEP_TEXTS}
     texts = {(trajectory_id, index): dict(zip(STEP_TEXTS, values)) for trajectory_id, index, *values
-             in Step.objects.filter(wanted).annotate(**heads).values_list("trajectory_id", "index", *heads)}
+             in Step.objects.filter(wanted).order_by().annotate(**heads).values_list("trajectory_id", "index", *heads)}
     notes: dict[tuple[int, int], list[str]] = {}
-    for trajectory_id, index, note in (visible_attributions(user).filter(trajectory_id__in={key[0] for key in ranked})
+    for trajectory_id, index, note in (visible_attributions(user).filter(trajectory_id__in=indexes)
                                        .exclude(note="").values_list("trajectory_id", "step_index", "note")):
         notes.setdefault((trajectory_id, index), []).append(note)
-    trajectories = (Trajectory.objects.select_related("run", "task").annotate(last_step=_last_index())
-                    .in_bulk({key[0] for key in ranked}))
+    trajectories = (Trajectory.objects.select_related("run", "task").annotate(last_step=_last_index()).order_by()
+                    .in_bulk(indexes))
     hits = []
     for key in ranked:
         trajectory = trajectories[key[0]]
