@@ -94,6 +94,11 @@ def generate(steps: int, seed: int) -> None:
     print(f"generated {count * STEPS_PER_TRAJECTORY} steps in {time.perf_counter() - started:.1f} s")
 
 
+def signed_in(user):
+    """The user as a request would carry it: read afresh, nothing about them (their groups) read yet."""
+    return type(user).objects.get(pk=user.pk)
+
+
 def statement_table(sql: str) -> str:
     """The table a statement reads (its outermost FROM's first): what names it in the breakdown."""
     depth = 0
@@ -101,7 +106,7 @@ def statement_table(sql: str) -> str:
         depth += (character == "(") - (character == ")")
         if depth == 0 and sql.startswith(" FROM ", position):
             return sql[position + 6:].split()[0].strip('"')
-    return sql.split()[0]
+    return sql.split(" FROM ", 1)[-1].split()[0].strip('"') + " (union)"
 
 
 def breakdown(user, texts: list[str]) -> None:
@@ -119,10 +124,11 @@ def breakdown(user, texts: list[str]) -> None:
         finally:
             spent[-1].setdefault(statement_table(sql), []).append((time.perf_counter() - started) * 1000)
 
-    with connection.execute_wrapper(timed):
-        for text in texts:
-            spent.append({})
-            search.search_steps(user, text + " for the breakdown")
+    for text in texts:
+        viewer = signed_in(user)
+        spent.append({})
+        with connection.execute_wrapper(timed):
+            search.search_steps(viewer, text + " for the breakdown")
     tables = sorted({table for search_spent in spent for table in search_spent},
                     key=lambda table: -statistics.median(sum(search_spent.get(table, [0])) for search_spent in spent))
     for table in tables:
@@ -148,12 +154,14 @@ def measure(queries: int, statements: bool) -> None:
         for text in texts:
             scope = search.scoped_trajectories(user, filters)
             for name, call in (
-                    ("keyword", lambda: search.keyword_ranking(search.query_terms(text), scope, user,
-                                                               filters == search.SearchFilters())),
-                    ("meaning", lambda: search.meaning_ranking(text + " again", scope, filters == search.SearchFilters())),
-                    ("whole search", lambda: search.search_steps(user, text + " once more", filters))):
+                    ("keyword", lambda viewer: search.keyword_ranking(search.query_terms(text), scope, viewer,
+                                                                      filters == search.SearchFilters())),
+                    ("meaning", lambda _: search.meaning_ranking(text + " again", scope,
+                                                                 filters == search.SearchFilters())),
+                    ("whole search", lambda viewer: search.search_steps(viewer, text + " once more", filters))):
+                viewer = signed_in(user)
                 started = time.perf_counter()
-                call()
+                call(viewer)
                 times[name].append((time.perf_counter() - started) * 1000)
         for name, values in times.items():
             print(f"{label}\t{name}\tp50 {statistics.median(values):.0f} ms\tp95 {percentile(values, 0.95):.0f} ms"
