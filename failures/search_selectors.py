@@ -162,17 +162,14 @@ def full_text_matches(terms: tuple[str, ...], scope: QuerySet[Trajectory], user,
                 break
             found.setdefault(key, 0.0)
     yield from ((trajectory_id, index, rank) for (trajectory_id, index), rank in found.items())
-    # Final answers, then notes, in one statement.
     answer = SearchVector(_markup_as_words("final_answer"), config=SEARCH_CONFIG)
+    yield from (scope.annotate(answer=answer).filter(answer=any_word)
+                .annotate(rank=SearchRank(answer, any_word), last=_last_index())
+                .values_list("pk", "last", "rank")[:KEYWORD_CANDIDATES])
     note = SearchVector(_markup_as_words("note"), config=SEARCH_CONFIG)
-    answers = (scope.annotate(answer=answer).filter(answer=any_word)
-               .annotate(rank=SearchRank(answer, any_word), last=_last_index(), part=Value(1))
-               .values_list("pk", "last", "rank", "part")[:KEYWORD_CANDIDATES])
-    notes = (visible_attributions(user).filter(trajectory__in=scope, step_index__isnull=False)
-             .annotate(words=note).filter(words=any_word).annotate(rank=SearchRank(note, any_word), part=Value(2))
-             .values_list("trajectory_id", "step_index", "rank", "part")[:KEYWORD_CANDIDATES])
-    yield from ((trajectory_id, index, rank) for trajectory_id, index, rank, _
-                in answers.union(notes, all=True).order_by("part"))
+    yield from (visible_attributions(user).filter(trajectory__in=scope, step_index__isnull=False)
+                .annotate(words=note).filter(words=any_word).annotate(rank=SearchRank(note, any_word))
+                .values_list("trajectory_id", "step_index", "rank")[:KEYWORD_CANDIDATES])
 
 
 def _last_index() -> Subquery:
@@ -234,7 +231,7 @@ def search_steps(user, query: str, filters: SearchFilters = SearchFilters()) -> 
 def _hits(query, ranked, terms, by_words, similarity, user) -> list[StepHit]:
     if not ranked:
         return []
-    indexes: dict[int, list[int]] = {}
+    indexes: dict[int, list[int]] = {}  # trajectory id → its steps' indexes among the results
     for trajectory_id, index in ranked:
         indexes.setdefault(trajectory_id, []).append(index)
     wanted = reduce(operator.or_, (Q(trajectory_id=trajectory_id, index__in=chosen)
@@ -243,11 +240,11 @@ def _hits(query, ranked, terms, by_words, similarity, user) -> list[StepHit]:
     texts = {(trajectory_id, index): dict(zip(STEP_TEXTS, values)) for trajectory_id, index, *values
              in Step.objects.filter(wanted).order_by().annotate(**heads).values_list("trajectory_id", "index", *heads)}
     notes: dict[tuple[int, int], list[str]] = {}
-    for trajectory_id, index, note in (visible_attributions(user).filter(trajectory_id__in=indexes)
+    for trajectory_id, index, note in (visible_attributions(user).filter(trajectory_id__in=list(indexes))
                                        .exclude(note="").values_list("trajectory_id", "step_index", "note")):
         notes.setdefault((trajectory_id, index), []).append(note)
     trajectories = (Trajectory.objects.select_related("run", "task").annotate(last_step=_last_index()).order_by()
-                    .in_bulk(indexes))
+                    .in_bulk(list(indexes)))
     hits = []
     for key in ranked:
         trajectory = trajectories[key[0]]
