@@ -94,33 +94,31 @@ def _is_everything(filters: SearchFilters) -> bool:
 
 @lru_cache(maxsize=1)
 def _all_vectors(version: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every stored vector, kept in memory as float32 while the vectors' version (`StepVectorsVersion`, read before
-    them) stays the same: converting them for each query cost more than the search (1.5 KB a step, 150 MB at
-    100,000)."""
-    return _vectors(StepVector.objects.all())
-
-
-def _vectors(rows: QuerySet[StepVector]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    steps, trajectories, vectors = [], [], []
-    for step_id, trajectory_id, vector in rows.order_by("step_id").values_list("step_id", "trajectory_id", "vector"):
-        steps.append(step_id)
+    """Every stored vector with its step's trajectory and index, kept in memory as float32 while the vectors'
+    version (`StepVectorsVersion`, read before them; a step's move changes it too) stays the same: converting
+    them for each query cost more than the search (1.5 KB a step, 150 MB at 100,000)."""
+    trajectories, indexes, vectors = [], [], []
+    for trajectory_id, index, vector in (StepVector.objects.order_by("step_id")
+                                         .values_list("step__trajectory_id", "step__index", "vector")):
         trajectories.append(trajectory_id)
+        indexes.append(index)
         vectors.append(bytes(vector))
     matrix = (dequantize(np.frombuffer(b"".join(vectors), dtype=np.int8).reshape(len(vectors), -1)) if vectors
               else np.zeros((0, 1), dtype=np.float32))
-    return np.array(steps, dtype=np.int64), np.array(trajectories, dtype=np.int64), matrix
+    return np.array(trajectories, dtype=np.int64), np.array(indexes, dtype=np.int64), matrix
 
 
-def meaning_ranking(query: str, scope: QuerySet[Trajectory], everything: bool) -> dict[int, float]:
-    """Step id → cosine, for the LIMIT steps in scope nearest the query, nearest first."""
-    steps, trajectories, matrix = _all_vectors(StepVectorsVersion.objects.values_list("stamp", flat=True).first())
-    if not len(steps):
+def meaning_ranking(query: str, scope: QuerySet[Trajectory], everything: bool) -> dict[tuple[int, int], float]:
+    """(trajectory id, step index) → cosine, for the LIMIT steps in scope nearest the query, nearest first."""
+    trajectories, indexes, matrix = _all_vectors(StepVectorsVersion.objects.values_list("stamp", flat=True).first())
+    if not len(trajectories):
         return {}
     if not everything:
         inside = np.isin(trajectories, np.fromiter(scope.order_by().values_list("pk", flat=True), dtype=np.int64))
-        steps, matrix = steps[inside], matrix[inside]
+        trajectories, indexes, matrix = trajectories[inside], indexes[inside], matrix[inside]
     query_vector = sentence_encoder().encode([query])[0]
-    return {int(steps[row]): cosine for row, cosine in nearest(query_vector, matrix, LIMIT)}
+    return {(int(trajectories[row]), int(indexes[row])): cosine
+            for row, cosine in nearest(query_vector, matrix, LIMIT)}
 
 
 def keyword_ranking(terms: tuple[str, ...], scope: QuerySet[Trajectory], user,
@@ -219,12 +217,8 @@ def search_steps(user, query: str, filters: SearchFilters = SearchFilters()) -> 
     terms = query_terms(query)
     everything = _is_everything(filters)
     by_words = keyword_ranking(terms, scope, user, everything)
-    by_meaning = meaning_ranking(query, scope, everything)
-    # Read into dicts and sets, unordered: a step's default order joins its trajectory's run and task.
-    keys = {pk: (trajectory_id, index) for pk, trajectory_id, index
-            in Step.objects.filter(pk__in=by_meaning).order_by().values_list("pk", "trajectory_id", "index")}
-    similarity = {keys[pk]: cosine for pk, cosine in by_meaning.items() if pk in keys}
-    ranked = fuse(list(by_words), sorted(similarity, key=lambda key: -similarity[key]))[:LIMIT]
+    similarity = meaning_ranking(query, scope, everything)
+    ranked = fuse(list(by_words), list(similarity))[:LIMIT]
     return _hits(query, ranked, terms, by_words, similarity, user)
 
 
@@ -237,6 +231,7 @@ def _hits(query, ranked, terms, by_words, similarity, user) -> list[StepHit]:
     wanted = reduce(operator.or_, (Q(trajectory_id=trajectory_id, index__in=chosen)
                                    for trajectory_id, chosen in indexes.items()))
     heads = {f"{field}_head": Substr(field, 1, TEXT_HEAD) for field in STEP_TEXTS}
+    # Read into dicts, unordered: a step's default order joins its trajectory's run and task.
     texts = {(trajectory_id, index): dict(zip(STEP_TEXTS, values)) for trajectory_id, index, *values
              in Step.objects.filter(wanted).order_by().annotate(**heads).values_list("trajectory_id", "index", *heads)}
     notes: dict[tuple[int, int], list[str]] = {}

@@ -75,24 +75,29 @@ def test_the_vectors_in_memory_are_read_again_after_every_write_and_only_then(co
     assert _meaning("a robot check")[1]
     assert not _meaning("a robot check")[1]  # nothing written since
     TrajectoryFactory().delete()  # a cascade that finds no vectors changes nothing
+    Step.objects.filter(trajectory=failed).update(reasoning="Done")  # nor does a step's text
     assert not _meaning("a robot check")[1]
 
-    added = StepFactory(trajectory=passed, index=2, reasoning="Paying for the sofa with a card")
+    StepFactory(trajectory=passed, index=2, reasoning="Paying for the sofa with a card")
     index_step_vectors()
     ranking, read = _meaning("paid by credit card")
-    assert read and next(iter(ranking)) == added.pk
+    assert read and next(iter(ranking)) == (passed.pk, 2)
+
+    Step.objects.filter(trajectory=passed, index=2).update(index=5)  # the steps' keys are kept with the vectors
+    ranking, read = _meaning("paid by credit card")
+    assert read and next(iter(ranking)) == (passed.pk, 5)
 
     passed.delete()  # its steps' vectors go by cascade
     ranking, read = _meaning("paid by credit card")
-    assert read and added.pk not in ranking and set(ranking) == set(failed.steps.values_list("pk", flat=True))
+    assert read and set(ranking) == {(failed.pk, 1), (failed.pk, 2), (failed.pk, 3)}
 
     # Re-indexed: as many vectors as before and the same last step, but one of them new.
-    rained = failed.steps.get(index=1)
-    Step.objects.filter(pk=rained.pk).update(action="", reasoning="The forecast says heavy rain all day tomorrow")
+    Step.objects.filter(trajectory=failed, index=1).update(
+        action="", reasoning="The forecast says heavy rain all day tomorrow")
     StepVector.objects.all().delete()
     index_step_vectors()
     ranking, read = _meaning("a wet and stormy day ahead")
-    assert read and next(iter(ranking)) == rained.pk
+    assert read and next(iter(ranking)) == (failed.pk, 1)
     assert not _meaning("a wet and stormy day ahead")[1]
 
 
