@@ -175,8 +175,9 @@ class StepVector(models.Model):
 class StepVectorsVersion(models.Model):
     """One row whose stamp changes in the same transaction as every write to the step vectors (inserts,
     updates, deletes, cascades and bulk writes alike: triggers on their table, migration
-    step_vectors_version), so that a search knows by reading one row whether its in-memory copy of the
-    vectors is current where counting them took tens of milliseconds. A stamp is never given twice (a
+    step_vectors_version) and as a step with a vector changing its index or trajectory, so that a search
+    knows by reading one row whether its in-memory copy of the vectors and their steps' keys is current
+    where counting them took tens of milliseconds. A stamp is never given twice (a
     sequence's next value on PostgreSQL, a random 64-bit one on SQLite), a rolled-back write's included.
     No row until the vectors are first written."""
 
