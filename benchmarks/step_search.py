@@ -12,6 +12,7 @@ are vacuumed and analyzed before the queries, as autovacuum would have done on a
 
     .venv/bin/python benchmarks/step_search.py [--steps 100000] [--queries 40]
         [--postgres-url postgres://postgres@127.0.0.1:5432/postgres --database trajscope_bench_search [--keep]]
+        [--statements]
 """
 
 import argparse
@@ -93,7 +94,51 @@ def generate(steps: int, seed: int) -> None:
     print(f"generated {count * STEPS_PER_TRAJECTORY} steps in {time.perf_counter() - started:.1f} s")
 
 
-def measure(queries: int) -> None:
+def signed_in(user):
+    """The user as a request would carry it: read afresh, nothing about them (their groups) read yet."""
+    return type(user).objects.get(pk=user.pk)
+
+
+def statement_table(sql: str) -> str:
+    """The table a statement reads (its outermost FROM's first): what names it in the breakdown."""
+    depth = 0
+    for position, character in enumerate(sql):
+        depth += (character == "(") - (character == ")")
+        if depth == 0 and sql.startswith(" FROM ", position):
+            return sql[position + 6:].split()[0].strip('"')
+    return sql.split(" FROM ", 1)[-1].split()[0].strip('"') + " (union)"
+
+
+def breakdown(user, texts: list[str]) -> None:
+    """Median time and count per search of the whole search's SQL statements over all runs, by table read."""
+    from django.db import connection
+
+    from failures import search_selectors as search
+
+    spent: list[dict[str, list[float]]] = []
+
+    def timed(execute, sql, params, many, context):
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            spent[-1].setdefault(statement_table(sql), []).append((time.perf_counter() - started) * 1000)
+
+    for text in texts:
+        viewer = signed_in(user)
+        spent.append({})
+        with connection.execute_wrapper(timed):
+            search.search_steps(viewer, text + " for the breakdown")
+    tables = sorted({table for search_spent in spent for table in search_spent},
+                    key=lambda table: -statistics.median(sum(search_spent.get(table, [0])) for search_spent in spent))
+    for table in tables:
+        print(f"statements\t{table}\tmedian {statistics.median(sum(one.get(table, [0])) for one in spent):.1f} ms"
+              f"\t{statistics.median(len(one.get(table, [])) for one in spent):.0f} a search")
+    print(f"statements\tall\tmedian {statistics.median(sum(map(sum, one.values())) for one in spent):.1f} ms"
+          f"\t{statistics.median(sum(map(len, one.values())) for one in spent):.0f} a search")
+
+
+def measure(queries: int, statements: bool) -> None:
     from failures import search_selectors as search
     from tests.factories import UserFactory
     from trajectories.models import AgentRun
@@ -109,16 +154,20 @@ def measure(queries: int) -> None:
         for text in texts:
             scope = search.scoped_trajectories(user, filters)
             for name, call in (
-                    ("keyword", lambda: search.keyword_ranking(search.query_terms(text), scope, user,
-                                                               filters == search.SearchFilters())),
-                    ("meaning", lambda: search.meaning_ranking(text + " again", scope, filters == search.SearchFilters())),
-                    ("whole search", lambda: search.search_steps(user, text + " once more", filters))):
+                    ("keyword", lambda viewer: search.keyword_ranking(search.query_terms(text), scope, viewer,
+                                                                      filters == search.SearchFilters())),
+                    ("meaning", lambda _: search.meaning_ranking(text + " again", scope,
+                                                                 filters == search.SearchFilters())),
+                    ("whole search", lambda viewer: search.search_steps(viewer, text + " once more", filters))):
+                viewer = signed_in(user)
                 started = time.perf_counter()
-                call()
+                call(viewer)
                 times[name].append((time.perf_counter() - started) * 1000)
         for name, values in times.items():
             print(f"{label}\t{name}\tp50 {statistics.median(values):.0f} ms\tp95 {percentile(values, 0.95):.0f} ms"
                   f"\t({len(values)} queries)")
+    if statements:
+        breakdown(user, texts)
 
 
 def main() -> None:
@@ -129,6 +178,8 @@ def main() -> None:
     parser.add_argument("--postgres-url", default="")
     parser.add_argument("--database", default="trajscope_bench_search")
     parser.add_argument("--keep", action="store_true", help="PostgreSQL: search the steps a previous run generated")
+    parser.add_argument("--statements", action="store_true",
+                        help="then the whole search's SQL statements over all runs: median time and count a search")
     args = parser.parse_args()
     if args.postgres_url:
         url = recreate_database(args.postgres_url, args.database, keep=args.keep)
@@ -151,7 +202,7 @@ def main() -> None:
 
         with connection.cursor() as cursor:  # as autovacuum would have by now, where it is on
             cursor.execute("VACUUM ANALYZE")
-    measure(args.queries)
+    measure(args.queries, args.statements)
 
 
 if __name__ == "__main__":

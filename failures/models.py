@@ -172,6 +172,21 @@ class StepVector(models.Model):
         return f"vector of {self.step_id}"
 
 
+class StepVectorsVersion(models.Model):
+    """One row whose stamp changes in the same transaction as every write to the step vectors (inserts,
+    updates, deletes, cascades and bulk writes alike: triggers on their table, migration
+    step_vectors_version) and as a step with a vector changing its index or trajectory, so that a search
+    knows by reading one row whether its in-memory copy of the vectors and their steps' keys is current
+    where counting them took tens of milliseconds. A stamp is never given twice (a
+    sequence's next value on PostgreSQL, a random 64-bit one on SQLite), a rolled-back write's included.
+    No row until the vectors are first written."""
+
+    stamp = models.BigIntegerField()
+
+    def __str__(self):
+        return f"step vectors version {self.stamp}"
+
+
 class StepDocument(models.Model):
     """A step's own words (reasoning, action, typed text) for PostgreSQL full-text search
     (`failures.search_selectors`), written with its page's (`StepPageDocument`) by a trigger on every insert

@@ -11,7 +11,7 @@ import numpy as np
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 from django.db import connection
-from django.db.models import Count, F, Func, Max, OuterRef, Q, QuerySet, Subquery, TextField, Value
+from django.db.models import F, Func, OuterRef, Q, QuerySet, Subquery, TextField, Value, prefetch_related_objects
 from django.db.models.functions import Substr
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -21,7 +21,7 @@ from judges.embeddings import sentence_encoder
 from trajectories.models import AgentRun, Step, Task, Trajectory
 
 from .selectors import failure_type_choices
-from .models import AttributionSource, FailureAttribution, SourceKind, StepDocument, StepVector
+from .models import AttributionSource, FailureAttribution, SourceKind, StepDocument, StepVector, StepVectorsVersion
 from .step_search import Snippet, dequantize, fuse, matched_terms, nearest, query_terms, snippet
 
 LIMIT = 50
@@ -93,34 +93,32 @@ def _is_everything(filters: SearchFilters) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _all_vectors(count: int, last: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every stored vector, kept in memory as float32 while the set of vectors stays the same (its count and
-    last): converting them for each query cost more than the search (1.5 KB a step, 150 MB at 100,000)."""
-    return _vectors(StepVector.objects.all())
-
-
-def _vectors(rows: QuerySet[StepVector]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    steps, trajectories, vectors = [], [], []
-    for step_id, trajectory_id, vector in rows.order_by("step_id").values_list("step_id", "trajectory_id", "vector"):
-        steps.append(step_id)
+def _all_vectors(version: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every stored vector with its step's trajectory and index, kept in memory as float32 while the vectors'
+    version (`StepVectorsVersion`, read before them; a step's move changes it too) stays the same: converting
+    them for each query cost more than the search (1.5 KB a step, 150 MB at 100,000)."""
+    trajectories, indexes, vectors = [], [], []
+    for trajectory_id, index, vector in (StepVector.objects.order_by("step_id")
+                                         .values_list("step__trajectory_id", "step__index", "vector")):
         trajectories.append(trajectory_id)
+        indexes.append(index)
         vectors.append(bytes(vector))
     matrix = (dequantize(np.frombuffer(b"".join(vectors), dtype=np.int8).reshape(len(vectors), -1)) if vectors
               else np.zeros((0, 1), dtype=np.float32))
-    return np.array(steps, dtype=np.int64), np.array(trajectories, dtype=np.int64), matrix
+    return np.array(trajectories, dtype=np.int64), np.array(indexes, dtype=np.int64), matrix
 
 
-def meaning_ranking(query: str, scope: QuerySet[Trajectory], everything: bool) -> dict[int, float]:
-    """Step id → cosine, for the LIMIT steps in scope nearest the query, nearest first."""
-    stored = StepVector.objects.aggregate(count=Count("pk"), last=Max("step_id"))
-    if not stored["count"]:
+def meaning_ranking(query: str, scope: QuerySet[Trajectory], everything: bool) -> dict[tuple[int, int], float]:
+    """(trajectory id, step index) → cosine, for the LIMIT steps in scope nearest the query, nearest first."""
+    trajectories, indexes, matrix = _all_vectors(StepVectorsVersion.objects.values_list("stamp", flat=True).first())
+    if not len(trajectories):
         return {}
-    steps, trajectories, matrix = _all_vectors(stored["count"], stored["last"])
     if not everything:
-        inside = np.isin(trajectories, np.fromiter(scope.values_list("pk", flat=True), dtype=np.int64))
-        steps, matrix = steps[inside], matrix[inside]
+        inside = np.isin(trajectories, np.fromiter(scope.order_by().values_list("pk", flat=True), dtype=np.int64))
+        trajectories, indexes, matrix = trajectories[inside], indexes[inside], matrix[inside]
     query_vector = sentence_encoder().encode([query])[0]
-    return {int(steps[row]): cosine for row, cosine in nearest(query_vector, matrix, LIMIT)}
+    return {(int(trajectories[row]), int(indexes[row])): cosine
+            for row, cosine in nearest(query_vector, matrix, LIMIT)}
 
 
 def keyword_ranking(terms: tuple[str, ...], scope: QuerySet[Trajectory], user,
@@ -153,7 +151,10 @@ def full_text_matches(terms: tuple[str, ...], scope: QuerySet[Trajectory], user,
              in documents.filter(words=any_word).annotate(rank=SearchRank(F("words"), any_word))
              .order_by("-rank", "step_id").values_list("trajectory_id", "index", "rank")[:KEYWORD_CANDIDATES]}
     on_pages, room = documents.exclude(words=any_word), KEYWORD_CANDIDATES - len(found)
-    for tier in (on_pages.filter(page__words=every_word), on_pages.filter(page__words=any_word)):
+    # With one word, holding any is holding every: the second tier would only repeat the first.
+    for tier in (on_pages.filter(page__words=every_word), on_pages.filter(page__words=any_word))[:len(terms)]:
+        if len(found) == KEYWORD_CANDIDATES:
+            break
         for key in tier.values_list("trajectory_id", "index")[:room]:
             if len(found) == KEYWORD_CANDIDATES:
                 break
@@ -210,33 +211,35 @@ def search_steps(user, query: str, filters: SearchFilters = SearchFilters()) -> 
     query = query.strip()
     if not query:
         return []
+    if user.is_authenticated:  # the role is asked for the notes searched and again for those shown: read once
+        prefetch_related_objects([user], "groups")
     scope = scoped_trajectories(user, filters)
     terms = query_terms(query)
     everything = _is_everything(filters)
     by_words = keyword_ranking(terms, scope, user, everything)
-    by_meaning = meaning_ranking(query, scope, everything)
-    keys = {pk: (trajectory_id, index) for pk, trajectory_id, index
-            in Step.objects.filter(pk__in=by_meaning).values_list("pk", "trajectory_id", "index")}
-    similarity = {keys[pk]: cosine for pk, cosine in by_meaning.items() if pk in keys}
-    ranked = fuse(list(by_words), sorted(similarity, key=lambda key: -similarity[key]))[:LIMIT]
+    similarity = meaning_ranking(query, scope, everything)
+    ranked = fuse(list(by_words), list(similarity))[:LIMIT]
     return _hits(query, ranked, terms, by_words, similarity, user)
 
 
 def _hits(query, ranked, terms, by_words, similarity, user) -> list[StepHit]:
     if not ranked:
         return []
-    wanted = Q()
+    indexes: dict[int, list[int]] = {}  # trajectory id → its steps' indexes among the results
     for trajectory_id, index in ranked:
-        wanted |= Q(trajectory_id=trajectory_id, index=index)
+        indexes.setdefault(trajectory_id, []).append(index)
+    wanted = reduce(operator.or_, (Q(trajectory_id=trajectory_id, index__in=chosen)
+                                   for trajectory_id, chosen in indexes.items()))
     heads = {f"{field}_head": Substr(field, 1, TEXT_HEAD) for field in STEP_TEXTS}
+    # Read into dicts, unordered: a step's default order joins its trajectory's run and task.
     texts = {(trajectory_id, index): dict(zip(STEP_TEXTS, values)) for trajectory_id, index, *values
-             in Step.objects.filter(wanted).annotate(**heads).values_list("trajectory_id", "index", *heads)}
+             in Step.objects.filter(wanted).order_by().annotate(**heads).values_list("trajectory_id", "index", *heads)}
     notes: dict[tuple[int, int], list[str]] = {}
-    for trajectory_id, index, note in (visible_attributions(user).filter(trajectory_id__in={key[0] for key in ranked})
+    for trajectory_id, index, note in (visible_attributions(user).filter(trajectory_id__in=list(indexes))
                                        .exclude(note="").values_list("trajectory_id", "step_index", "note")):
         notes.setdefault((trajectory_id, index), []).append(note)
-    trajectories = (Trajectory.objects.select_related("run", "task").annotate(last_step=_last_index())
-                    .in_bulk({key[0] for key in ranked}))
+    trajectories = (Trajectory.objects.select_related("run", "task").annotate(last_step=_last_index()).order_by()
+                    .in_bulk(list(indexes)))
     hits = []
     for key in ranked:
         trajectory = trajectories[key[0]]

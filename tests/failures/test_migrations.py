@@ -45,3 +45,27 @@ def test_steps_already_stored_get_their_words_and_new_ones_get_them_as_written(m
     assert StepDocument.objects.get(index=2).words == "'done':2 'stop':1"
     migrate(BEFORE)
     assert "failures_stepdocument" not in connection.introspection.table_names()
+
+
+def test_the_step_vectors_version_follows_writes_and_goes_with_its_migration(migrate):
+    old = migrate([("failures", "0007_attribution_jobs")])
+    AgentRun, Task, Trajectory, Step = (old.get_model("trajectories", name)
+                                         for name in ("AgentRun", "Task", "Trajectory", "Step"))
+    trajectory = Trajectory.objects.create(run=AgentRun.objects.create(name="logs"),
+                                           task=Task.objects.create(benchmark="webarena", task_id="3", intent="x"))
+    step = Step.objects.create(trajectory=trajectory, index=1, action="click [4]")
+    old.get_model("failures", "StepVector").objects.create(step_id=step.pk, trajectory_id=trajectory.pk,
+                                                           vector=bytes(384))
+
+    new = migrate([("failures", "0008_step_vectors_version")])
+
+    Version, StepVector = new.get_model("failures", "StepVectorsVersion"), new.get_model("failures", "StepVector")
+    assert not Version.objects.exists()  # no write yet: the first search reads the vectors whatever the stamp
+    StepVector.objects.filter(step_id=step.pk).update(vector=bytes(range(128)) * 3)
+    assert Version.objects.get().stamp
+    migrate([("failures", "0007_attribution_jobs")])
+    assert "failures_stepvectorsversion" not in connection.introspection.table_names()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT to_regclass('failures_stepvectorsversion_stamp')")
+        assert cursor.fetchone() == (None,)  # the sequence went with its table
+    StepVector.objects.filter(step_id=step.pk).delete()  # no trigger left to fail

@@ -1,12 +1,13 @@
 """Search of steps across a collection, with the shipped sentence model."""
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from failures import search_selectors
 from failures.models import (AttributionSource, FailureAttribution, SourceKind, StepDocument, StepPageDocument,
-                             StepVector)
+                             StepVector, StepVectorsVersion)
 from failures.search_selectors import SearchFilters, search_filters, search_steps
 from failures.services.annotations import record_failure_annotation
 from failures.services.step_vectors import index_step_vectors
@@ -55,6 +56,74 @@ def test_a_finished_import_asks_a_worker_for_its_steps_vectors(collection, djang
     with django_capture_on_commit_callbacks(execute=True):
         ImportJobFactory(status=ImportJob.Status.DONE)
     assert StepVector.objects.count() == 4
+
+
+def _meaning(query):
+    """The meaning half over every step, and whether it read the stored vectors to answer."""
+    with CaptureQueriesContext(connection) as queries:
+        ranking = search_selectors.meaning_ranking(query, Trajectory.objects.all(), everything=True)
+    return ranking, any('FROM "failures_stepvector"' in query["sql"] for query in queries)
+
+
+def _stamp():
+    return StepVectorsVersion.objects.values_list("stamp", flat=True).first()
+
+
+def test_the_vectors_in_memory_are_read_again_after_every_write_and_only_then(collection):
+    failed, passed = collection
+    index_step_vectors()
+    assert _meaning("a robot check")[1]
+    assert not _meaning("a robot check")[1]  # nothing written since
+    TrajectoryFactory().delete()  # a cascade that finds no vectors changes nothing
+    Step.objects.filter(trajectory=failed).update(reasoning="Done")  # nor does a step's text
+    assert not _meaning("a robot check")[1]
+
+    StepFactory(trajectory=passed, index=2, reasoning="Paying for the sofa with a card")
+    index_step_vectors()
+    ranking, read = _meaning("paid by credit card")
+    assert read and next(iter(ranking)) == (passed.pk, 2)
+
+    Step.objects.filter(trajectory=passed, index=2).update(index=5)  # the steps' keys are kept with the vectors
+    ranking, read = _meaning("paid by credit card")
+    assert read and next(iter(ranking)) == (passed.pk, 5)
+
+    passed.delete()  # its steps' vectors go by cascade
+    ranking, read = _meaning("paid by credit card")
+    assert read and set(ranking) == {(failed.pk, 1), (failed.pk, 2), (failed.pk, 3)}
+
+    # Re-indexed: as many vectors as before and the same last step, but one of them new.
+    Step.objects.filter(trajectory=failed, index=1).update(
+        action="", reasoning="The forecast says heavy rain all day tomorrow")
+    StepVector.objects.all().delete()
+    index_step_vectors()
+    ranking, read = _meaning("a wet and stormy day ahead")
+    assert read and next(iter(ranking)) == (failed.pk, 1)
+    assert not _meaning("a wet and stormy day ahead")[1]
+
+
+def test_the_vectors_version_changes_with_updates_and_never_repeats_a_rolled_back_one(collection):
+    index_step_vectors()
+    first = _stamp()
+    StepVector.objects.filter(step__index=1).update(vector=bytes(384))
+    updated = _stamp()
+    assert updated not in (None, first)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        StepVector.objects.all().delete()
+        rolled_back = _stamp()
+        raise RuntimeError
+    assert _stamp() == updated
+    StepVector.objects.filter(step__index=2).delete()
+    assert _stamp() not in (first, updated, rolled_back)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite has no TRUNCATE")
+def test_emptying_the_vectors_table_changes_the_version(collection):
+    index_step_vectors()
+    before = _stamp()
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the steps' deferred checks, run before a TRUNCATE
+        cursor.execute("TRUNCATE failures_stepvector")
+    assert _stamp() != before
 
 
 def test_keyword_and_meaning_both_find_steps_the_shared_word_first(collection):
