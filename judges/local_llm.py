@@ -27,6 +27,7 @@ class Reply:
     headers: dict = field(default_factory=dict)
     prompt_tokens: int = 100
     completion_tokens: int = 20
+    finish_reason: str = "stop"
 
 
 _NUMBERED = re.compile(r"^(\d+)\. ", re.M)
@@ -170,7 +171,8 @@ class LocalLLMServer:
                         "created": int(time.time()),
                         "model": request.get("model", ""),
                         "choices": [
-                            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                            {"index": 0, "message": {"role": "assistant", "content": content},
+                             "finish_reason": reply.finish_reason}
                         ],
                         "usage": {
                             "prompt_tokens": reply.prompt_tokens,

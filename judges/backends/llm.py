@@ -59,6 +59,9 @@ DEFAULTS = {
     "burst": 16,
     "redis_url": "",
     "structured_output": "auto",
+    # Sent as `max_tokens` when above 0: a model that does not stop (a small one asked without a schema)
+    # otherwise writes until its context is full, minutes a request on a CPU.
+    "max_answer_tokens": 0,
     "batch_size": 20,
     "prices": {},
     "screenshots": True,
@@ -211,6 +214,10 @@ class OpenAIBackend(Backend):
         if self.options["structured_output"] not in STRUCTURED_OUTPUT:
             raise ValueError(f"options.structured_output must be one of {', '.join(STRUCTURED_OUTPUT)}, "
                              f"not {self.options['structured_output']!r}")
+        limit = self.options["max_answer_tokens"]
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ValueError(f"options.max_answer_tokens must be a whole number of tokens (0: no limit), "
+                             f"not {limit!r}")
         self._client = openai.OpenAI(
             base_url=spec.base_url or None,
             api_key=spec.api_key or "no-key",
@@ -414,6 +421,9 @@ class OpenAIBackend(Backend):
                 reading = schema.parse(kind, content, bounds)
                 answer = read(reading.value)
             except MalformedAnswer as error:
+                if response.choices and response.choices[0].finish_reason == "length":
+                    error = MalformedAnswer(f"{error} (the answer stopped at the limit of "
+                                            f"{self.options['max_answer_tokens'] or 'the endpoint'} tokens)")
                 if repairs:
                     return self._failed(f"malformed answer after one repair request: {error}", usage, started,
                                         repairs, mode)
@@ -451,6 +461,8 @@ class OpenAIBackend(Backend):
     def _send(self, messages: list[dict], usage: dict, kind: str, bounds: dict | None, mode: str):
         answer_format = response_format(mode, kind, bounds)
         extra = {"response_format": answer_format} if answer_format else {}
+        if self.options["max_answer_tokens"]:
+            extra["max_tokens"] = self.options["max_answer_tokens"]
         if self._rate_limit:
             self._rate_limit.acquire()
         with self._slots:

@@ -23,8 +23,9 @@ pytestmark = [pytest.mark.django_db, pytest.mark.local_model]
 
 METRICS = ("step_success", "recovery", "repetitiveness", "element_accuracy", "partial_success", "grounded",
            "relevant", "correct", "success", "check_success", "plan_step_success", "key_node_completion")
-# One request at a time (the server answers one at a time), each given the time a 2-core machine needs.
-OPTIONS = {"concurrency": 1, "timeout": 300, "max_retries": 1, "screenshots": False}
+# One request at a time (the server answers one at a time), each given the time a 2-core machine needs, and
+# answers bounded: asked without a schema, the model may write until its context is full.
+OPTIONS = {"concurrency": 1, "timeout": 300, "max_retries": 1, "screenshots": False, "max_answer_tokens": 512}
 
 
 @pytest.fixture(scope="session")

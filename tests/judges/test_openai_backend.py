@@ -95,6 +95,29 @@ def test_an_answer_still_malformed_after_the_repair_is_an_error(openai_config, l
     assert JudgeDecision.objects.get(pk=verdict.decision_id).calls == 2
 
 
+def test_an_answer_limit_is_sent_and_an_answer_cut_by_it_is_an_error_that_says_so(llm_server):
+    config = JudgeConfigFactory(name="bounded", backend="openai", model="m", base_url=llm_server.base_url,
+                                options={**FAST_RETRIES, "max_answer_tokens": 30})
+    cut = Reply('{"score": 1, "rationale": "The gold step clicks the REPORTS link and the agent', finish_reason="length")
+    llm_server.queue(cut, cut)
+    verdict = get_judge(config).step_equivalent(GOLD, AGENT)
+    assert verdict.score is None
+    assert verdict.error.startswith("malformed answer after one repair request: ")
+    assert verdict.error.endswith(" (the answer stopped at the limit of 30 tokens)")
+    assert [request["max_tokens"] for request in llm_server.requests] == [30, 30]
+
+
+def test_without_an_answer_limit_none_is_sent(openai_config, llm_server):
+    assert get_judge(openai_config).step_equivalent(GOLD, AGENT).error == ""
+    assert "max_tokens" not in llm_server.requests[0]
+
+
+@pytest.mark.parametrize("limit", [-1, 2.5, "100", True])
+def test_an_answer_limit_that_is_no_whole_number_of_tokens_is_refused(limit):
+    with pytest.raises(ValueError, match=r"options.max_answer_tokens must be a whole number of tokens \(0: no limit\)"):
+        save_judge_config(JudgeConfig(name="bad", backend="openai", model="m", options={"max_answer_tokens": limit}))
+
+
 def test_identical_pairs_never_reach_the_model(openai_config, llm_server):
     judge = get_judge(openai_config)
     verdict = judge.step_equivalent(JudgeStep("Scroll down"), JudgeStep("scroll [down]"))
