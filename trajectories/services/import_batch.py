@@ -40,8 +40,6 @@ class ImportBatch:
         self._atomic = transaction.atomic()
         self._atomic.__enter__()
         self._files, self._started = 0, time.monotonic()
-        # As a single write's signal does: readers recount the run until the import refreshes its tallies.
-        RunTally.objects.filter(run=self.run).delete()
 
     def file_done(self) -> None:
         """Count a file of the open batch, and commit the batch once it is full or old enough."""
@@ -64,6 +62,10 @@ class ImportBatch:
             raise
         finally:
             self.written = []
+        # As a single write's signal does: readers recount the run until the import refreshes its tallies.
+        # Dropped once the batch's rows are seen, not inside the batch, where the dropped row would stay
+        # locked until the commit and a reader recounting the run, or another chunk's batch, would wait on it.
+        RunTally.objects.filter(run=self.run).delete()
 
     def roll_back(self, error_type, error, traceback) -> None:
         """Undo the open batch, if any, with the screenshot files of its files."""
