@@ -235,14 +235,14 @@ def _compare_parts(gold: StepParts, agent: StepParts) -> tuple[float, str]:
         element = name_similarity(gold.element_name, agent.element_name)
     role = 1.0 if _roles_compatible(gold.element_role, agent.element_role) else ROLE_MISMATCH
     has_value = gold.action_type == agent.action_type and kind in ("type", "select")
-    if has_value:
+    if has_value:  # the same action: affinity 1
         value = value_similarity(gold.value, agent.value)
         if value is None:
-            return UNKNOWN_TARGET * affinity, "One side gives no value."
+            return UNKNOWN_TARGET, "One side gives no value."
         if kind == "type" and value < 1:
             # Typed text is the step's argument: another word ("URL" for "URLs") is another text.
             value = min(value, TYPED_TEXT_DIFFERS)
-        score = min(UNKNOWN_ELEMENT if element is None else element, value) * role * affinity
+        score = min(UNKNOWN_ELEMENT if element is None else element, value) * role
         return score, f"Element {'unknown' if element is None else f'{element:.2f}'}, value {value:.2f}."
     if element is None:
         return UNKNOWN_TARGET * affinity, "One side's element could not be named."
