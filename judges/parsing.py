@@ -12,7 +12,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from trajectories.formats.actions import ParsedAction, parse_action, resolve_element_label
+from trajectories.formats.actions import parse_action, resolve_element_label
 
 from .steps import JudgeStep
 
@@ -53,17 +53,16 @@ def plain_text(text: str) -> str:
     return _plain_text_cached(text) if len(text) <= 500 else _plain_text(text)
 
 
-@lru_cache(maxsize=50_000)
-def _plain_text_cached(text: str) -> str:
-    return _plain_text(text)
-
-
 def _plain_text(text: str) -> str:
     if not text.isascii() or "\\u" in text:  # ASCII text has no glyphs but as escapes
         text = _PRIVATE_USE.sub(" ", _ICON_ESCAPE.sub(" ", text))
     text = unicodedata.normalize("NFKC", text).casefold()
     # Every run of whitespace lies within a run of non-word characters: one space is left between words.
     return _NON_WORD.sub(" ", text).strip(" .:")
+
+
+# Cached by wrapping rather than by decorating, so that mutation testing changes the function itself.
+_plain_text_cached = lru_cache(maxsize=50_000)(_plain_text)
 
 
 # --- accessibility tree ----------------------------------------------------------------------
@@ -207,10 +206,8 @@ def parse_gold_text(text: str) -> StepParts:
 # --- either side -----------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=50_000)
-def parsed(text: str) -> ParsedAction:
-    """`parse_action`, once per distinct text: a step's action enters several questions."""
-    return parse_action(text)
+# `parse_action`, once per distinct text: a step's action enters several questions.
+parsed = lru_cache(maxsize=50_000)(parse_action)
 
 
 def resolved_element(step: JudgeStep) -> tuple[str, str]:

@@ -132,8 +132,7 @@ def _with_dates_marked(text: str) -> str:
     return _DATE.sub(_date_of, text) if _DATE_HINT.search(text) else text
 
 
-@lru_cache(maxsize=50_000)
-def identifiers(text: str) -> tuple[str, ...]:
+def _identifiers(text: str) -> tuple[str, ...]:
     """The numbers a step names, in order, as they must match: dates as `yyyy-mm-dd` whatever
     their format; zero-padded numbers (order ids) digit by digit; other numbers by value
     (`1,699.50` is `1699.5`). Two steps naming different identifiers are different steps."""
@@ -145,6 +144,11 @@ def identifiers(text: str) -> tuple[str, ...]:
                 token = token.rstrip("0").rstrip(".")
         found.append(token)
     return tuple(found)
+
+
+# `identifiers`, `compare_parts` and `_parts` wrap plain functions in their caches rather than decorate
+# them: mutation testing changes only undecorated functions.
+identifiers = lru_cache(maxsize=50_000)(_identifiers)
 
 
 def different_identifiers(first: str, second: str) -> bool:
@@ -204,8 +208,7 @@ def _roles_compatible(first: str, second: str) -> bool:
     return not first or not second or first == second or any(first in g and second in g for g in ROLE_GROUPS)
 
 
-@lru_cache(maxsize=100_000)
-def compare_parts(gold: StepParts, agent: StepParts) -> tuple[float, str]:
+def _compare_parts(gold: StepParts, agent: StepParts) -> tuple[float, str]:
     """Score two structured steps; the rationale names what decided it (kept per pair of parts:
     the same elements recur across the steps of a run)."""
     pair = frozenset({gold.action_type, agent.action_type})
@@ -232,14 +235,14 @@ def compare_parts(gold: StepParts, agent: StepParts) -> tuple[float, str]:
         element = name_similarity(gold.element_name, agent.element_name)
     role = 1.0 if _roles_compatible(gold.element_role, agent.element_role) else ROLE_MISMATCH
     has_value = gold.action_type == agent.action_type and kind in ("type", "select")
-    if has_value:
+    if has_value:  # the same action: affinity 1
         value = value_similarity(gold.value, agent.value)
         if value is None:
-            return UNKNOWN_TARGET * affinity, "One side gives no value."
+            return UNKNOWN_TARGET, "One side gives no value."
         if kind == "type" and value < 1:
             # Typed text is the step's argument: another word ("URL" for "URLs") is another text.
             value = min(value, TYPED_TEXT_DIFFERS)
-        score = min(UNKNOWN_ELEMENT if element is None else element, value) * role * affinity
+        score = min(UNKNOWN_ELEMENT if element is None else element, value) * role
         return score, f"Element {'unknown' if element is None else f'{element:.2f}'}, value {value:.2f}."
     if element is None:
         return UNKNOWN_TARGET * affinity, "One side's element could not be named."
@@ -248,9 +251,14 @@ def compare_parts(gold: StepParts, agent: StepParts) -> tuple[float, str]:
     )
 
 
-@lru_cache(maxsize=20_000)
-def _parts(text: str, action_type: str, role: str, name: str, value: str) -> StepParts:
+compare_parts = lru_cache(maxsize=100_000)(_compare_parts)
+
+
+def _parts_of_fields(text: str, action_type: str, role: str, name: str, value: str) -> StepParts:
     return step_parts(JudgeStep(text=text, action_type=action_type, element_role=role, element_name=name, value=value))
+
+
+_parts = lru_cache(maxsize=20_000)(_parts_of_fields)
 
 
 def parts_of(step: dict) -> StepParts:

@@ -15,6 +15,7 @@ from judges.backends.offline import (
     grounded,
     identifiers,
     name_similarity,
+    parts_of,
     relevant,
     url_similarity,
     value_similarity,
@@ -125,6 +126,66 @@ def test_the_same_name_on_an_element_of_another_kind_costs_the_role_mismatch_fac
 
 def test_hovering_is_related_to_clicking_but_below_the_threshold():
     assert 0 < compare_parts(StepParts("click", "link", "A"), StepParts("hover", "link", "A"))[0] < 0.7
+
+
+@pytest.mark.parametrize("gold, agent, expected", [
+    # Actions that cannot stand for each other: nothing else is looked at.
+    (StepParts("click", "link", "Go"), StepParts("type", "link", "Go", "Go"), (0.0, "Different actions: click vs type.")),
+    (StepParts("go_back"), StepParts("go_forward"), (0.0, "Different actions: go_back vs go_forward.")),
+    # No target: the action alone, whatever else either side names.
+    (StepParts("go_back"), StepParts("go_back"), (1.0, "Both go_back.")),
+    (StepParts("new_tab", "link", "A"), StepParts("new_tab", "button", "B"), (1.0, "Both new_tab.")),
+    # A scroll or a key: the same direction or key as plain text (the gold's in the rationale), else nothing.
+    (StepParts("scroll", value="Down"), StepParts("scroll", value="down."), (1.0, "Same scroll Down.")),
+    (StepParts("scroll", value="down"), StepParts("scroll", value="up"), (0.0, "scroll down vs up.")),
+    (StepParts("press", value="Enter"), StepParts("press", value="enter"), (1.0, "Same press Enter.")),
+    (StepParts("press", value="Enter"), StepParts("press", value="Tab"), (0.0, "press Enter vs Tab.")),
+    # goto: the URLs' similarity (15 of 16 characters kept: ratio 30/32, rescaled from [0.6, 1]: 0.84375).
+    (StepParts("goto", value="https://www.a.com/"), StepParts("goto", value="a.com"), (1.0, "URL similarity 1.00.")),
+    (StepParts("goto", value="example.com/abcd"), StepParts("goto", value="example.com/abce"),
+     (0.84375, "URL similarity 0.84.")),
+    # stop: the answers' similarity, an answer missing on one side read as 0 ("abcd" / "abce": 0.5, as names).
+    (StepParts("stop", value="Order 12"), StepParts("stop", value="order 12."), (1.0, "Answer similarity 1.00.")),
+    (StepParts("stop", value=""), StepParts("stop", value="42"), (0.0, "Answer similarity 0.00.")),
+    (StepParts("stop", value="abcd"), StepParts("stop", value="abce"), (0.5, "Answer similarity 0.50.")),
+    # Clicking the option selects it (affinity 0.9), the select on either side: its value, else its element's name.
+    (StepParts("select", "option", "", "Year"), StepParts("click", "option", "Year"), (0.9, "Element similarity 1.00.")),
+    (StepParts("click", "option", "Year"), StepParts("select", "combobox", "Period", "Year"),
+     (0.9, "Element similarity 1.00.")),
+    (StepParts("select", "combobox", "Year"), StepParts("click", "option", "Year"), (0.9, "Element similarity 1.00.")),
+    # Hovering for clicking: affinity 0.6; an unnamed element scores 0.5, times the affinity.
+    (StepParts("click", "link", "A"), StepParts("hover", "link", "A"), (0.6, "Element similarity 1.00.")),
+    (StepParts("click", "link", ""), StepParts("click", "link", "Go"), (0.5, "One side's element could not be named.")),
+    (StepParts("click", "link", ""), StepParts("hover", "link", "Go"), (0.3, "One side's element could not be named.")),
+    # "Issues" in "Issues 40": 0.55 + 0.45 * 6 / 9 = 0.85.
+    (StepParts("click", "link", "Issues"), StepParts("click", "link", "Issues 40"), (0.85, "Element similarity 0.85.")),
+    # Typing and selecting: the value too; none on one side scores 0.5.
+    (StepParts("type", "textbox", "Search", "bose"), StepParts("type", "textbox", "Search"),
+     (0.5, "One side gives no value.")),
+    (StepParts("select", "combobox", "Period"), StepParts("select", "combobox", "Period", "Year"),
+     (0.5, "One side gives no value.")),
+    # "urls" / "url": ratio 6/7, rescaled from [0.5, 1]: 5/7; typed text that differs is capped at 0.5.
+    (StepParts("type", "textbox", "Title", "URLs"), StepParts("type", "textbox", "Title", "URL"),
+     (0.5, "Element 1.00, value 0.50.")),
+    # "years" / "year": ratio 8/9, rescaled 7/9, and a selected value is not capped.
+    (StepParts("select", "combobox", "Period", "Years"), StepParts("select", "combobox", "Period", "Year"),
+     (7 / 9, "Element 1.00, value 0.78.")),
+    # The lower of element and value: "title" / "titles", ratio 10/11, rescaled 9/11; an unnamed element 0.75.
+    (StepParts("type", "textbox", "Title", "x"), StepParts("type", "textbox", "Titles", "x"),
+     (9 / 11, "Element 0.82, value 1.00.")),
+    (StepParts("type", "textbox", "From", "01/01/2022"), StepParts("type", "textbox", "", "January 1, 2022"),
+     (0.75, "Element unknown, value 1.00.")),
+])
+def test_every_way_two_structured_steps_are_compared(gold, agent, expected):
+    score, rationale = compare_parts(gold, agent)
+    assert (score, rationale) == (pytest.approx(expected[0]), expected[1])
+
+
+def test_parts_of_a_step_given_with_its_structure_or_in_the_grammar():
+    assert parts_of({"text": "Search for bose", "action_type": "type", "element_role": "searchbox",
+                     "element_name": "Search", "value": "bose"}) == StepParts("type", "searchbox", "Search", "bose")
+    assert parts_of({"text": "click [4] where [4] is button 'Go'", "action_type": "", "element_role": "",
+                     "element_name": "", "value": ""}) == StepParts("click", "button", "Go")
 
 
 def test_gold_text_against_executed_actions(offline):
