@@ -8,7 +8,8 @@ steps it asks about): a declaration names them, and the request gives their valu
 
 Reading is lenient only where the meaning is one: a number written as a string (`"1"`), a
 whole number written with a fraction of zero (`4.0`), a boolean written as a string (`"true"`),
-a single item where a list is expected, the JSON wrapped in a Markdown code fence. Each such
+a single item where a list is expected, the JSON wrapped in a Markdown code fence, a line break or
+tab inside a string written as itself rather than escaped. Each such
 reading is recorded (`Reading.coerced`). Anything else that does not fit is malformed.
 """
 
@@ -352,6 +353,10 @@ def parse(kind: str, content: str | None, bounds: dict | None = None) -> Reading
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
-        raise MalformedAnswer(f"the reply is not JSON ({error})") from None
+        try:  # a line break or tab written as itself inside a string, which JSON wants escaped
+            data = json.loads(text, strict=False)
+        except json.JSONDecodeError:
+            raise MalformedAnswer(f"the reply is not JSON ({error})") from None
+        coerced.append("control characters inside strings were read as written")
     reading = read(kind, data, bounds)
     return Reading(reading.value, tuple(coerced) + reading.coerced)

@@ -61,6 +61,9 @@ def test_spellings_with_one_meaning_are_read_as_meant_and_recorded():
     assert schema.read(KEY_POINTS, {"key_points": "the cheapest"}).value == {"key_points": ["the cheapest"]}
     fenced = schema.parse(q.STEP_MATCH, '```json\n{"score": 1, "rationale": "Same."}\n```')
     assert fenced.coerced == ("the JSON was read from inside a code fence",)
+    written_as_is = schema.parse(KEY_POINTS, '{"key_points": ["the cheapest\tone", "sorted\nby price"]}')
+    assert written_as_is.value == {"key_points": ["the cheapest\tone", "sorted\nby price"]}
+    assert written_as_is.coerced == ("control characters inside strings were read as written",)
 
 
 @pytest.mark.parametrize(("kind", "data"), [
