@@ -8,8 +8,8 @@ steps it asks about): a declaration names them, and the request gives their valu
 
 Reading is lenient only where the meaning is one: a number written as a string (`"1"`), a
 whole number written with a fraction of zero (`4.0`), a boolean written as a string (`"true"`),
-a single item where a list is expected, the JSON wrapped in a Markdown code fence, a line break or
-tab inside a string written as itself rather than escaped. Each such
+a single item where a list is expected, a blank text in a list of texts (left out), the JSON wrapped
+in a Markdown code fence, a line break or tab inside a string written as itself rather than escaped. Each such
 reading is recorded (`Reading.coerced`). Anything else that does not fit is malformed.
 """
 
@@ -231,6 +231,11 @@ class ListOf:
             shown = "missing" if value is _MISSING else repr(value)[:80]
             raise MalformedAnswer(f"{path} must be {self.describe(bounds)}, not {shown}")
         low, high = _bound(self.min_items, bounds), _bound(self.max_items, bounds)
+        if isinstance(self.item, Text) and not self.numbered:
+            kept = [item for item in value if not (isinstance(item, str) and not item.strip())]
+            if len(kept) < len(value) and len(kept) >= low:  # a blank text says nothing: nothing is lost
+                coerced.append(f"{path}: {len(value) - len(kept)} blank item(s) left out")
+                value = kept
         if len(value) < low or (high is not None and len(value) > high):
             raise MalformedAnswer(f"{path} must be {self.describe(bounds)}, not {len(value)}")
         return [self.item.read(item, f"{path}[{n}]", bounds, coerced) for n, item in enumerate(value)]

@@ -12,7 +12,8 @@ from judges.schema import MalformedAnswer
 
 @pytest.mark.parametrize(("kind", "data", "bounds", "message"), [
     (KEY_POINTS, {"key_points": []}, {}, "key_points must be a list of 1 to 10 items, not 0"),
-    (KEY_POINTS, {"key_points": ["a", " "]}, {}, r"key_points\[1\] must be a non-empty string, not ' '"),
+    # Blank items are left out while one is left; none left, the first blank one is named.
+    (KEY_POINTS, {"key_points": [" ", ""]}, {}, r"key_points\[0\] must be a non-empty string, not ' '"),
     (SCREENSHOT, {"relevance": 6, "reasoning": ""}, {}, "relevance must be a whole number from 1 to 5, not 6"),
     (SCREENSHOT, {"relevance": 4.5}, {}, "relevance must be a whole number from 1 to 5, not 4.5"),
     (SCREENSHOT, {"relevance": True}, {}, "relevance must be a whole number from 1 to 5, not True"),
@@ -64,6 +65,9 @@ def test_spellings_with_one_meaning_are_read_as_meant_and_recorded():
     written_as_is = schema.parse(KEY_POINTS, '{"key_points": ["the cheapest\tone", "sorted\nby price"]}')
     assert written_as_is.value == {"key_points": ["the cheapest\tone", "sorted\nby price"]}
     assert written_as_is.coerced == ("control characters inside strings were read as written",)
+    with_a_blank = schema.read(KEY_POINTS, {"key_points": ["the cheapest", "\n    ", "in red"]})
+    assert with_a_blank == schema.Reading({"key_points": ["the cheapest", "in red"]},
+                                          ("key_points: 1 blank item(s) left out",))
 
 
 @pytest.mark.parametrize(("kind", "data"), [
