@@ -422,8 +422,9 @@ class OpenAIBackend(Backend):
                 answer = read(reading.value)
             except MalformedAnswer as error:
                 if response.choices and response.choices[0].finish_reason == "length":
-                    error = MalformedAnswer(f"{error} (the answer stopped at the limit of "
-                                            f"{self.options['max_answer_tokens'] or 'the endpoint'} tokens)")
+                    limit = self.options["max_answer_tokens"]
+                    error = MalformedAnswer(f"{error} (the answer stopped at "
+                                            f"{f'the limit of {limit} tokens' if limit else 'the endpoint limit'})")
                 if repairs:
                     return self._failed(f"malformed answer after one repair request: {error}", usage, started,
                                         repairs, mode)
